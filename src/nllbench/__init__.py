@@ -1,0 +1,34 @@
+"""nllbench: the negative log-likelihood of multi-object tracking posteriors.
+
+Implements Pinto, Xia, Svensson, Wymeersch, "An Uncertainty-Aware Performance
+Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
+"""
+
+from nllbench.assignment import RankedAssignments, murty
+from nllbench.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
+from nllbench.metrics import GOSPAResult, gospa
+from nllbench.nll import NLLResult, nll
+from nllbench.theorem1 import Theorem1Result, theorem1, theorem1_pmb
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MBM",
+    "PMB",
+    "PMBM",
+    "PPP",
+    "GOSPAResult",
+    "Gaussians",
+    "IIDCluster",
+    "Laplaces",
+    "MultiBernoulli",
+    "NLLResult",
+    "RankedAssignments",
+    "Theorem1Result",
+    "gospa",
+    "murty",
+    "nll",
+    "theorem1",
+    "theorem1_pmb",
+    "__version__",
+]

@@ -1,0 +1,412 @@
+"""Negative log-likelihood of a multi-object density at the ground-truth set.
+
+NLL(Y, f) = -log f(Y)   (Pinto et al., IEEE SPL 2021, eq. (1)).
+
+* PPP and i.i.d. cluster (PHD, CPHD): closed forms, exact.
+* PMBM and its special cases (PMB, MBM, MBM01, MB): a sum over global
+  hypotheses h and over associations A of the truth to Bernoullis or the PPP
+  (eq. (2)-(4)). ``method="murty"`` keeps the Q cheapest associations of
+  each hypothesis (eq. (9)); ``method="exact"`` sums over every association
+  with a subset dynamic programme (exponential only in min(n, m)).
+
+Everything is computed in log space. ``+inf`` is returned exactly when the
+density gives the truth likelihood zero (too many objects for an MB with no
+PPP, an r = 1 Bernoulli with no object to explain, a PPP with zero intensity
+at an object, more objects than a CPHD cardinality allows).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from nllbench import _validate as v
+from nllbench.assignment import count_assignments_log, murty
+from nllbench.densities import PPP, PMBM, IIDCluster, MultiBernoulli
+
+_METHODS = ("murty", "exact")
+_BUDGETS = ("hypothesis", "global")
+# Largest min(n, m) * max(n, m) * 2**min(n, m) the exact method accepts.
+EXACT_WORK_LIMIT = 2e8
+
+
+@dataclass(frozen=True)
+class NLLResult:
+    """The NLL of a density at a truth set, with bounds and decomposition.
+
+    Attributes
+    ----------
+    value : float
+        The NLL (approximate for ``method="murty"`` unless ``exact``);
+        ``+inf`` exactly when the likelihood is 0.
+    lower, upper : float
+        Bounds on the exact NLL: ``lower <= exact NLL <= upper``; equal to
+        ``value`` when ``exact``. For Murty, ``upper == value`` (dropping
+        associations only lowers the likelihood).
+    exact : bool
+        True when every association with non-zero likelihood was summed.
+    localization, false, missed : float
+        The paper's eq. (11) terms for the single best (hypothesis,
+        association) pair: ``-sum log(r_i p_i(y_j))`` over matched pairs,
+        ``-sum log(1 - r_i)`` over unmatched Bernoullis, and
+        ``Lambda - sum log lambda(y_j)`` over objects left to the PPP.
+    cardinality : float
+        i.i.d. cluster only: ``-log(n! p(n))``; the spatial part is in
+        ``localization``. 0 for other families.
+    mixture : float
+        ``-log w_h`` of the best hypothesis (0 for a single hypothesis).
+    association : float
+        ``value`` minus all other terms: ``-log`` of (summed likelihood /
+        best term), so <= 0; it measures association uncertainty.
+
+        The terms always sum to ``value``. For an impossible truth
+        (``value = +inf``) the term that makes it impossible is ``+inf``
+        (``missed`` when some object cannot be explained, ``false`` when an
+        r = 1 Bernoulli cannot be matched, ``cardinality`` for a CPHD) and
+        the others are 0.
+    n_terms : int
+        Number of (hypothesis, association) terms summed (Murty), or the
+        number of associations of non-zero likelihood for closed forms and
+        the exact method where known (-1 if not counted).
+    method : str
+    q : int
+    """
+
+    value: float
+    lower: float
+    upper: float
+    exact: bool
+    localization: float = 0.0
+    false: float = 0.0
+    missed: float = 0.0
+    cardinality: float = 0.0
+    mixture: float = 0.0
+    association: float = 0.0
+    n_terms: int = -1
+    method: str = "murty"
+    q: int = 1
+    best_hypothesis: int = field(default=-1, repr=False)
+    best_assignment: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def terms(self) -> dict[str, float]:
+        """The decomposition as a dict; its values sum to ``value``."""
+        return {
+            "localization": self.localization,
+            "false": self.false,
+            "missed": self.missed,
+            "cardinality": self.cardinality,
+            "mixture": self.mixture,
+            "association": self.association,
+        }
+
+
+def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypothesis") -> NLLResult:
+    """Negative log-likelihood of ``density`` at the ground-truth set ``truth``.
+
+    Parameters
+    ----------
+    density : PPP, IIDCluster, MultiBernoulli or PMBM
+    truth : (n, d) array_like
+        Ground-truth object states; ``n = 0`` (an empty set) is allowed.
+    q : int
+        Murty budget: associations kept per hypothesis (or in total with
+        ``budget="global"``).
+    method : {"murty", "exact"}
+        ``"murty"``: the Q best associations (paper eq. (9)), exact when Q
+        reaches the number of associations. ``"exact"``: every association.
+    budget : {"hypothesis", "global"}
+        ``"hypothesis"`` (the paper's approximation): Q associations per
+        global hypothesis. ``"global"`` (an nllbench extension): the Q best
+        (hypothesis, association) pairs over all hypotheses together.
+
+    Returns
+    -------
+    NLLResult
+
+    Notes
+    -----
+    For hypothesis h with Bernoullis (r_k, p_k) and PPP intensity lambda
+    (Lambda its integral), an association A sends each object to one
+    Bernoulli (at most one object each) or to the PPP. Its likelihood is
+    ``exp(-Lambda) prod_{k free} (1 - r_k) prod_{(k,l) in A} r_k p_k(y_l)
+    prod_{l to PPP} lambda(y_l)`` and f(Y) = sum_h w_h sum_A of that.
+
+    Examples
+    --------
+    >>> import numpy as np, nllbench as nb
+    >>> mb = nb.MultiBernoulli.gaussian([0.9], [[0.0, 0.0]], [np.eye(2)])
+    >>> round(nb.nll(mb, [[0.0, 0.0]]).value, 4)  # -log(0.9 / (2 pi))
+    1.9433
+    """
+    if method not in _METHODS:
+        raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
+    if budget not in _BUDGETS:
+        raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
+    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
+        raise ValueError(f"q: expected a positive integer, got {q!r}")
+    q = int(q)
+    if isinstance(density, MultiBernoulli):
+        density = PMBM(None, (density,), np.ones(1))
+    if not isinstance(density, (PPP, IIDCluster, PMBM)):
+        raise TypeError(
+            f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
+        )
+    y = v.truth_set(truth, density.dim)
+    if isinstance(density, PPP):
+        return _nll_ppp(density, y, method, q)
+    if isinstance(density, IIDCluster):
+        return _nll_iid(density, y, method, q)
+    return _nll_pmbm(density, y, q, method, budget)
+
+
+# ---------------------------------------------------------------------------
+# closed forms
+# ---------------------------------------------------------------------------
+
+
+def _nll_ppp(ppp: PPP, y: np.ndarray, method: str, q: int) -> NLLResult:
+    """NLL = Lambda - sum_l log lambda(y_l)  (eq. (3))."""
+    value = ppp.total_rate - float(np.sum(ppp.log_intensity(y)))
+    return NLLResult(value, value, value, True, missed=value, n_terms=1, method=method, q=q)
+
+
+def _nll_iid(c: IIDCluster, y: np.ndarray, method: str, q: int) -> NLLResult:
+    """NLL = -log n! - log p(n) - sum_l log s(y_l)  (eq. (1) and the text after it)."""
+    n = y.shape[0]
+    if n > c.max_cardinality or c.cardinality[n] == 0:
+        inf = math.inf
+        return NLLResult(inf, inf, inf, True, cardinality=inf, n_terms=0, method=method, q=q)
+    card = -float(gammaln(n + 1)) - math.log(c.cardinality[n])
+    loc = -float(np.sum(c.log_spatial(y))) if n else 0.0
+    value = card + loc
+    return NLLResult(value, value, value, True, localization=loc, cardinality=card, n_terms=1,
+                     method=method, q=q)
+
+
+# ---------------------------------------------------------------------------
+# PMBM family
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AssociationProblem:
+    """The association problem of one global hypothesis (paper eq. (7)-(8)).
+
+    Attributes
+    ----------
+    cost : (n, m + n) float
+        ``cost[l, k]`` for Bernoulli k < m: ``-log(r_k p_k(y_l) / (1 - r_k))``
+        (``-log p_k(y_l)`` when r_k = 1, ``+inf`` when r_k = 0);
+        ``cost[l, m + l] = -log lambda(y_l)``; other PPP cells ``+inf``.
+    mandatory : (m + n,) bool
+        Bernoullis with r = 1 (they must take an object).
+    base : float
+        Cost of the empty association: ``Lambda - sum_{r_k < 1} log(1 - r_k)``.
+    log_r, log_1mr, log_p, log_lam : the pieces, shapes (m,), (m,), (m, n), (n,)
+    """
+
+    cost: np.ndarray
+    mandatory: np.ndarray
+    base: float
+    log_r: np.ndarray
+    log_1mr: np.ndarray
+    log_p: np.ndarray
+    log_lam: np.ndarray
+    total_rate: float
+
+
+def association_problem(mb: MultiBernoulli, y: np.ndarray, log_lam: np.ndarray, total_rate: float) -> AssociationProblem:
+    """Build hypothesis ``mb``'s cost matrix for truth ``y`` (n, d)."""
+    n = y.shape[0]
+    m = len(mb)
+    r = mb.r
+    with np.errstate(divide="ignore"):
+        log_r = np.log(r)
+        log_1mr = np.log1p(-r)
+    log_p = mb.densities.logpdf(y) if m and n else np.zeros((m, n))
+    sure = r == 1.0
+    cost = np.full((n, m + n), np.inf)
+    # -(log r + log p - log(1 - r)); for r = 1 the (1 - r) factor is absent
+    cost[:, :m] = -(log_r[:, None] + log_p - np.where(sure, 0.0, log_1mr)[:, None]).T
+    cost[np.arange(n), m + np.arange(n)] = -log_lam
+    mandatory = np.zeros(m + n, dtype=bool)
+    mandatory[:m] = sure
+    base = total_rate - float(np.sum(log_1mr[~sure]))
+    return AssociationProblem(cost, mandatory, base, log_r, log_1mr, log_p, log_lam, total_rate)
+
+
+def _decompose(prob: AssociationProblem, cols: np.ndarray) -> tuple[float, float, float]:
+    """(localization, false, missed) of one association (eq. (11))."""
+    m = prob.log_r.shape[0]
+    to_bern = cols < m
+    rows = np.flatnonzero(to_bern)
+    ks = cols[to_bern]
+    loc = -float(np.sum(prob.log_r[ks] + prob.log_p[ks, rows]))
+    free = np.ones(m, dtype=bool)
+    free[ks] = False
+    false = -float(np.sum(prob.log_1mr[free]))
+    missed = prob.total_rate - float(np.sum(prob.log_lam[~to_bern]))
+    return loc + 0.0, false + 0.0, missed
+
+
+def _log_sum_all(prob: AssociationProblem) -> float:
+    """log of the sum over *every* association's likelihood (subset DP, exact).
+
+    Iterates over the larger side and keeps a table over subsets of the
+    smaller side: O(n m 2^min(n, m)).
+    """
+    m, n = prob.log_p.shape
+    log_w = prob.log_r[:, None] + prob.log_p  # (m, n): log r_k p_k(y_l)
+    if n <= m:
+        dp = np.full(1 << n, -np.inf)
+        dp[0] = 0.0
+        idx = np.arange(1 << n)
+        for k in range(m):
+            new = dp + prob.log_1mr[k]
+            for l in range(n):
+                bit = 1 << l
+                with_l = idx[(idx & bit) != 0]
+                new[with_l] = np.logaddexp(new[with_l], dp[with_l ^ bit] + log_w[k, l])
+            dp = new
+        rest = np.zeros(1 << n)  # sum of log lambda over objects NOT in the mask
+        for l in range(n):
+            rest = rest + np.where((idx & (1 << l)) == 0, prob.log_lam[l], 0.0)
+        return float(logsumexp(dp + rest)) - prob.total_rate
+    dp = np.full(1 << m, -np.inf)
+    dp[0] = 0.0
+    idx = np.arange(1 << m)
+    for l in range(n):
+        new = dp + prob.log_lam[l]
+        for k in range(m):
+            bit = 1 << k
+            with_k = idx[(idx & bit) != 0]
+            new[with_k] = np.logaddexp(new[with_k], dp[with_k ^ bit] + log_w[k, l])
+        dp = new
+    rest = np.zeros(1 << m)  # sum of log(1 - r) over Bernoullis NOT in the mask
+    for k in range(m):
+        rest = rest + np.where((idx & (1 << k)) == 0, prob.log_1mr[k], 0.0)
+    return float(logsumexp(dp + rest)) - prob.total_rate
+
+
+def _impossible(pmbm: PMBM, problems: dict[int, AssociationProblem], method: str, q: int) -> NLLResult:
+    """Result for a truth of likelihood 0, naming the term that makes it so."""
+    inf = math.inf
+    h = int(np.argmax(pmbm.weights))
+    prob = problems.get(h)
+    objects_unexplained = True
+    if prob is not None and prob.cost.shape[0] <= prob.cost.shape[1]:
+        free = murty(prob.cost, 1) if prob.cost.shape[0] else None
+        objects_unexplained = free is not None and free.costs.size == 0
+    if objects_unexplained:
+        return NLLResult(inf, inf, inf, True, missed=inf, n_terms=0, method=method, q=q)
+    return NLLResult(inf, inf, inf, True, false=inf, n_terms=0, method=method, q=q)
+
+
+def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NLLResult:
+    n = y.shape[0]
+    if pmbm.ppp is not None:
+        total_rate = pmbm.ppp.total_rate
+        log_lam = pmbm.ppp.log_intensity(y)
+    else:
+        total_rate = 0.0
+        log_lam = np.full(n, -np.inf)
+    with np.errstate(divide="ignore"):
+        log_w = np.log(pmbm.weights)
+    live = [h for h in range(len(pmbm.hypotheses)) if pmbm.weights[h] > 0]
+    problems = {h: association_problem(pmbm.hypotheses[h], y, log_lam, total_rate) for h in live}
+    if method == "exact":
+        return _nll_pmbm_exact(pmbm, problems, log_w, q)
+
+    # Murty: per-hypothesis (paper) or global budget (extension)
+    order = sorted(live, key=lambda h: -pmbm.weights[h])
+    kept: list[tuple[float, int, np.ndarray]] = []  # (global cost, h, cols)
+    rest_by_h: dict[int, float] = {}
+    count_by_h: dict[int, int] = {}
+    for h in order:
+        prob = problems[h]
+        offset = prob.base - log_w[h]
+        bound = math.inf
+        if budget == "global" and len(kept) >= q:
+            bound = kept[q - 1][0] - offset
+        ranked = murty(prob.cost, q, prob.mandatory, bound)
+        rest_by_h[h] = ranked.rest + offset
+        count_by_h[h] = ranked.costs.size
+        for c, cols in zip(ranked.costs, ranked.columns, strict=True):
+            kept.append((float(c) + offset, h, cols))
+        if budget == "global":
+            kept.sort(key=lambda t: t[0])
+            for c, hh, _ in kept[q:]:
+                rest_by_h[hh] = min(rest_by_h[hh], c)
+                count_by_h[hh] -= 1
+            del kept[q:]
+    if not kept:
+        return _impossible(pmbm, problems, "murty", q)
+    kept.sort(key=lambda t: t[0])
+    costs = np.array([t[0] for t in kept])
+    value = float(-logsumexp(-costs))
+    # Bounds: hypothesis h has at most N_h associations (count_assignments_log);
+    # the ones not listed each cost at least rest_by_h[h].
+    exact = True
+    extra = []
+    for h in live:
+        log_count = count_assignments_log(n, int(np.sum(pmbm.hypotheses[h].r > 0)))
+        log_left = _log_remaining(log_count, count_by_h[h])
+        if math.isinf(rest_by_h[h]) or log_left == -math.inf:
+            continue
+        exact = False
+        extra.append(log_left - rest_by_h[h])
+    lower = value if exact else float(-logsumexp(np.concatenate([-costs, extra])))
+    best_cost, best_h, best_cols = kept[0]
+    loc, false, missed = _decompose(problems[best_h], best_cols)
+    mixture = -float(log_w[best_h]) + 0.0
+    assoc = value - (loc + false + missed + mixture)
+    return NLLResult(
+        value, lower if not exact else value, value, exact,
+        localization=loc, false=false, missed=missed, mixture=mixture, association=assoc,
+        n_terms=len(kept), method="murty", q=q, best_hypothesis=best_h, best_assignment=best_cols,
+    )
+
+
+def _log_remaining(log_total: float, listed: int) -> float:
+    """log(N - k) for N = exp(log_total) associations of which k are listed."""
+    if listed == 0:
+        return log_total
+    ratio = math.exp(math.log(listed) - log_total)
+    if ratio >= 1.0 - 1e-12:
+        return -math.inf
+    return log_total + math.log1p(-ratio)
+
+
+def _nll_pmbm_exact(pmbm: PMBM, problems: dict[int, AssociationProblem], log_w: np.ndarray, q: int) -> NLLResult:
+    terms = []
+    best = (math.inf, -1, None)
+    for h, prob in problems.items():
+        n, cols = prob.cost.shape
+        m = cols - n
+        small, large = min(n, m), max(n, m)
+        if small * max(large, 1) * 2.0**small > EXACT_WORK_LIMIT:
+            raise ValueError(
+                f"method: 'exact' would enumerate 2^{small} subsets for hypothesis {h} "
+                f"(n={n} objects, m={m} Bernoullis); use method='murty' with a large q"
+            )
+        terms.append(log_w[h] + _log_sum_all(prob))
+        top = murty(prob.cost, 1, prob.mandatory)
+        if top.costs.size:
+            c = float(top.costs[0]) + prob.base - log_w[h]
+            if c < best[0]:
+                best = (c, h, top.columns[0])
+    if best[1] < 0:
+        return _impossible(pmbm, problems, "exact", q)
+    value = -float(logsumexp(terms))
+    _, best_h, best_cols = best
+    loc, false, missed = _decompose(problems[best_h], best_cols)
+    mixture = -float(log_w[best_h]) + 0.0
+    assoc = value - (loc + false + missed + mixture)
+    return NLLResult(
+        value, value, value, True,
+        localization=loc, false=false, missed=missed, mixture=mixture, association=assoc,
+        n_terms=-1, method="exact", q=q, best_hypothesis=best_h, best_assignment=best_cols,
+    )
