@@ -432,18 +432,24 @@ def murty(cost: np.ndarray, q: int, mandatory: np.ndarray | None = None, bound: 
     return RankedAssignments(costs.copy(), cols.copy(), float(rest))
 
 
-def count_assignments_log(n: int, m: int) -> float:
+def count_assignments_log(n: int, m: int, forced: int = 0) -> float:
     """log of the number of ways to assign n objects to m Bernoullis or the PPP.
 
-    ``sum_i C(n, i) P(m, i)`` for ``i = 0..min(n, m)``: choose which i objects
-    go to Bernoullis and injectively which Bernoullis take them. This counts
-    every assignment of the association problem (an upper bound when some
-    cells are forbidden).
+    ``forced`` of the n objects cannot go to the PPP (zero intensity there)
+    and must take a Bernoulli. The count is
+    ``sum_i C(n - forced, i) P(m, forced + i)``: choose which of the free
+    objects also go to Bernoullis, then injectively which Bernoullis take the
+    ``forced + i`` objects. Every assignment of the association problem is
+    counted (an upper bound when other cells are forbidden); ``-inf`` when
+    there is none.
     """
+    free = n - forced
+    if forced > m:
+        return -math.inf
     terms = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-        + math.lgamma(m + 1) - math.lgamma(m - i + 1)
-        for i in range(min(n, m) + 1)
+        math.lgamma(free + 1) - math.lgamma(i + 1) - math.lgamma(free - i + 1)
+        + math.lgamma(m + 1) - math.lgamma(m - forced - i + 1)
+        for i in range(min(free, m - forced) + 1)
     ]
     top = max(terms)
     return top + math.log(sum(math.exp(t - top) for t in terms))

@@ -352,7 +352,9 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
     exact = True
     extra = []
     for h in live:
-        log_count = count_assignments_log(n, int(np.sum(pmbm.hypotheses[h].r > 0)))
+        log_count = count_assignments_log(
+            n, int(np.sum(pmbm.hypotheses[h].r > 0)), int(np.sum(log_lam == -np.inf))
+        )
         log_left = _log_remaining(log_count, count_by_h[h])
         if math.isinf(rest_by_h[h]) or log_left == -math.inf:
             continue
