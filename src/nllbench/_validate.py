@@ -35,7 +35,7 @@ def check_finite(arr: np.ndarray, name: str) -> None:
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
-            f"{name}: expected finite values, got {arr[tuple(bad)]} at index {tuple(int(i) for i in bad)}"
+            f"{name}: expected finite values, got {float(arr[tuple(bad)])} at index {tuple(int(i) for i in bad)}"
         )
 
 
@@ -101,7 +101,7 @@ def probabilities(value, name: str, length: int | None = None) -> np.ndarray:
     arr = vector(value, name, length)
     if np.any((arr < 0) | (arr > 1)):
         j = int(np.argmax((arr < 0) | (arr > 1)))
-        raise ValueError(f"{name}: expected values in [0, 1], got {arr[j]!r} at index {j}")
+        raise ValueError(f"{name}: expected values in [0, 1], got {float(arr[j])} at index {j}")
     return arr
 
 
@@ -109,7 +109,7 @@ def nonnegative(value, name: str, length: int | None = None) -> np.ndarray:
     arr = vector(value, name, length)
     if np.any(arr < 0):
         j = int(np.argmax(arr < 0))
-        raise ValueError(f"{name}: expected non-negative values, got {arr[j]!r} at index {j}")
+        raise ValueError(f"{name}: expected non-negative values, got {float(arr[j])} at index {j}")
     return arr
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numba as nb
 import numpy as np
@@ -432,6 +433,7 @@ def murty(cost: np.ndarray, q: int, mandatory: np.ndarray | None = None, bound: 
     return RankedAssignments(costs.copy(), cols.copy(), float(rest))
 
 
+@lru_cache(maxsize=4096)
 def count_assignments_log(n: int, m: int, forced: int = 0) -> float:
     """log of the number of ways to assign n objects to m Bernoullis or the PPP.
 

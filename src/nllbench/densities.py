@@ -27,6 +27,34 @@ _LOG_2PI = math.log(2.0 * math.pi)
 # ---------------------------------------------------------------------------
 
 
+def _gaussian_logpdf(means, chol_inv, log_norm, y):
+    """log N(y_l; means[j], L_j L_j^T) for (k, d) means, (k, d, d) L^-1, (k,) log-normalisers."""
+    diff = y[None, :, :] - means[:, None, :]  # (k, n, d)
+    z = diff @ np.swapaxes(chol_inv, 1, 2)  # rows of L^-1 (y - m)
+    return log_norm[:, None] - 0.5 * np.square(z).sum(axis=2)
+
+
+def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
+    """``[f.logpdf(y) for f in families]``, with all Gaussian families evaluated in one pass."""
+    gauss = [i for i, f in enumerate(families) if isinstance(f, Gaussians) and len(f)]
+    out: list = [None] * len(families)
+    if len(gauss) > 1:
+        fams = [families[i] for i in gauss]
+        allp = _gaussian_logpdf(
+            np.concatenate([f.means for f in fams]),
+            np.concatenate([f._chol_inv for f in fams]),
+            np.concatenate([f._log_norm for f in fams]),
+            y,
+        )
+        splits = np.cumsum([len(f) for f in fams])[:-1]
+        for i, part in zip(gauss, np.split(allp, splits), strict=True):
+            out[i] = part
+    for i, f in enumerate(families):
+        if out[i] is None:
+            out[i] = f.logpdf(y)
+    return out
+
+
 @dataclass(frozen=True)
 class Gaussians:
     """k Gaussian densities N(x; means[j], covs[j]).
@@ -63,9 +91,7 @@ class Gaussians:
 
     def logpdf(self, y: np.ndarray) -> np.ndarray:
         """log N(y_l; means[j], covs[j]) as a ``(k, n)`` array for ``y`` of shape (n, d)."""
-        diff = y[None, :, :] - self.means[:, None, :]  # (k, n, d)
-        z = np.einsum("kij,knj->kni", self._chol_inv, diff)
-        return self._log_norm[:, None] - 0.5 * np.einsum("kni,kni->kn", z, z)
+        return _gaussian_logpdf(self.means, self._chol_inv, self._log_norm, y)
 
     def subset(self, idx: np.ndarray) -> Gaussians:
         return Gaussians(self.means[idx], self.covs[idx])
@@ -97,7 +123,7 @@ class Laplaces:
             scales = np.full(k, float(scales))
         scales = v.vector(scales, "scale", k)
         if np.any(scales <= 0):
-            raise ValueError(f"scale: expected positive values, got {scales[scales <= 0][0]!r}")
+            raise ValueError(f"scale: expected positive values, got {float(scales[scales <= 0][0])}")
         object.__setattr__(self, "centers", centers)
         object.__setattr__(self, "scales", scales)
 

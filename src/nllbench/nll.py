@@ -25,7 +25,7 @@ from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
 from nllbench.assignment import count_assignments_log, murty
-from nllbench.densities import PPP, PMBM, IIDCluster, MultiBernoulli
+from nllbench.densities import PPP, PMBM, IIDCluster, MultiBernoulli, batched_logpdf
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
@@ -218,15 +218,23 @@ class AssociationProblem:
     total_rate: float
 
 
-def association_problem(mb: MultiBernoulli, y: np.ndarray, log_lam: np.ndarray, total_rate: float) -> AssociationProblem:
-    """Build hypothesis ``mb``'s cost matrix for truth ``y`` (n, d)."""
+def association_problem(
+    mb: MultiBernoulli, y: np.ndarray, log_lam: np.ndarray, total_rate: float, log_p: np.ndarray | None = None
+) -> AssociationProblem:
+    """Build hypothesis ``mb``'s cost matrix for truth ``y`` (n, d).
+
+    ``log_p`` (m, n), if given, is ``mb.densities.logpdf(y)`` computed beforehand.
+    """
     n = y.shape[0]
     m = len(mb)
     r = mb.r
     with np.errstate(divide="ignore"):
         log_r = np.log(r)
         log_1mr = np.log1p(-r)
-    log_p = mb.densities.logpdf(y) if m and n else np.zeros((m, n))
+    if not (m and n):
+        log_p = np.zeros((m, n))
+    elif log_p is None:
+        log_p = mb.densities.logpdf(y)
     sure = r == 1.0
     cost = np.full((n, m + n), np.inf)
     # -(log r + log p - log(1 - r)); for r = 1 the (1 - r) factor is absent
@@ -316,60 +324,112 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
     with np.errstate(divide="ignore"):
         log_w = np.log(pmbm.weights)
     live = [h for h in range(len(pmbm.hypotheses)) if pmbm.weights[h] > 0]
-    problems = {h: association_problem(pmbm.hypotheses[h], y, log_lam, total_rate) for h in live}
+    hyps = [pmbm.hypotheses[h] for h in live]
+    log_ps = batched_logpdf([mb.densities for mb in hyps], y) if n else [None] * len(hyps)
+    problems = {
+        h: association_problem(mb, y, log_lam, total_rate, lp) for h, mb, lp in zip(live, hyps, log_ps, strict=True)
+    }
     if method == "exact":
         return _nll_pmbm_exact(pmbm, problems, log_w, q)
 
     # Murty: per-hypothesis (paper) or global budget (extension)
     order = sorted(live, key=lambda h: -pmbm.weights[h])
-    kept: list[tuple[float, int, np.ndarray]] = []  # (global cost, h, cols)
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # h -> (global costs, columns)
     rest_by_h: dict[int, float] = {}
-    count_by_h: dict[int, int] = {}
+    threshold = math.inf  # global budget: the q-th best global cost so far
     for h in order:
         prob = problems[h]
         offset = prob.base - log_w[h]
-        bound = math.inf
-        if budget == "global" and len(kept) >= q:
-            bound = kept[q - 1][0] - offset
-        ranked = murty(prob.cost, q, prob.mandatory, bound)
+        ranked = murty(prob.cost, q, prob.mandatory, threshold - offset)
+        found[h] = (ranked.costs + offset, ranked.columns)
         rest_by_h[h] = ranked.rest + offset
-        count_by_h[h] = ranked.costs.size
-        for c, cols in zip(ranked.costs, ranked.columns, strict=True):
-            kept.append((float(c) + offset, h, cols))
         if budget == "global":
-            kept.sort(key=lambda t: t[0])
-            for c, hh, _ in kept[q:]:
-                rest_by_h[hh] = min(rest_by_h[hh], c)
-                count_by_h[hh] -= 1
-            del kept[q:]
-    if not kept:
+            threshold = _trim_to_global_budget(found, rest_by_h, q)
+    costs_by_h = {h: c for h, (c, _) in found.items()}
+    all_costs = np.concatenate([costs_by_h[h] for h in live]) if live else np.empty(0)
+    if all_costs.size == 0:
         return _impossible(pmbm, problems, "murty", q)
-    kept.sort(key=lambda t: t[0])
-    costs = np.array([t[0] for t in kept])
-    value = float(-logsumexp(-costs))
-    # Bounds: hypothesis h has at most N_h associations (count_assignments_log);
-    # the ones not listed each cost at least rest_by_h[h].
+    value = -_logsumexp(-all_costs)
+    # Bounds on the exact NLL: per hypothesis, the unlisted associations sum to
+    # at most (their count) x exp(-rest), and the whole sum to at most the
+    # product of row sums (a permanent bound); keep the smaller.
     exact = True
-    extra = []
+    upper_terms = []
+    n_forced = int(np.sum(log_lam == -np.inf))
     for h in live:
-        log_count = count_assignments_log(
-            n, int(np.sum(pmbm.hypotheses[h].r > 0)), int(np.sum(log_lam == -np.inf))
-        )
-        log_left = _log_remaining(log_count, count_by_h[h])
+        log_listed = _logsumexp(-costs_by_h[h])
+        log_count = count_assignments_log(n, int(np.sum(pmbm.hypotheses[h].r > 0)), n_forced)
+        log_left = _log_remaining(log_count, costs_by_h[h].size)
         if math.isinf(rest_by_h[h]) or log_left == -math.inf:
+            upper_terms.append(log_listed)
             continue
         exact = False
-        extra.append(log_left - rest_by_h[h])
-    lower = value if exact else float(-logsumexp(np.concatenate([-costs, extra])))
-    best_cost, best_h, best_cols = kept[0]
+        by_count = float(np.logaddexp(log_listed, log_left - rest_by_h[h]))
+        by_rows = log_w[h] + _log_row_sum_bound(problems[h])
+        upper_terms.append(max(log_listed, min(by_count, by_rows)))
+    lower = value if exact else -_logsumexp(np.array(upper_terms))
+    best_h = min(live, key=lambda h: costs_by_h[h][0] if costs_by_h[h].size else math.inf)
+    best_cols = found[best_h][1][0]
+    kept = all_costs
     loc, false, missed = _decompose(problems[best_h], best_cols)
     mixture = -float(log_w[best_h]) + 0.0
     assoc = value - (loc + false + missed + mixture)
     return NLLResult(
-        value, lower if not exact else value, value, exact,
+        value, lower, value, exact,
         localization=loc, false=false, missed=missed, mixture=mixture, association=assoc,
-        n_terms=len(kept), method="murty", q=q, best_hypothesis=best_h, best_assignment=best_cols,
+        n_terms=int(kept.size), method="murty", q=q, best_hypothesis=best_h, best_assignment=best_cols,
     )
+
+
+def _logsumexp(a: np.ndarray) -> float:
+    """log(sum(exp(a))) of a 1-D array; -inf for an empty or all -inf array."""
+    if a.size == 0:
+        return -math.inf
+    top = float(np.max(a))
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(float(np.sum(np.exp(a - top))))
+
+
+def _trim_to_global_budget(found, rest_by_h, q: int) -> float:
+    """Keep the q cheapest (hypothesis, association) pairs over ``found``, in place.
+
+    Dropped pairs lower their hypothesis' ``rest``. Returns the q-th cost
+    (``inf`` while fewer than q pairs are kept).
+    """
+    hs = list(found)
+    costs = np.concatenate([found[h][0] for h in hs])
+    if costs.size <= q:
+        return math.inf
+    owner = np.concatenate([np.full(found[h][0].size, h) for h in hs])
+    cut = float(np.partition(costs, q - 1)[q - 1])
+    # keep everything below the cut, then fill up to q with ties at the cut
+    keep = costs < cut
+    ties = np.flatnonzero(costs == cut)[: q - int(keep.sum())]
+    keep[ties] = True
+    for h in hs:
+        mine = owner == h
+        k = keep[mine]
+        c, cols = found[h]
+        if not k.all():
+            rest_by_h[h] = min(rest_by_h[h], float(c[~k].min()))
+            found[h] = (c[k], cols[k])
+    return cut
+
+
+def _log_row_sum_bound(prob: AssociationProblem) -> float:
+    """log of exp(-base) prod_l sum_j exp(-cost[l, j]) >= the sum over all associations.
+
+    Summing over every map of objects to columns, injective or not, can
+    only add non-negative terms.
+    """
+    if prob.cost.shape[0] == 0:
+        return -prob.base
+    a = -prob.cost
+    top = a.max(axis=1)
+    if np.any(top == -np.inf):
+        return -math.inf
+    return -prob.base + float(np.sum(top + np.log(np.exp(a - top[:, None]).sum(axis=1))))
 
 
 def _log_remaining(log_total: float, listed: int) -> float:
