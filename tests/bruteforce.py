@@ -48,7 +48,7 @@ def pmbm_log_likelihood(pmbm, y):
         lam = np.full(n, -np.inf)
         total = 0.0
     terms = []
-    for w, mb in zip(pmbm.weights, pmbm.hypotheses):
+    for w, mb in zip(pmbm.weights, pmbm.hypotheses, strict=False):
         if w == 0:
             continue
         logp = mb.densities.logpdf(y) if len(mb) and n else np.zeros((len(mb), n))

@@ -38,7 +38,9 @@ def random_ppp(rng, d, kind=None):
     parts = []
     if kind in ("gaussian", "both"):
         J = int(rng.integers(1, 3))
-        parts.append(nb.PPP.gaussian(rng.uniform(0.1, 2.0, J), rng.normal(0, 2, (J, d)), random_covs(rng, J, d, 3.0)))
+        parts.append(
+            nb.PPP.gaussian(rng.uniform(0.1, 2.0, J), rng.normal(0, 2, (J, d)), random_covs(rng, J, d, 3.0))
+        )
     if kind in ("uniform", "both"):
         parts.append(nb.PPP.uniform(rng.uniform(0.5, 3.0), np.full(d, -4.0), np.full(d, 4.0)))
     if kind == "zero":

@@ -15,12 +15,27 @@ I2 = np.eye(2)
     [
         (lambda: nb.MultiBernoulli.gaussian([0.5], [0.0, 0.0], [I2]), r"means: expected a 2-D array"),
         (lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], I2), r"covs: expected a 3-D array"),
-        (lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [np.eye(3)]), r"covs: expected shape \(1, 2, 2\)"),
+        (
+            lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [np.eye(3)]),
+            r"covs: expected shape \(1, 2, 2\)",
+        ),
         (lambda: nb.MultiBernoulli.gaussian([0.5, 0.5], [[0.0, 0.0]], [I2]), r"r: expected shape \(1,\)"),
-        (lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [[[1.0, 0.5], [0.0, 1.0]]]), r"covs: expected symmetric"),
-        (lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [[[1.0, 2.0], [2.0, 1.0]]]), r"covs: expected positive-definite"),
-        (lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [np.zeros((2, 2))]), r"covs: expected positive-definite"),
-        (lambda: nb.MultiBernoulli.gaussian([1.5], [[0.0, 0.0]], [I2]), r"r: expected values in \[0, 1\], got 1.5"),
+        (
+            lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [[[1.0, 0.5], [0.0, 1.0]]]),
+            r"covs: expected symmetric",
+        ),
+        (
+            lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [[[1.0, 2.0], [2.0, 1.0]]]),
+            r"covs: expected positive-definite",
+        ),
+        (
+            lambda: nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [np.zeros((2, 2))]),
+            r"covs: expected positive-definite",
+        ),
+        (
+            lambda: nb.MultiBernoulli.gaussian([1.5], [[0.0, 0.0]], [I2]),
+            r"r: expected values in \[0, 1\], got 1.5",
+        ),
         (lambda: nb.MultiBernoulli.gaussian([-0.1], [[0.0, 0.0]], [I2]), r"r: expected values in \[0, 1\]"),
         (lambda: nb.MultiBernoulli.gaussian([np.nan], [[0.0, 0.0]], [I2]), r"r: expected finite values"),
         (lambda: nb.MultiBernoulli.gaussian([0.5], [[np.inf, 0.0]], [I2]), r"means: expected finite values"),
@@ -33,14 +48,32 @@ I2 = np.eye(2)
         (lambda: nb.PPP.uniform(1.0, [0, 0], [1, 0]), r"high: expected every upper corner"),
         (lambda: nb.PPP.uniform([1.0, 2.0], [0, 0], [1, 1]), r"rate: expected a scalar"),
         (lambda: nb.PMBM(None, [], []), r"hypotheses: expected at least one"),
-        (lambda: nb.PMBM(None, [nb.MultiBernoulli.empty(2)], [0.5]), r"weights: expected weights that sum to 1"),
-        (lambda: nb.PMBM(None, [nb.MultiBernoulli.empty(2)] * 2, [1.5, -0.5]), r"weights: expected non-negative"),
-        (lambda: nb.PMBM(nb.PPP.empty(3), [nb.MultiBernoulli.empty(2)], [1.0]), r"hypotheses: expected one state dimension"),
+        (
+            lambda: nb.PMBM(None, [nb.MultiBernoulli.empty(2)], [0.5]),
+            r"weights: expected weights that sum to 1",
+        ),
+        (
+            lambda: nb.PMBM(None, [nb.MultiBernoulli.empty(2)] * 2, [1.5, -0.5]),
+            r"weights: expected non-negative",
+        ),
+        (
+            lambda: nb.PMBM(nb.PPP.empty(3), [nb.MultiBernoulli.empty(2)], [1.0]),
+            r"hypotheses: expected one state dimension",
+        ),
         (lambda: nb.PMBM(None, ["x"], [1.0]), r"hypotheses\[0\]: expected MultiBernoulli"),
         (lambda: nb.PMBM("ppp", [nb.MultiBernoulli.empty(2)], [1.0]), r"ppp: expected PPP or None"),
-        (lambda: nb.IIDCluster([0.5, 0.4], [1.0], [[0, 0]], [I2]), r"cardinality: expected weights that sum to 1"),
-        (lambda: nb.IIDCluster([0.5, 0.5], [0.5], [[0, 0]], [I2]), r"weights: expected weights that sum to 1"),
-        (lambda: nb.MultiBernoulli.gaussian("abc", [[0.0, 0.0]], [I2]), r"r: expected an array of real numbers"),
+        (
+            lambda: nb.IIDCluster([0.5, 0.4], [1.0], [[0, 0]], [I2]),
+            r"cardinality: expected weights that sum to 1",
+        ),
+        (
+            lambda: nb.IIDCluster([0.5, 0.5], [0.5], [[0, 0]], [I2]),
+            r"weights: expected weights that sum to 1",
+        ),
+        (
+            lambda: nb.MultiBernoulli.gaussian("abc", [[0.0, 0.0]], [I2]),
+            r"r: expected an array of real numbers",
+        ),
     ],
 )
 def test_constructor_errors(build, match):
@@ -54,7 +87,10 @@ MB = nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [I2])
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(truth=[[0.0, 0.0, 0.0]]), r"truth: expected dimension 2 to match the density, got shape \(1, 3\)"),
+        (
+            dict(truth=[[0.0, 0.0, 0.0]]),
+            r"truth: expected dimension 2 to match the density, got shape \(1, 3\)",
+        ),
         (dict(truth=[0.0, 0.0]), r"truth: expected a 2-D array of shape \(n, 2\)"),
         (dict(truth=[[np.nan, 0.0]]), r"truth: expected finite values"),
         (dict(truth=[[np.inf, 0.0]]), r"truth: expected finite values"),

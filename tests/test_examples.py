@@ -58,6 +58,8 @@ def test_cli_theorem1(capsys):
 
 
 def test_cli_bad_argument_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "nllbench.cli", "example", "3"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nllbench.cli", "example", "3"], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "invalid choice" in proc.stderr and "Traceback" not in proc.stderr

@@ -26,17 +26,13 @@ def as_float_array(value, name: str) -> np.ndarray:
 
 def check_ndim(arr: np.ndarray, ndim: int, name: str, shape_doc: str) -> None:
     if arr.ndim != ndim:
-        raise ValueError(
-            f"{name}: expected a {ndim}-D array of shape {shape_doc}, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name}: expected a {ndim}-D array of shape {shape_doc}, got shape {arr.shape}")
 
 
 def check_finite(arr: np.ndarray, name: str) -> None:
     if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(
-            f"{name}: expected finite values, got {float(arr[tuple(bad)])} at index {tuple(int(i) for i in bad)}"
-        )
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"{name}: expected finite values, got {float(arr[bad])} at index {bad}")
 
 
 def vector(value, name: str, length: int | None = None) -> np.ndarray:
@@ -144,8 +140,6 @@ def truth_set(value, dim: int, name: str = "truth") -> np.ndarray:
     if arr.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array of shape (n, {dim}), got shape {arr.shape}")
     if arr.shape[1] != dim:
-        raise ValueError(
-            f"{name}: expected dimension {dim} to match the density, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name}: expected dimension {dim} to match the density, got shape {arr.shape}")
     check_finite(arr, name)
     return arr

@@ -219,8 +219,9 @@ def _murty_kernel(C, mandatory, Q, bound):
         s_u[root, i] = 0.0
     col = s_col[root]
     for i in range(n):
-        delta, status = _dijkstra(C, i, col, row4col, s_u[root], s_v[root], forbid, blocked,
-                                  optional, _INF, dist, pred, done, order)
+        delta, status = _dijkstra(
+            C, i, col, row4col, s_u[root], s_v[root], forbid, blocked, optional, _INF, dist, pred, done, order
+        )
         if status != 0:
             return out_cost[:0], out_cols[:0], _INF
     cost = _solution_cost(C, col)
@@ -307,8 +308,22 @@ def _murty_kernel(C, mandatory, Q, bound):
                     row4col[c] = _FREE
                     s_col[ch, r] = -1
                     forbid[r, c] = True
-                    delta, status = _dijkstra(C, r, s_col[ch], row4col, s_u[ch], s_v[ch], forbid,
-                                              blocked, optional, thr - pcost, dist, pred, done, order)
+                    delta, status = _dijkstra(
+                        C,
+                        r,
+                        s_col[ch],
+                        row4col,
+                        s_u[ch],
+                        s_v[ch],
+                        forbid,
+                        blocked,
+                        optional,
+                        thr - pcost,
+                        dist,
+                        pred,
+                        done,
+                        order,
+                    )
                     forbid[r, c] = False
                     keep = False
                     if status == 0:
@@ -384,7 +399,9 @@ class RankedAssignments:
         return bool(np.isinf(self.rest))
 
 
-def murty(cost: np.ndarray, q: int, mandatory: np.ndarray | None = None, bound: float = np.inf) -> RankedAssignments:
+def murty(
+    cost: np.ndarray, q: int, mandatory: np.ndarray | None = None, bound: float = np.inf
+) -> RankedAssignments:
     """Q lowest-cost assignments of every row of ``cost`` to distinct columns.
 
     Parameters
@@ -449,8 +466,11 @@ def count_assignments_log(n: int, m: int, forced: int = 0) -> float:
     if forced > m:
         return -math.inf
     terms = [
-        math.lgamma(free + 1) - math.lgamma(i + 1) - math.lgamma(free - i + 1)
-        + math.lgamma(m + 1) - math.lgamma(m - forced - i + 1)
+        math.lgamma(free + 1)
+        - math.lgamma(i + 1)
+        - math.lgamma(free - i + 1)
+        + math.lgamma(m + 1)
+        - math.lgamma(m - forced - i + 1)
         for i in range(min(free, m - forced) + 1)
     ]
     top = max(terms)

@@ -199,7 +199,9 @@ class PPP:
         lows = v.points(self.lows, "low", B, d) if B else np.empty((0, d))
         highs = v.points(self.highs, "high", B, d) if B else np.empty((0, d))
         if np.any(highs <= lows):
-            raise ValueError(f"high: expected every upper corner above the lower one, got low={lows}, high={highs}")
+            raise ValueError(
+                f"high: expected every upper corner above the lower one, got low={lows}, high={highs}"
+            )
         object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "rates", rates)
         object.__setattr__(self, "lows", lows)
@@ -238,8 +240,13 @@ class PPP:
     @classmethod
     def empty(cls, dim: int) -> PPP:
         """The PPP with zero intensity (it explains no object)."""
-        return cls(np.empty(0), Gaussians(np.empty((0, dim)), np.empty((0, dim, dim))),
-                   np.empty(0), np.empty((0, dim)), np.empty((0, dim)))
+        return cls(
+            np.empty(0),
+            Gaussians(np.empty((0, dim)), np.empty((0, dim, dim))),
+            np.empty(0),
+            np.empty((0, dim)),
+            np.empty((0, dim)),
+        )
 
     def __add__(self, other: PPP) -> PPP:
         """Superposition: the intensities add."""
@@ -249,8 +256,10 @@ class PPP:
             raise ValueError(f"other: expected dimension {self.dim}, got {other.dim}")
         return PPP(
             np.concatenate([self.weights, other.weights]),
-            Gaussians(np.concatenate([self.gaussians.means, other.gaussians.means]),
-                      np.concatenate([self.gaussians.covs, other.gaussians.covs])),
+            Gaussians(
+                np.concatenate([self.gaussians.means, other.gaussians.means]),
+                np.concatenate([self.gaussians.covs, other.gaussians.covs]),
+            ),
             np.concatenate([self.rates, other.rates]),
             np.concatenate([self.lows, other.lows]),
             np.concatenate([self.highs, other.highs]),
@@ -274,7 +283,9 @@ class PPP:
                 logw = np.log(self.weights)
             parts.append(logw[:, None] + self.gaussians.logpdf(y))
         if self.rates.size:
-            inside = np.all((y[None, :, :] >= self.lows[:, None, :]) & (y[None, :, :] <= self.highs[:, None, :]), axis=2)
+            inside = np.all(
+                (y[None, :, :] >= self.lows[:, None, :]) & (y[None, :, :] <= self.highs[:, None, :]), axis=2
+            )
             log_vol = np.log(self.highs - self.lows).sum(axis=1)
             with np.errstate(divide="ignore"):
                 logr = np.log(self.rates) - log_vol
@@ -384,7 +395,10 @@ class PMBM:
             raise TypeError(f"ppp: expected PPP or None, got {type(self.ppp).__name__}")
         dims = {mb.dim for mb in hyps} | ({self.ppp.dim} if self.ppp is not None else set())
         if len(dims) != 1:
-            raise ValueError(f"hypotheses: expected one state dimension for the PPP and every hypothesis, got {sorted(dims)}")
+            raise ValueError(
+                "hypotheses: expected one state dimension for the PPP and every hypothesis, "
+                f"got {sorted(dims)}"
+            )
         weights = v.normalised(self.weights, "weights", len(hyps))
         object.__setattr__(self, "hypotheses", hyps)
         object.__setattr__(self, "weights", weights)

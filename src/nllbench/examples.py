@@ -69,9 +69,7 @@ class PaperExample:
 def example1() -> PaperExample:
     """Example 1: two MB trackers that point-estimate measures cannot tell apart."""
     truth = np.array([[2.0, 5.0], [6.0, 3.0]])
-    m1 = MultiBernoulli.gaussian(
-        [0.95, 0.9], [[3.0, 5.0], [7.0, 4.0]], [np.eye(2), _rotated(45.0, 2.0, 0.3)]
-    )
+    m1 = MultiBernoulli.gaussian([0.95, 0.9], [[3.0, 5.0], [7.0, 4.0]], [np.eye(2), _rotated(45.0, 2.0, 0.3)])
     m2 = MultiBernoulli.gaussian(
         [0.5, 0.9], [[1.0, 5.0], [5.0, 2.0]], [np.eye(2), _rotated(-45.0, 5.0, 0.085)]
     )

@@ -94,8 +94,9 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
     half = c**p / 2.0
     if nx == 0 or ny == 0:
         missed, false = half * ny, half * nx
-        return GOSPAResult((missed + false) ** (1 / p), 0.0, missed, false, 0, ny, nx, p, c,
-                           np.empty((0, 2), dtype=np.int64))
+        return GOSPAResult(
+            (missed + false) ** (1 / p), 0.0, missed, false, 0, ny, nx, p, c, np.empty((0, 2), dtype=np.int64)
+        )
     dist = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2)
     cost = np.minimum(dist, c) ** p
     rows, cols = linear_sum_assignment(cost)
@@ -105,8 +106,18 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
     k = rows.size
     missed = half * (ny - k)
     false = half * (nx - k)
-    return GOSPAResult((loc + missed + false) ** (1 / p), loc, missed, false, k, ny - k, nx - k, p, c,
-                       np.stack([rows, cols], axis=1))
+    return GOSPAResult(
+        (loc + missed + false) ** (1 / p),
+        loc,
+        missed,
+        false,
+        k,
+        ny - k,
+        nx - k,
+        p,
+        c,
+        np.stack([rows, cols], axis=1),
+    )
 
 
 def _point_set(value, name: str) -> np.ndarray:

@@ -25,7 +25,7 @@ from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
 from nllbench.assignment import count_assignments_log, murty
-from nllbench.densities import PPP, PMBM, IIDCluster, MultiBernoulli, batched_logpdf
+from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, batched_logpdf
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
@@ -182,8 +182,9 @@ def _nll_iid(c: IIDCluster, y: np.ndarray, method: str, q: int) -> NLLResult:
     card = -float(gammaln(n + 1)) - math.log(c.cardinality[n])
     loc = -float(np.sum(c.log_spatial(y))) if n else 0.0
     value = card + loc
-    return NLLResult(value, value, value, True, localization=loc, cardinality=card, n_terms=1,
-                     method=method, q=q)
+    return NLLResult(
+        value, value, value, True, localization=loc, cardinality=card, n_terms=1, method=method, q=q
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -327,7 +328,8 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
     hyps = [pmbm.hypotheses[h] for h in live]
     log_ps = batched_logpdf([mb.densities for mb in hyps], y) if n else [None] * len(hyps)
     problems = {
-        h: association_problem(mb, y, log_lam, total_rate, lp) for h, mb, lp in zip(live, hyps, log_ps, strict=True)
+        h: association_problem(mb, y, log_lam, total_rate, lp)
+        for h, mb, lp in zip(live, hyps, log_ps, strict=True)
     }
     if method == "exact":
         return _nll_pmbm_exact(pmbm, problems, log_w, q)
@@ -375,9 +377,20 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
     mixture = -float(log_w[best_h]) + 0.0
     assoc = value - (loc + false + missed + mixture)
     return NLLResult(
-        value, lower, value, exact,
-        localization=loc, false=false, missed=missed, mixture=mixture, association=assoc,
-        n_terms=int(kept.size), method="murty", q=q, best_hypothesis=best_h, best_assignment=best_cols,
+        value,
+        lower,
+        value,
+        exact,
+        localization=loc,
+        false=false,
+        missed=missed,
+        mixture=mixture,
+        association=assoc,
+        n_terms=int(kept.size),
+        method="murty",
+        q=q,
+        best_hypothesis=best_h,
+        best_assignment=best_cols,
     )
 
 
@@ -442,7 +455,9 @@ def _log_remaining(log_total: float, listed: int) -> float:
     return log_total + math.log1p(-ratio)
 
 
-def _nll_pmbm_exact(pmbm: PMBM, problems: dict[int, AssociationProblem], log_w: np.ndarray, q: int) -> NLLResult:
+def _nll_pmbm_exact(
+    pmbm: PMBM, problems: dict[int, AssociationProblem], log_w: np.ndarray, q: int
+) -> NLLResult:
     terms = []
     best = (math.inf, -1, None)
     for h, prob in problems.items():
@@ -468,7 +483,18 @@ def _nll_pmbm_exact(pmbm: PMBM, problems: dict[int, AssociationProblem], log_w: 
     mixture = -float(log_w[best_h]) + 0.0
     assoc = value - (loc + false + missed + mixture)
     return NLLResult(
-        value, value, value, True,
-        localization=loc, false=false, missed=missed, mixture=mixture, association=assoc,
-        n_terms=-1, method="exact", q=q, best_hypothesis=best_h, best_assignment=best_cols,
+        value,
+        value,
+        value,
+        True,
+        localization=loc,
+        false=false,
+        missed=missed,
+        mixture=mixture,
+        association=assoc,
+        n_terms=-1,
+        method="exact",
+        q=q,
+        best_hypothesis=best_h,
+        best_assignment=best_cols,
     )

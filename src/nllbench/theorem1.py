@@ -154,5 +154,6 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
     rhs = offset + total
     res = nll(pmb, Y, q=1)
     g = gospa(X / scale, Y / scale, c=c, p=1)
-    return Theorem1Result(res.value, rhs, res.value - rhs, volume, rho, c, log_k, float(scale),
-                          offset, g, res)
+    return Theorem1Result(
+        res.value, rhs, res.value - rhs, volume, rho, c, log_k, float(scale), offset, g, res
+    )
