@@ -300,3 +300,29 @@ def test_property_more_associations_never_increase_nll(seed):
     y = truth(rng, 3, 2)
     values = [nb.nll(f, y, q=q).value for q in (1, 2, 4, 8, 16)]
     assert all(a >= b - 1e-12 for a, b in zip(values, values[1:], strict=False))
+
+
+def test_uniform_cube_from_scalars():
+    ppp = nb.PPP.uniform(2.0, 0.0, 10.0, dim=3)
+    assert ppp.dim == 3
+    assert nb.nll(ppp, [[1, 2, 3]]).value == pytest.approx(2.0 - math.log(2.0 / 1000))
+    assert nb.PPP.uniform(2.0, 0.0, 10.0).dim == 1
+
+
+@pytest.mark.slow
+def test_murty_matches_exact_dp_on_larger_scenes():
+    """Q large enough reproduces the exact DP with r = 1 and r = 0 Bernoullis (n up to 7)."""
+    rng = np.random.default_rng(2024)
+    for _ in range(40):
+        n = int(rng.integers(3, 8))
+        m = int(rng.integers(2, 9))
+        r = rng.choice([0.0, 1.0, 0.2, 0.6, 0.95], size=m)
+        means = rng.normal(0, 1.0, (m, 2))
+        mb = nb.MultiBernoulli.gaussian(r, means, random_covs(rng, m, 2))
+        ppp = nb.PPP.gaussian([1.0], [[0, 0]], [4 * np.eye(2)])
+        f = nb.PMB(ppp, mb)
+        y = rng.normal(0, 1.0, (n, 2))
+        ex = nb.nll(f, y, method="exact")
+        mu = nb.nll(f, y, q=200000)
+        assert mu.exact
+        assert mu.value == (math.inf if ex.value == math.inf else pytest.approx(ex.value, abs=1e-9))

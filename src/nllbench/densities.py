@@ -214,17 +214,26 @@ class PPP:
         return cls(weights, g, np.empty(0), np.empty((0, g.dim)), np.empty((0, g.dim)))
 
     @classmethod
-    def uniform(cls, rate, low, high) -> PPP:
+    def uniform(cls, rate, low, high, dim: int | None = None) -> PPP:
         """PPP of total rate ``rate`` uniform on the box [low, high] (0 outside).
 
-        ``low`` and ``high`` are (d,) arrays, or scalars for d = 1.
+        ``low`` and ``high`` are (d,) arrays; scalars give the cube
+        [low, high]^dim (``dim`` defaults to 1).
         """
-        low_a = np.atleast_1d(v.as_float_array(low, "low"))
-        high_a = np.atleast_1d(v.as_float_array(high, "high"))
+        low_a = v.as_float_array(low, "low")
+        high_a = v.as_float_array(high, "high")
+        if dim is not None:
+            if not isinstance(dim, (int, np.integer)) or dim < 1:
+                raise ValueError(f"dim: expected a positive integer, got {dim!r}")
+            low_a = np.broadcast_to(low_a, (dim,)) if low_a.ndim == 0 else low_a
+            high_a = np.broadcast_to(high_a, (dim,)) if high_a.ndim == 0 else high_a
+        low_a, high_a = np.atleast_1d(low_a), np.atleast_1d(high_a)
         if low_a.ndim != 1:
             raise ValueError(f"low: expected shape (d,), got shape {low_a.shape}")
         if high_a.shape != low_a.shape:
             raise ValueError(f"high: expected shape {low_a.shape} like low, got shape {high_a.shape}")
+        if dim is not None and low_a.shape != (dim,):
+            raise ValueError(f"low: expected shape ({dim},) for dim={dim}, got shape {low_a.shape}")
         d = low_a.shape[0]
         rate_a = np.atleast_1d(v.as_float_array(rate, "rate"))
         if rate_a.shape != (1,):
