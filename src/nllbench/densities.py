@@ -161,6 +161,16 @@ def laplace_log_normaliser(scale, dim: int) -> np.ndarray:
 SingleObjectDensities = Gaussians | Laplaces
 
 
+def _labels(labels, count: int) -> np.ndarray | None:
+    """Validate optional integer labels of shape (count,)."""
+    if labels is None:
+        return None
+    arr = np.asarray(labels)
+    if arr.shape != (count,) or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"labels: expected {count} integers, got shape {arr.shape} of {arr.dtype}")
+    return arr.astype(np.int64)
+
+
 # ---------------------------------------------------------------------------
 # Poisson point process
 # ---------------------------------------------------------------------------
@@ -182,6 +192,9 @@ class PPP:
         Expected number of objects in each uniform box.
     lows, highs : (B, d) float
         Box corners, ``lows < highs``.
+    labels : (J,) int or None
+        Optional tags of the Gaussian components (e.g. a PHD filter's track
+        labels); they do not affect the density.
     """
 
     weights: np.ndarray
@@ -189,6 +202,7 @@ class PPP:
     rates: np.ndarray
     lows: np.ndarray
     highs: np.ndarray
+    labels: np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         d = self.gaussians.dim
@@ -202,6 +216,7 @@ class PPP:
             raise ValueError(
                 f"high: expected every upper corner above the lower one, got low={lows}, high={highs}"
             )
+        object.__setattr__(self, "labels", _labels(self.labels, J))
         object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "rates", rates)
         object.__setattr__(self, "lows", lows)
@@ -272,6 +287,9 @@ class PPP:
             np.concatenate([self.rates, other.rates]),
             np.concatenate([self.lows, other.lows]),
             np.concatenate([self.highs, other.highs]),
+            labels=None
+            if self.labels is None or other.labels is None
+            else np.concatenate([self.labels, other.labels]),
         )
 
     @property
@@ -325,21 +343,26 @@ class MultiBernoulli:
     ----------
     r : (m,) float in [0, 1]
     densities : Gaussians or Laplaces with m members
+    labels : (m,) int or None
+        Optional track labels (a stable id per Bernoulli); they do not affect
+        the density.
     """
 
     r: np.ndarray
     densities: SingleObjectDensities
+    labels: np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.densities, (Gaussians, Laplaces)):
             raise TypeError(f"densities: expected Gaussians or Laplaces, got {type(self.densities).__name__}")
         r = v.probabilities(self.r, "r", len(self.densities))
         object.__setattr__(self, "r", r)
+        object.__setattr__(self, "labels", _labels(self.labels, len(self.densities)))
 
     @classmethod
-    def gaussian(cls, r, means, covs) -> MultiBernoulli:
+    def gaussian(cls, r, means, covs, labels=None) -> MultiBernoulli:
         """MB with Gaussian densities; shapes (m,), (m, d), (m, d, d)."""
-        return cls(r, Gaussians(means, covs))
+        return cls(r, Gaussians(means, covs), labels)
 
     @classmethod
     def laplace(cls, r, centers, scale) -> MultiBernoulli:

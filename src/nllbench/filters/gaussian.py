@@ -1,0 +1,121 @@
+"""Vectorised Kalman and Gaussian-mixture operations shared by the filters.
+
+Arrays hold many components at once: means (J, 4), covs (J, 4, 4); there is
+no Python object per component. Textbook symbols: F, Q, H, R, S, K.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+_LOG_2PI = math.log(2 * math.pi)
+
+
+def kf_predict(
+    means: np.ndarray, covs: np.ndarray, F: np.ndarray, Q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """x = F x, P = F P F^T + Q for every component."""
+    return means @ F.T, F @ covs @ F.T + Q
+
+
+@dataclass(frozen=True)
+class Innovation:
+    """Per-component quantities of the Kalman update with a linear sensor.
+
+    z_pred (J, 2), S (J, 2, 2), S_inv (J, 2, 2), log_det_S (J,),
+    K (J, 4, 2) gain, P_upd (J, 4, 4) updated covariance (Joseph form).
+    """
+
+    z_pred: np.ndarray
+    S: np.ndarray
+    S_inv: np.ndarray
+    log_det_S: np.ndarray
+    K: np.ndarray
+    P_upd: np.ndarray
+
+
+def innovation(means: np.ndarray, covs: np.ndarray, H: np.ndarray, R: np.ndarray) -> Innovation:
+    J, d = means.shape
+    z_pred = means @ H.T
+    PHt = covs @ H.T  # (J, 4, 2)
+    S = H @ PHt + R
+    S = 0.5 * (S + np.swapaxes(S, 1, 2))
+    S_inv = np.linalg.inv(S) if J else np.empty((0, 2, 2))
+    log_det_S = np.linalg.slogdet(S)[1] if J else np.empty(0)
+    K = PHt @ S_inv
+    IKH = np.eye(d) - K @ H
+    P_upd = IKH @ covs @ np.swapaxes(IKH, 1, 2) + K @ R @ np.swapaxes(K, 1, 2)
+    P_upd = 0.5 * (P_upd + np.swapaxes(P_upd, 1, 2))
+    return Innovation(z_pred, S, S_inv, log_det_S, K, P_upd)
+
+
+def mahalanobis2(inn: Innovation, Z: np.ndarray) -> np.ndarray:
+    """(J, n_z) squared Mahalanobis distances of measurements Z (n_z, 2)."""
+    diff = Z[None, :, :] - inn.z_pred[:, None, :]
+    return np.einsum("jni,jik,jnk->jn", diff, inn.S_inv, diff)
+
+
+def log_likelihood(inn: Innovation, Z: np.ndarray, d2: np.ndarray | None = None) -> np.ndarray:
+    """(J, n_z) log N(z; H m, S)."""
+    if d2 is None:
+        d2 = mahalanobis2(inn, Z)
+    return -0.5 * (d2 + inn.log_det_S[:, None] + Z.shape[1] * _LOG_2PI)
+
+
+def updated_means(means: np.ndarray, inn: Innovation, Z: np.ndarray) -> np.ndarray:
+    """(J, n_z, 4): m + K (z - H m) for every component-measurement pair."""
+    diff = Z[None, :, :] - inn.z_pred[:, None, :]
+    return means[:, None, :] + np.einsum("jik,jnk->jni", inn.K, diff)
+
+
+def moment_match(weights: np.ndarray, means: np.ndarray, covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Single Gaussian with the mixture's mean and covariance (weights need not sum to 1)."""
+    w = weights / weights.sum()
+    m = w @ means
+    diff = means - m
+    P = np.einsum("j,jik->ik", w, covs) + np.einsum("j,ji,jk->ik", w, diff, diff)
+    return m, 0.5 * (P + P.T)
+
+
+def prune_and_merge(
+    weights: np.ndarray,
+    means: np.ndarray,
+    covs: np.ndarray,
+    labels: np.ndarray,
+    prune: float,
+    merge: float,
+    cap: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Gaussian-mixture reduction of Vo & Ma (2006), Table II.
+
+    Drop components with weight <= ``prune``; greedily merge every component
+    within squared Mahalanobis distance ``merge`` (in its own covariance) of
+    the heaviest remaining one (the merged component keeps the heaviest's
+    label); keep the ``cap`` heaviest.
+    """
+    keep = weights > prune
+    w, m, P, lab = weights[keep], means[keep], covs[keep], labels[keep]
+    if merge > 0 and w.size > 1:
+        P_inv = np.linalg.inv(P)
+        left = np.ones(w.size, dtype=bool)
+        out_w, out_m, out_P, out_l = [], [], [], []
+        while left.any():
+            idx = np.flatnonzero(left)
+            j = idx[np.argmax(w[idx])]
+            diff = m[idx] - m[j]
+            d2 = np.einsum("ni,nik,nk->n", diff, P_inv[idx], diff)
+            group = idx[d2 <= merge]
+            mm, PP = moment_match(w[group], m[group], P[group])
+            out_w.append(w[group].sum())
+            out_m.append(mm)
+            out_P.append(PP)
+            out_l.append(lab[j])
+            left[group] = False
+        w, m, P, lab = np.array(out_w), np.array(out_m), np.array(out_P), np.array(out_l, dtype=np.int64)
+    if w.size > cap:
+        top = np.argsort(-w, kind="stable")[:cap]
+        w, m, P, lab = w[top], m[top], P[top], lab[top]
+    return w, m.reshape(-1, means.shape[1]), P.reshape(-1, means.shape[1], means.shape[1]), lab

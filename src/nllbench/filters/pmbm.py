@@ -1,0 +1,514 @@
+"""Track-oriented PMBM filter and its PMB, MBM and MBM01 variants.
+
+* PMBM: Garcia-Fernandez, Williams, Granstrom, Svensson, "Poisson
+  multi-Bernoulli mixture filter: direct derivation and implementation",
+  IEEE TAES 2018 (track-oriented form, Murty per global hypothesis).
+* PMB: Williams, "Marginal multi-Bernoulli filters", IEEE TAES 2015: the
+  PMBM update followed by the track-oriented projection to one MB.
+* MBM: the PMBM update with no Poisson part and multi-Bernoulli birth.
+* MBM01: the MBM with every Bernoulli expanded into existence 0 / 1
+  hypotheses (the k best expansions per hypothesis), then pruned.
+
+State layout (no Python object per Bernoulli): a pool of single-target
+hypotheses (STH) with arrays ``r (S,)``, ``means (S, 4)``, ``covs (S, 4, 4)``
+and ``track (S,)``; tracks carry stable integer labels; global hypotheses are
+rows of ``assoc (H, T)`` (the STH of each track, -1 if absent) with
+``log_weights (H,)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from nllbench.assignment import murty
+from nllbench.densities import PMBM, Gaussians, MultiBernoulli
+from nllbench.filters.gaussian import (
+    innovation,
+    kf_predict,
+    log_likelihood,
+    mahalanobis2,
+    moment_match,
+    updated_means,
+)
+from nllbench.filters.phd import GMIntensity
+from nllbench.models import Model
+
+VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
+
+
+@dataclass(frozen=True)
+class PMBMSettings:
+    """Reference settings of the PMBM code (shared/REFERENCE.md).
+
+    gate : squared Mahalanobis distance for ellipsoidal gating (20).
+    max_hypotheses : cap on global hypotheses (200).
+    hypothesis_floor : global hypotheses with weight below are pruned (1e-4).
+    existence_floor : Bernoullis with r below are pruned (1e-5).
+    ppp_floor : PPP components with weight below are pruned (1e-5).
+    recycle : Bernoullis with r below this in every hypothesis move into the
+        PPP (0 disables recycling; PMBM and PMB only).
+    """
+
+    gate: float = 20.0
+    max_hypotheses: int = 200
+    hypothesis_floor: float = 1e-4
+    existence_floor: float = 1e-5
+    ppp_floor: float = 1e-5
+    recycle: float = 0.0
+
+
+@dataclass(frozen=True)
+class PMBMState:
+    """Filter state; see the module docstring for the layout.
+
+    ppp : GMIntensity (empty for MBM / MBM01)
+    r (S,), means (S, 4), covs (S, 4, 4), track (S,) int : STH pool
+    track_labels (T,) int
+    assoc (H, T) int, log_weights (H,) : global hypotheses (normalised)
+    next_label : int
+    """
+
+    ppp: GMIntensity
+    r: np.ndarray
+    means: np.ndarray
+    covs: np.ndarray
+    track: np.ndarray
+    track_labels: np.ndarray
+    assoc: np.ndarray
+    log_weights: np.ndarray
+    next_label: int
+
+    def to_density(self, with_ppp: bool) -> PMBM:
+        """The posterior as an ``nb.PMBM`` (``with_ppp=False``: an MBM)."""
+        hyps = []
+        for row in self.assoc:
+            s = row[row >= 0]
+            hyps.append(
+                MultiBernoulli(
+                    self.r[s], Gaussians(self.means[s], self.covs[s]), self.track_labels[self.track[s]]
+                )
+            )
+        w = np.exp(self.log_weights - logsumexp(self.log_weights))
+        w = w / w.sum()
+        return PMBM(self.ppp.to_ppp() if with_ppp else None, tuple(hyps), w)
+
+
+def _empty_intensity(next_label: int = 0) -> GMIntensity:
+    return GMIntensity(
+        np.empty(0), np.empty((0, 4)), np.empty((0, 4, 4)), np.empty(0, dtype=np.int64), next_label
+    )
+
+
+def initial_state(model: Model, variant: str) -> PMBMState:
+    """The prior before the first scan: the initial objects as a PPP, no Bernoulli.
+
+    For MBM and MBM01 this PPP only serves the first update, where each
+    measurement may start a Bernoulli (as in the PMBM); it is then dropped,
+    and new objects enter through the multi-Bernoulli birth. (Starting an MBM
+    from broad, identical prior Bernoullis instead makes the k-best
+    truncation keep only hypotheses with a single detected object.)
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"filter: expected one of {VARIANTS}, got {variant!r}")
+    return PMBMState(
+        GMIntensity.from_mixture(model.initial),
+        np.empty(0),
+        np.empty((0, 4)),
+        np.empty((0, 4, 4)),
+        np.empty(0, dtype=np.int64),
+        np.empty(0, dtype=np.int64),
+        np.empty((1, 0), dtype=np.int64),
+        np.zeros(1),
+        len(model.initial),
+    )
+
+
+def predict(state: PMBMState, model: Model, variant: str) -> PMBMState:
+    """Survival and motion of every Bernoulli and PPP component; Poisson or MB birth."""
+    means, covs = kf_predict(state.means, state.covs, model.F, model.Q)
+    r = model.p_survival * state.r
+    ppp = state.ppp
+    track, labels, assoc, next_label = state.track, state.track_labels, state.assoc, state.next_label
+    if variant in ("pmbm", "pmb"):
+        pm, pP = kf_predict(ppp.means, ppp.covs, model.F, model.Q)
+        B = len(model.birth)
+        ppp = GMIntensity(
+            np.concatenate([model.p_survival * ppp.weights, model.birth.weights]),
+            np.concatenate([pm, model.birth.means]),
+            np.concatenate([pP, model.birth.covs]),
+            np.concatenate([ppp.labels, np.arange(ppp.next_label, ppp.next_label + B)]),
+            ppp.next_label + B,
+        )
+    else:
+        # multi-Bernoulli birth: one new track per birth component, in every hypothesis
+        B = len(model.birth)
+        S, T, H = r.shape[0], labels.shape[0], assoc.shape[0]
+        r = np.concatenate([r, model.birth_r])
+        means = np.concatenate([means, model.birth.means])
+        covs = np.concatenate([covs, model.birth.covs])
+        track = np.concatenate([track, T + np.arange(B)])
+        labels = np.concatenate([labels, next_label + np.arange(B)])
+        assoc = np.concatenate([assoc, np.tile(S + np.arange(B), (H, 1))], axis=1)
+        next_label += B
+    return PMBMState(ppp, r, means, covs, track, labels, assoc, state.log_weights, next_label)
+
+
+@dataclass(frozen=True)
+class _Children:
+    """Single-target hypotheses created by one update, before compaction."""
+
+    r: np.ndarray
+    means: np.ndarray
+    covs: np.ndarray
+    track: np.ndarray
+    det_index: np.ndarray  # (S, nz): pool index of the detection child, -1 if not gated
+    new_index: np.ndarray  # (nz,): pool index of the new track's STH, -1 if none
+
+
+def update(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings, variant: str) -> PMBMState:
+    """PMBM update (Garcia-Fernandez et al. 2018, Section IV), then the variant's reduction."""
+    S, nz, T = state.r.shape[0], Z.shape[0], state.track_labels.shape[0]
+    p_d = model.p_detection
+    log_kappa = math.log(model.clutter_intensity) if model.clutter_intensity > 0 else -math.inf
+    r = state.r
+    # --- missed-detection children (same index as their parent) -------------
+    with np.errstate(divide="ignore", invalid="ignore"):
+        l_miss = np.log1p(-r * p_d)  # (S,)
+        r_miss = np.where(l_miss == -np.inf, 0.0, r * (1 - p_d) / (1 - r * p_d))
+    # --- detection children ------------------------------------------------
+    l_det = np.full((S, nz), -np.inf)
+    pool_r, pool_m, pool_P, pool_t = [r_miss], [state.means], [state.covs], [state.track]
+    det_index = np.full((S, nz), -1)
+    if S and nz:
+        inn = innovation(state.means, state.covs, model.H, model.R)
+        d2 = mahalanobis2(inn, Z)
+        gated = d2 < settings.gate
+        with np.errstate(divide="ignore"):
+            ll = np.log(r * p_d)[:, None] + log_likelihood(inn, Z, d2)
+        l_det = np.where(gated, ll, -np.inf)
+        s_idx, j_idx = np.nonzero(gated & (l_det > -np.inf))
+        if s_idx.size:
+            m_det = updated_means(state.means, inn, Z)
+            det_index[s_idx, j_idx] = S + np.arange(s_idx.size)
+            pool_r.append(np.ones(s_idx.size))
+            pool_m.append(m_det[s_idx, j_idx])
+            pool_P.append(inn.P_upd[s_idx])
+            pool_t.append(state.track[s_idx])
+    # --- new tracks from the PPP (PMBM, PMB) -------------------------------
+    ppp = state.ppp
+    l_new = np.full(nz, log_kappa)
+    new_index = np.full(nz, -1)
+    if nz and ppp.weights.size:
+        pin = innovation(ppp.means, ppp.covs, model.H, model.R)
+        pd2 = mahalanobis2(pin, Z)
+        with np.errstate(divide="ignore"):
+            log_q = np.log(p_d * ppp.weights)[:, None] + log_likelihood(pin, Z, pd2)
+        log_q = np.where(pd2 < settings.gate, log_q, -np.inf)  # (J, nz)
+        log_e = logsumexp(log_q, axis=0)
+        l_new = np.logaddexp(log_kappa, log_e)
+        pm = updated_means(ppp.means, pin, Z)
+        base = sum(p.shape[0] for p in pool_r)
+        k = 0
+        for j in range(nz):
+            if log_e[j] == -np.inf:
+                continue
+            wj = np.exp(log_q[:, j] - log_e[j])
+            use = wj > 0
+            m, P = moment_match(wj[use], pm[use, j], pin.P_upd[use])
+            pool_r.append(np.array([math.exp(log_e[j] - l_new[j])]))
+            pool_m.append(m[None])
+            pool_P.append(P[None])
+            pool_t.append(np.array([T + j]))
+            new_index[j] = base + k
+            k += 1
+    if variant in ("pmbm", "pmb"):
+        ppp = GMIntensity((1 - p_d) * ppp.weights, ppp.means, ppp.covs, ppp.labels, ppp.next_label)
+    else:
+        ppp = _empty_intensity(ppp.next_label)  # MBM: the initial PPP served its one update
+    children = _Children(
+        np.concatenate(pool_r),
+        np.concatenate(pool_m),
+        np.concatenate(pool_P),
+        np.concatenate(pool_t),
+        det_index,
+        new_index,
+    )
+    # --- data association per global hypothesis ----------------------------
+    weights = np.exp(state.log_weights - logsumexp(state.log_weights))
+    rows, logw = [], []
+    for h in range(state.assoc.shape[0]):
+        present = np.flatnonzero(state.assoc[h] >= 0)
+        s = state.assoc[h, present]
+        sure = l_miss[s] == -np.inf  # r = 1 and P_D = 1: must be detected
+        cost = np.full((nz, s.size + nz), np.inf)
+        if s.size:
+            lm = np.where(sure, 0.0, l_miss[s])
+            cost[:, : s.size] = -(l_det[s].T - lm[None, :])
+        cost[np.arange(nz), s.size + np.arange(nz)] = -l_new
+        mandatory = np.concatenate([sure, np.zeros(nz, dtype=bool)])
+        k = max(1, math.ceil(settings.max_hypotheses * weights[h]))
+        ranked = murty(cost, k, mandatory) if nz else _no_measurement(mandatory)
+        base = state.log_weights[h] + float(np.sum(l_miss[s][~sure]))
+        for c, cols in zip(ranked.costs, ranked.columns, strict=True):
+            row = np.full(T + nz, -1)
+            row[present] = s  # missed-detection children keep the parent index
+            for j, col in enumerate(cols):
+                if col < s.size:
+                    row[present[col]] = children.det_index[s[col], j]
+                else:
+                    row[T + j] = children.new_index[j]
+            rows.append(row)
+            logw.append(base - c)
+    if not rows:
+        raise ValueError("measurements: no global hypothesis can explain this scan (zero clutter intensity?)")
+    labels = np.concatenate([state.track_labels, state.next_label + np.arange(nz)])
+    out = PMBMState(
+        ppp,
+        children.r,
+        children.means,
+        children.covs,
+        children.track,
+        labels,
+        np.array(rows, dtype=np.int64),
+        np.array(logw),
+        state.next_label + nz,
+    )
+    out = _reduce(out, settings)
+    if variant == "mbm01":
+        out = _mbm01_expand(out, settings)
+    if variant == "pmb":
+        out = _project_to_pmb(out, settings)
+    if settings.recycle > 0 and variant in ("pmbm", "pmb"):
+        out = _recycle(out, settings)
+    ppp_keep = out.ppp.weights > settings.ppp_floor
+    p = out.ppp
+    out = PMBMState(
+        GMIntensity(
+            p.weights[ppp_keep], p.means[ppp_keep], p.covs[ppp_keep], p.labels[ppp_keep], p.next_label
+        ),
+        out.r,
+        out.means,
+        out.covs,
+        out.track,
+        out.track_labels,
+        out.assoc,
+        out.log_weights,
+        out.next_label,
+    )
+    return out
+
+
+@dataclass(frozen=True)
+class _NoMeasurement:
+    costs: np.ndarray
+    columns: np.ndarray
+
+
+def _no_measurement(mandatory: np.ndarray) -> _NoMeasurement:
+    """With no measurement the only association misses every Bernoulli."""
+    if mandatory.any():
+        return _NoMeasurement(np.empty(0), np.empty((0, 0), dtype=np.int64))
+    return _NoMeasurement(np.zeros(1), np.empty((1, 0), dtype=np.int64))
+
+
+def _reduce(state: PMBMState, settings: PMBMSettings) -> PMBMState:
+    """Normalise, prune and cap global hypotheses; drop improbable Bernoullis; compact."""
+    lw = state.log_weights - logsumexp(state.log_weights)
+    order = np.argsort(-lw, kind="stable")
+    keep = order[np.exp(lw[order]) >= settings.hypothesis_floor][: settings.max_hypotheses]
+    if keep.size == 0:
+        keep = order[:1]
+    assoc = state.assoc[keep].copy()
+    lw = lw[keep]
+    # Bernoullis with negligible existence leave the hypotheses
+    small = np.zeros(state.r.shape[0] + 1, dtype=bool)
+    small[:-1] = state.r < settings.existence_floor
+    assoc[small[assoc]] = -1  # index -1 maps to the sentinel slot small[-1] = False
+    return _compact(state, assoc, lw - logsumexp(lw))
+
+
+def _compact(state: PMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> PMBMState:
+    """Merge duplicate hypotheses, drop unreferenced STHs and empty tracks, re-index."""
+    if assoc.shape[0] > 1:
+        uniq, inverse = np.unique(assoc, axis=0, return_inverse=True)
+        if uniq.shape[0] < assoc.shape[0]:
+            lw = np.full(uniq.shape[0], -np.inf)
+            np.logaddexp.at(lw, inverse.ravel(), log_weights)
+            assoc, log_weights = uniq, lw
+    used_tracks = np.flatnonzero((assoc >= 0).any(axis=0))
+    assoc = assoc[:, used_tracks]
+    used_sth = np.unique(assoc[assoc >= 0])
+    remap = np.full(state.r.shape[0] + 1, -1)
+    remap[used_sth] = np.arange(used_sth.size)
+    new_assoc = remap[assoc]  # -1 stays -1 through the sentinel slot
+    track_remap = np.full(state.track_labels.shape[0], -1)
+    track_remap[used_tracks] = np.arange(used_tracks.size)
+    return PMBMState(
+        state.ppp,
+        state.r[used_sth],
+        state.means[used_sth],
+        state.covs[used_sth],
+        track_remap[state.track[used_sth]],
+        state.track_labels[used_tracks],
+        new_assoc,
+        log_weights,
+        state.next_label,
+    )
+
+
+def _project_to_pmb(state: PMBMState, settings: PMBMSettings) -> PMBMState:
+    """Track-oriented projection of the MBM to one MB (Williams 2015)."""
+    w = np.exp(state.log_weights - logsumexp(state.log_weights))
+    T = state.track_labels.shape[0]
+    r, means, covs = np.zeros(T), np.zeros((T, 4)), np.tile(np.eye(4), (T, 1, 1))
+    for t in range(T):
+        hs = np.flatnonzero(state.assoc[:, t] >= 0)
+        s = state.assoc[hs, t]
+        mass = w[hs] * state.r[s]
+        r[t] = min(float(mass.sum()), 1.0)
+        if mass.sum() > 0:
+            means[t], covs[t] = moment_match(mass, state.means[s], state.covs[s])
+    keep = r >= settings.existence_floor
+    T2 = int(keep.sum())
+    return PMBMState(
+        state.ppp,
+        r[keep],
+        means[keep],
+        covs[keep],
+        np.arange(T2),
+        state.track_labels[keep],
+        np.arange(T2)[None, :],
+        np.zeros(1),
+        state.next_label,
+    )
+
+
+def _recycle(state: PMBMState, settings: PMBMSettings) -> PMBMState:
+    """Move tracks whose existence is below ``recycle`` in every hypothesis into the PPP."""
+    w = np.exp(state.log_weights - logsumexp(state.log_weights))
+    T = state.track_labels.shape[0]
+    add_w, add_m, add_P, drop = [], [], [], np.zeros(T, dtype=bool)
+    for t in range(T):
+        hs = np.flatnonzero(state.assoc[:, t] >= 0)
+        s = state.assoc[hs, t]
+        if s.size and np.all(state.r[s] < settings.recycle):
+            mass = w[hs] * state.r[s]
+            m, P = moment_match(mass, state.means[s], state.covs[s])
+            add_w.append(mass.sum())
+            add_m.append(m)
+            add_P.append(P)
+            drop[t] = True
+    if not drop.any():
+        return state
+    p = state.ppp
+    n_add = len(add_w)
+    ppp = GMIntensity(
+        np.concatenate([p.weights, add_w]),
+        np.concatenate([p.means, np.array(add_m)]),
+        np.concatenate([p.covs, np.array(add_P)]),
+        np.concatenate([p.labels, state.track_labels[drop]]),
+        p.next_label,
+    )
+    assoc = state.assoc.copy()
+    assoc[:, drop] = -1
+    out = PMBMState(
+        ppp,
+        state.r,
+        state.means,
+        state.covs,
+        state.track,
+        state.track_labels,
+        assoc,
+        state.log_weights,
+        state.next_label,
+    )
+    del n_add
+    return _compact(out, assoc, state.log_weights)
+
+
+def _k_best_flips(costs: np.ndarray, k: int) -> list[tuple[float, tuple[int, ...]]]:
+    """The k cheapest subsets of independent non-negative flip costs (sum, indices)."""
+    order = np.argsort(costs, kind="stable")
+    c = costs[order]
+    out = [(0.0, ())]
+    if c.size == 0 or k <= 1:
+        return out[:k]
+    heap = [(float(c[0]), (0,))]
+    while heap and len(out) < k:
+        total, idx = heapq.heappop(heap)
+        out.append((total, tuple(int(order[i]) for i in idx)))
+        last = idx[-1]
+        if last + 1 < c.size:
+            heapq.heappush(heap, (total + float(c[last + 1]), idx + (last + 1,)))
+            heapq.heappush(heap, (total - float(c[last]) + float(c[last + 1]), idx[:-1] + (last + 1,)))
+    return out
+
+
+def _mbm01_expand(state: PMBMState, settings: PMBMSettings) -> PMBMState:
+    """Expand every Bernoulli with 0 < r < 1 into exists (r = 1) / absent, keeping the k best per hypothesis."""
+    S = state.r.shape[0]
+    sure_idx = np.arange(S) + S  # pool copies with r = 1
+    r_pool = np.concatenate([state.r, np.ones(S)])
+    means = np.concatenate([state.means, state.means])
+    covs = np.concatenate([state.covs, state.covs])
+    track = np.concatenate([state.track, state.track])
+    w = np.exp(state.log_weights - logsumexp(state.log_weights))
+    rows, logw = [], []
+    with np.errstate(divide="ignore"):
+        log_r, log_1mr = np.log(state.r), np.log1p(-state.r)
+    for h in range(state.assoc.shape[0]):
+        row = state.assoc[h]
+        present = np.flatnonzero(row >= 0)
+        s = row[present]
+        exists = state.r[s] >= 0.5
+        best = np.where(exists, log_r[s], log_1mr[s])
+        other = np.where(exists, log_1mr[s], log_r[s])
+        flip = best - other  # >= 0, inf when the other choice is impossible
+        k = max(1, math.ceil(settings.max_hypotheses * w[h]))
+        finite = np.flatnonzero(np.isfinite(flip))
+        for total, flips in _k_best_flips(flip[finite], k):
+            choice = exists.copy()
+            for f in flips:
+                choice[finite[f]] = ~choice[finite[f]]
+            new = np.full(row.shape[0], -1)
+            new[present[choice]] = sure_idx[s[choice]]
+            rows.append(new)
+            logw.append(state.log_weights[h] + float(best.sum()) - total)
+    expanded = PMBMState(
+        state.ppp,
+        r_pool,
+        means,
+        covs,
+        track,
+        state.track_labels,
+        np.array(rows, dtype=np.int64),
+        np.array(logw),
+        state.next_label,
+    )
+    return _reduce(expanded, settings)
+
+
+def run_pmbm(
+    measurements: Sequence[np.ndarray],
+    model: Model,
+    variant: str = "pmbm",
+    settings: PMBMSettings = PMBMSettings(),
+    progress: Callable[[int], None] | None = None,
+) -> list[PMBMState]:
+    """Posterior after each update for the PMBM family (``variant`` in pmbm, pmb, mbm, mbm01)."""
+    state = initial_state(model, variant)
+    out = []
+    for k, Z in enumerate(measurements):
+        if k:
+            state = predict(state, model, variant)
+        state = update(state, Z, model, settings, variant)
+        out.append(state)
+        if progress:
+            progress(k)
+    return out
