@@ -451,7 +451,7 @@ def _k_best_flips(costs: np.ndarray, k: int) -> list[tuple[float, tuple[int, ...
 
 
 def _mbm01_expand(state: PMBMState, settings: PMBMSettings) -> PMBMState:
-    """Expand every Bernoulli with 0 < r < 1 into exists (r = 1) / absent, keeping the k best per hypothesis."""
+    """Expand each Bernoulli with 0 < r < 1 into exists (r = 1) or absent; keep the k best per hypothesis."""
     S = state.r.shape[0]
     sure_idx = np.arange(S) + S  # pool copies with r = 1
     r_pool = np.concatenate([state.r, np.ones(S)])
