@@ -77,18 +77,22 @@ def covariances(value, name: str, count: int, dim: int) -> tuple[np.ndarray, np.
         j = int(np.argmax(np.max(asym / scale, axis=(1, 2))))
         raise ValueError(f"{name}: expected symmetric matrices, got a non-symmetric matrix at index {j}")
     sym = 0.5 * (arr + np.swapaxes(arr, 1, 2))
-    chol = np.empty_like(sym)
-    for j in range(count):
-        try:
-            chol[j] = np.linalg.cholesky(sym[j])
-        except np.linalg.LinAlgError:
-            eig = np.linalg.eigvalsh(sym[j])
-            raise ValueError(
-                f"{name}: expected positive-definite matrices, got a matrix at index {j} "
-                f"with smallest eigenvalue {eig.min():.3g}"
-            ) from None
-        if not np.all(np.diag(chol[j]) > 0):
-            raise ValueError(f"{name}: expected positive-definite matrices, got a singular one at index {j}")
+    try:
+        chol = np.linalg.cholesky(sym) if count else np.empty_like(sym)
+    except np.linalg.LinAlgError:
+        chol = None
+    if chol is None or not np.all(np.diagonal(chol, axis1=1, axis2=2) > 0):
+        for j in range(count):  # find and name the first offending matrix
+            try:
+                ok = bool(np.all(np.diag(np.linalg.cholesky(sym[j])) > 0))
+            except np.linalg.LinAlgError:
+                ok = False
+            if not ok:
+                eig = np.linalg.eigvalsh(sym[j])
+                raise ValueError(
+                    f"{name}: expected positive-definite matrices, got a matrix at index {j} "
+                    f"with smallest eigenvalue {eig.min():.3g}"
+                )
     return sym, chol
 
 

@@ -39,6 +39,7 @@ import numba as nb
 import numpy as np
 
 _INF = np.inf
+_MAX_COST = 1e250  # larger finite costs could overflow when summed
 _FREE = -1  # column held by nobody (only during an augmentation)
 _DUMMY = -2  # column held by one of the implicit dummy rows
 
@@ -172,7 +173,7 @@ def _murty_kernel(C, mandatory, Q, bound):
     if n_dummy < 0 or n_dummy > n_opt or Q <= 0:
         return out_cost[:0], out_cols[:0], _INF if n_dummy < 0 or n_dummy > n_opt else 0.0
 
-    S = 2 * Q + 2
+    S = Q + 2  # popped (<= Q) + queued (<= Q - popped) + one child being solved
     s_col = np.empty((S, n), dtype=np.int64)
     s_u = np.empty((S, n), dtype=np.float64)
     s_v = np.empty((S, M), dtype=np.float64)
@@ -225,7 +226,7 @@ def _murty_kernel(C, mandatory, Q, bound):
         if status != 0:
             return out_cost[:0], out_cols[:0], _INF
     cost = _solution_cost(C, col)
-    if cost > bound:
+    if cost > bound + 1e-12 * (1.0 + abs(bound)):
         return out_cost[:0], out_cols[:0], cost
     s_cost[root] = cost
     q_cost[0] = cost
@@ -277,6 +278,8 @@ def _murty_kernel(C, mandatory, Q, bound):
             thr = bound
             if q_count >= K and q_cost[K - 1] < thr:
                 thr = q_cost[K - 1]
+            # ties with the threshold are kept: the duals round differently from the sums
+            thr = thr + 1e-12 * (1.0 + abs(thr))
             # lower bound from the smallest reduced cost left in row r
             lb_red = _INF
             for j in range(M):
@@ -386,8 +389,9 @@ class RankedAssignments:
     columns : (k, n) int
         ``columns[q, i]`` is the column assigned to row ``i`` in solution ``q``.
     rest : float
-        A lower bound on the cost of every assignment not returned;
-        ``inf`` when the returned list is complete.
+        A lower bound on the cost of every assignment not returned. ``inf``
+        means the list is complete; a finite value does not prove that more
+        assignments exist (e.g. when exactly Q exist).
     """
 
     costs: np.ndarray
@@ -434,8 +438,14 @@ def murty(
         raise ValueError(f"cost: expected at most as many rows as columns, got shape {C.shape}")
     if np.any(np.isnan(C)) or np.any(C == -np.inf):
         raise ValueError("cost: expected finite values or +inf, got NaN or -inf")
-    if not isinstance(q, (int, np.integer)) or q < 1:
+    finite = C[np.isfinite(C)]
+    if finite.size and np.max(np.abs(finite)) > _MAX_COST:
+        raise ValueError(f"cost: expected finite magnitudes below {_MAX_COST:g} (sums must not overflow)")
+    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
         raise ValueError(f"q: expected a positive integer, got {q!r}")
+    bound = float(bound)
+    if math.isnan(bound):
+        raise ValueError("bound: expected a number or inf, got nan")
     if mandatory is None:
         mand = np.zeros(M, dtype=bool)
     else:
@@ -446,8 +456,17 @@ def murty(
         if mand.any():
             return RankedAssignments(np.empty(0), np.empty((0, 0), dtype=np.int64), np.inf)
         return RankedAssignments(np.zeros(1), np.empty((1, 0), dtype=np.int64), np.inf)
-    costs, cols, rest = _murty_kernel(np.ascontiguousarray(C), mand, int(q), float(bound))
-    return RankedAssignments(costs.copy(), cols.copy(), float(rest))
+    # no more than M! / (M - n)! assignments exist: do not allocate for more
+    everything = math.lgamma(M + 1) - math.lgamma(M - n + 1) < math.log(q) + 1e-9
+    if everything:
+        q = math.perm(M, n)
+    costs, cols, rest = _murty_kernel(np.ascontiguousarray(C), mand, int(q), bound)
+    if everything and bound == math.inf:
+        rest = math.inf  # q covers every assignment there is
+    order = np.argsort(costs, kind="stable")  # the sums may differ from the search order by an ulp
+    if math.isfinite(rest):
+        rest -= 1e-12 * (1.0 + abs(rest))  # a lower bound stays one when lowered
+    return RankedAssignments(costs[order], cols[order], float(rest))
 
 
 @lru_cache(maxsize=4096)

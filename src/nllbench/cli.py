@@ -2,6 +2,8 @@
 
 Subcommands
 -----------
+simulate      simulate a scenario preset to a NetCDF scenario file.
+filter        run a reference filter on a scenario file; write its posteriors.
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
@@ -43,9 +46,151 @@ def _theorem1(args: argparse.Namespace) -> int:
     return 0 if worst < 1e-9 else 1
 
 
+class Progress:
+    """Progress of a long run on stderr: a live line on a terminal, else every 10%."""
+
+    def __init__(self, label: str, total: int, enabled: bool = True):
+        self.label, self.total, self.enabled = label, total, enabled
+        self.tty = sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.next_pct = 10
+
+    def __call__(self, k: int) -> None:
+        if not self.enabled:
+            return
+        done = k + 1
+        elapsed = time.perf_counter() - self.start
+        line = f"[{self.label}] step {done}/{self.total} ({elapsed:.1f} s)"
+        if self.tty:
+            print("\r" + line, end="" if done < self.total else "\n", file=sys.stderr, flush=True)
+        elif 100 * done >= self.next_pct * self.total or done == self.total:
+            print(line, file=sys.stderr, flush=True)
+            while 100 * done >= self.next_pct * self.total:
+                self.next_pct += 10
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from nllbench.io import write_scenario
+    from nllbench.scenarios import get_scenario, simulate
+
+    overrides = {
+        "clutter_rate": args.clutter_rate,
+        "p_detection": args.pd,
+        "p_survival": args.ps,
+        "steps": args.steps,
+        "process_noise": args.process_noise,
+        "measurement_noise": args.measurement_noise,
+    }
+    if args.truth_seed is not None:
+        overrides["truth_seed"] = None if args.truth_seed < 0 else args.truth_seed
+    sc = get_scenario(args.scenario, **overrides)
+    sim = simulate(sc, np.random.default_rng(args.seed), seed=args.seed)
+    write_scenario(sim, args.output)
+    n = sum(len(x) for x in sim.truth)
+    z = sum(len(x) for x in sim.measurements)
+    print(
+        f"wrote {args.output}: {sc.name}, {sc.steps} steps, {n} object-steps, {z} measurements, seed {args.seed}"
+    )
+    return 0
+
+
+def _filter(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from nllbench.filters import PHDSettings, PMBMSettings, run_filter
+    from nllbench.io import read_scenario, write_posterior
+
+    data = read_scenario(args.scenario_file)
+    if data.model is None:
+        raise ValueError(f"{args.scenario_file}: the file has no model (F, Q, H, R, birth); cannot filter it")
+    max_truth = max((len(x) for x in data.truth), default=0)
+    max_card = args.cphd_max_card
+    if max_card is None:
+        expected = float(data.model.initial.weights.sum() + data.model.birth.weights.sum() * data.steps)
+        max_card = int(max(2 * max_truth, min(expected, 4 * max_truth + 20)) + 10)
+    elif args.filter == "cphd" and max_card < max_truth:
+        print(
+            f"nllbench filter: warning: --cphd-max-card {max_card} is below the {max_truth} objects the scene "
+            "holds at its busiest step; the CPHD posterior gives those truths likelihood 0 (NLL = inf)",
+            file=sys.stderr,
+        )
+    phd = PHDSettings(prune=args.phd_prune, merge=args.phd_merge, cap=args.phd_cap)
+    pmbm = PMBMSettings(
+        gate=args.gate,
+        max_hypotheses=args.max_hypotheses,
+        hypothesis_floor=args.hypothesis_floor,
+        existence_floor=args.existence_floor,
+        ppp_floor=args.ppp_floor,
+        recycle=args.recycle,
+    )
+    progress = Progress(args.filter, data.steps, enabled=not args.quiet)
+    t0 = time.perf_counter()
+    posts = run_filter(
+        args.filter,
+        data.measurements,
+        data.model,
+        max_cardinality=max_card,
+        phd_settings=phd,
+        pmbm_settings=pmbm,
+        progress=progress,
+    )
+    seconds = time.perf_counter() - t0
+    params: dict = {"filter": args.filter}
+    if args.filter in ("phd", "cphd"):
+        params.update(dataclasses.asdict(phd))
+    else:
+        params.update(dataclasses.asdict(pmbm))
+    if args.filter == "cphd":
+        params["max_cardinality"] = max_card
+    scenario_attrs = {k: v for k, v in data.attrs.items() if k not in ("content", "Conventions")}
+    attrs = {
+        **{
+            f"scenario_{k}" if k in ("nllbench_version", "nllbench_schema_version") else k: v
+            for k, v in scenario_attrs.items()
+        },
+        "filter": args.filter,
+        "filter_parameters": params,
+        "scenario_file": str(args.scenario_file),
+        "filter_seconds": seconds,
+    }
+    write_posterior(posts, args.output, attrs)
+    print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {seconds:.2f} s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
+    sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
+    sim.add_argument("--scenario", required=True, choices=["williams15", "chalmers"])
+    sim.add_argument("--seed", type=int, default=0, help="seed of the measurement (and truth) generator")
+    sim.add_argument("--clutter-rate", type=float, help="expected clutter per scan")
+    sim.add_argument("--pd", type=float, help="detection probability")
+    sim.add_argument("--ps", type=float, help="survival probability")
+    sim.add_argument("--steps", type=int, help="number of time steps")
+    sim.add_argument("--process-noise", type=float, help="q of the constant-velocity model")
+    sim.add_argument("--measurement-noise", type=float, help="std of each position measurement")
+    sim.add_argument("--truth-seed", type=int, help="seed of the truth (-1: draw it from --seed)")
+    sim.add_argument("-o", "--output", required=True, help="output NetCDF file")
+    sim.set_defaults(func=_simulate)
+    flt = sub.add_parser("filter", help="run a reference filter on a scenario file")
+    flt.add_argument("scenario_file", help="NetCDF scenario file from 'nllbench simulate'")
+    flt.add_argument("--filter", required=True, choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"])
+    flt.add_argument("-o", "--output", required=True, help="output NetCDF posterior file")
+    flt.add_argument("--gate", type=float, default=20.0, help="squared Mahalanobis gate (PMBM family)")
+    flt.add_argument("--max-hypotheses", type=int, default=200, help="cap on global hypotheses")
+    flt.add_argument(
+        "--hypothesis-floor", type=float, default=1e-4, help="prune hypotheses below this weight"
+    )
+    flt.add_argument("--existence-floor", type=float, default=1e-5, help="prune Bernoullis below this r")
+    flt.add_argument("--ppp-floor", type=float, default=1e-5, help="prune PPP components below this weight")
+    flt.add_argument("--recycle", type=float, default=0.0, help="recycle Bernoullis below this r (0: off)")
+    flt.add_argument("--phd-prune", type=float, default=1e-5, help="(C)PHD pruning threshold")
+    flt.add_argument("--phd-merge", type=float, default=4.0, help="(C)PHD merging distance")
+    flt.add_argument("--phd-cap", type=int, default=100, help="(C)PHD maximum components")
+    flt.add_argument("--cphd-max-card", type=int, help="CPHD cardinality bound (default: from the scene)")
+    flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    flt.set_defaults(func=_filter)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
     ex.set_defaults(func=_example)
@@ -66,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, KeyError) as exc:
         print(f"nllbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,606 @@
+"""The NetCDF store: the one module that owns nllbench's file schema.
+
+Scenario files hold truth and measurements (and the model that generated
+them); posterior files hold one multi-object density per time step. Both are
+NetCDF-4 (xarray + netCDF4), readable by any NetCDF tool.
+
+Schema (version 1)
+------------------
+Sets of varying size per step are *contiguous ragged arrays* (CF 1.8,
+section 9.3.3): a count variable over ``step`` with the attribute
+``sample_dimension`` names the dimension that concatenates the steps' rows
+in step order. Row ``i`` of step ``k`` is at ``sum(count[:k]) + i``.
+
+Dimensions: ``step``; ``state`` (d) and ``state2`` (d, for covariances);
+``obs``/``obs2`` (measurement dimension); the sample dimensions below.
+
+Scenario file (``content = "scenario"``)
+    truth_count(step) -> truth:  truth_state(truth, state), truth_id(truth)
+    meas_count(step) -> meas:    measurement(meas, obs), meas_origin(meas) (-1 = clutter)
+    model: F(state, state2), Q(state, state2), H(obs, state), R(obs, obs2),
+           birth_weight/birth_r(birth), birth_mean(birth, state), birth_cov(birth, state, state2),
+           initial_weight(initial), initial_mean, initial_cov
+    attributes: scenario, seed, steps, p_detection, p_survival, clutter_rate,
+                process_noise, measurement_noise, fov_low, fov_high, truth_seed
+
+Posterior file (``content = "posterior"``), attribute ``family`` one of
+``PPP`` (PHD), ``IIDCluster`` (CPHD), ``PMBM`` (with ``subfamily`` PMBM,
+PMB, MBM, MBM01 or MB, and ``has_ppp`` 0/1):
+    PPP part (PPP and PMBM with has_ppp = 1):
+        ppp_count(step) -> ppp: ppp_weight, ppp_mean(ppp, state), ppp_cov(ppp, state, state2), ppp_label
+        box_count(step) -> box: box_rate, box_low(box, state), box_high(box, state)
+    IIDCluster: card_count(step) -> card: cardinality (pmf over n = 0..N)
+                spatial_count(step) -> spatial: spatial_weight, spatial_mean, spatial_cov
+    PMBM: bern_count(step) -> bern: bern_r, bern_mean(bern, state), bern_cov(bern, state, state2),
+              bern_label (-1 if none); each step's Bernoullis are a pool shared by its hypotheses
+          hyp_count(step) -> hyp: hyp_weight (sums to 1 per step), hyp_size
+          hyp_size -> member: hyp_member (index into the step's Bernoulli pool, 0-based)
+    attributes: filter, filter_parameters (JSON), scenario attributes, seed
+
+Every file carries ``nllbench_schema_version``, ``nllbench_version``,
+``content`` and ``Conventions``. Writes go to a temporary file that is
+renamed into place, so a failed write leaves no partial file. Reads
+validate the file and name the variable that is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.models import GaussianMixture, Model
+
+SCHEMA_VERSION = "1"
+STATE_NAMES_4D = ["x", "y", "vx", "vy"]
+_COMPRESS = {"zlib": True, "complevel": 4}
+
+
+class SchemaError(ValueError):
+    """A file does not follow the nllbench NetCDF schema."""
+
+
+def _version() -> str:
+    from nllbench import __version__
+
+    return __version__
+
+
+# ---------------------------------------------------------------------------
+# ragged helpers
+# ---------------------------------------------------------------------------
+
+
+def _ragged(
+    blocks: Sequence[np.ndarray], tail: tuple[int, ...], dtype=float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate per-step blocks of shape (n_k, *tail); return (counts, data)."""
+    counts = np.array([b.shape[0] for b in blocks], dtype=np.int64)
+    if len(blocks) and counts.sum():
+        data = np.concatenate([np.asarray(b, dtype=dtype).reshape((-1, *tail)) for b in blocks])
+    else:
+        data = np.empty((0, *tail), dtype=dtype)
+    return counts, data
+
+
+def _split(counts: np.ndarray, data: np.ndarray) -> list[np.ndarray]:
+    return np.split(data, np.cumsum(counts)[:-1]) if counts.size else []
+
+
+def _atomic_write(ds, path: str | os.PathLike) -> None:
+    """Write ``ds`` to ``path`` through a temporary file in the same directory."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    encoding = {name: dict(_COMPRESS) for name, var in ds.data_vars.items() if var.dtype.kind in "fiu"}
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _open(path: str | os.PathLike, content: str):
+    import xarray as xr
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        ds = xr.open_dataset(path, engine="netcdf4", decode_cf=False).load()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise SchemaError(f"{path}: not a readable NetCDF file ({exc})") from None
+    found = ds.attrs.get("content")
+    if found != content:
+        raise SchemaError(f"{path}: expected a {content} file (attribute content={content!r}), got {found!r}")
+    version = str(ds.attrs.get("nllbench_schema_version", ""))
+    if version != SCHEMA_VERSION:
+        raise SchemaError(f"{path}: expected nllbench_schema_version {SCHEMA_VERSION}, got {version!r}")
+    return ds
+
+
+def _get(ds, path, name: str, ndim: int | None = None) -> np.ndarray:
+    if name not in ds.variables:
+        raise SchemaError(f"{path}: variable {name!r} is missing")
+    arr = np.asarray(ds[name].values)
+    if ndim is not None and arr.ndim != ndim:
+        raise SchemaError(f"{path}: variable {name!r}: expected {ndim} dimensions, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise SchemaError(f"{path}: variable {name!r}: expected finite values, found NaN or inf")
+    return arr
+
+
+def _get_ragged(ds, path, count_name: str, data_name: str, steps: int, ndim: int) -> list[np.ndarray]:
+    counts = _get(ds, path, count_name, 1)
+    if counts.shape[0] != steps:
+        raise SchemaError(f"{path}: variable {count_name!r}: expected {steps} steps, got {counts.shape[0]}")
+    if np.any(counts < 0):
+        raise SchemaError(f"{path}: variable {count_name!r}: expected non-negative counts")
+    data = _get(ds, path, data_name, ndim)
+    if int(counts.sum()) != data.shape[0]:
+        raise SchemaError(
+            f"{path}: variable {data_name!r}: expected {int(counts.sum())} rows (sum of {count_name}), "
+            f"got {data.shape[0]}"
+        )
+    return _split(counts.astype(np.int64), data)
+
+
+def _jsonable(value):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray(value).tolist()
+    return value
+
+
+def _attrs_out(attrs: dict) -> dict:
+    """NetCDF attributes: numbers, strings and numeric lists; None becomes ''."""
+    out = {}
+    for k, v in attrs.items():
+        if v is None:
+            out[k] = ""
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            out[k] = np.asarray(v, dtype=float)
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out
+
+
+# ---------------------------------------------------------------------------
+# scenarios
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScenarioData:
+    """A scenario file's content.
+
+    truth : list of (n_k, d) arrays; truth_ids : list of (n_k,) int;
+    measurements : list of (z_k, d_z); origins : list of (z_k,) int (-1 = clutter);
+    model : Model (None if the file has no model); attrs : dict.
+    """
+
+    truth: list[np.ndarray]
+    truth_ids: list[np.ndarray]
+    measurements: list[np.ndarray]
+    origins: list[np.ndarray]
+    model: Model | None
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        return len(self.truth)
+
+
+def write_scenario(sim, path: str | os.PathLike) -> None:
+    """Write a :class:`nllbench.scenarios.Simulation` (truth, measurements, model) to NetCDF."""
+    import xarray as xr
+
+    K = len(sim.truth)
+    tc, tx = _ragged(sim.truth, (4,))
+    _, tid = _ragged(sim.truth_ids, (), np.int64)
+    mc, mz = _ragged(sim.measurements, (2,))
+    _, mo = _ragged(sim.origins, (), np.int64)
+    m = sim.scenario.model
+    ds = xr.Dataset(
+        {
+            "truth_count": (("step",), tc, {"sample_dimension": "truth", "long_name": "objects per step"}),
+            "truth_state": (("truth", "state"), tx, {"long_name": "true object state"}),
+            "truth_id": (("truth",), tid, {"long_name": "object identity (stable over time)"}),
+            "meas_count": (("step",), mc, {"sample_dimension": "meas", "long_name": "measurements per step"}),
+            "measurement": (("meas", "obs"), mz, {"long_name": "position measurement"}),
+            "meas_origin": (("meas",), mo, {"long_name": "truth_id of the source object, -1 for clutter"}),
+            "F": (("state", "state2"), m.F),
+            "Q": (("state", "state2"), m.Q),
+            "H": (("obs", "state"), m.H),
+            "R": (("obs", "obs2"), m.R),
+            "birth_weight": (("birth",), m.birth.weights),
+            "birth_r": (("birth",), m.birth_r),
+            "birth_mean": (("birth", "state"), m.birth.means),
+            "birth_cov": (("birth", "state", "state2"), m.birth.covs),
+            "initial_weight": (("initial",), m.initial.weights),
+            "initial_mean": (("initial", "state"), m.initial.means),
+            "initial_cov": (("initial", "state", "state2"), m.initial.covs),
+        },
+        coords={"step": np.arange(K), "state": STATE_NAMES_4D, "obs": ["x", "y"]},
+        attrs=_attrs_out(
+            {
+                "content": "scenario",
+                "nllbench_schema_version": SCHEMA_VERSION,
+                "nllbench_version": _version(),
+                "Conventions": "CF-1.8",
+                "seed": sim.seed,
+                **sim.scenario.parameters(),
+            }
+        ),
+    )
+    _atomic_write(ds, path)
+
+
+def read_scenario(path: str | os.PathLike) -> ScenarioData:
+    """Read and validate a scenario file."""
+    ds = _open(path, "scenario")
+    K = int(ds.sizes.get("step", 0))
+    truth = _get_ragged(ds, path, "truth_count", "truth_state", K, 2)
+    ids = _get_ragged(ds, path, "truth_count", "truth_id", K, 1)
+    meas = _get_ragged(ds, path, "meas_count", "measurement", K, 2)
+    origins = _get_ragged(ds, path, "meas_count", "meas_origin", K, 1)
+    model = None
+    if "F" in ds.variables:
+        try:
+            model = Model(
+                F=_get(ds, path, "F", 2),
+                Q=_get(ds, path, "Q", 2),
+                H=_get(ds, path, "H", 2),
+                R=_get(ds, path, "R", 2),
+                p_survival=float(ds.attrs["p_survival"]),
+                p_detection=float(ds.attrs["p_detection"]),
+                clutter_rate=float(ds.attrs["clutter_rate"]),
+                fov_low=np.atleast_1d(ds.attrs["fov_low"]),
+                fov_high=np.atleast_1d(ds.attrs["fov_high"]),
+                birth=GaussianMixture(
+                    _get(ds, path, "birth_weight", 1),
+                    _get(ds, path, "birth_mean", 2),
+                    _get(ds, path, "birth_cov", 3),
+                ),
+                birth_r=_get(ds, path, "birth_r", 1),
+                initial=GaussianMixture(
+                    _get(ds, path, "initial_weight", 1),
+                    _get(ds, path, "initial_mean", 2),
+                    _get(ds, path, "initial_cov", 3),
+                ),
+            )
+        except KeyError as exc:
+            raise SchemaError(f"{path}: attribute {exc.args[0]!r} is missing") from None
+        except (ValueError, TypeError) as exc:
+            raise SchemaError(f"{path}: model: {exc}") from None
+    attrs = {k: _jsonable(v) for k, v in ds.attrs.items()}
+    return ScenarioData(
+        truth, [i.astype(np.int64) for i in ids], meas, [o.astype(np.int64) for o in origins], model, attrs
+    )
+
+
+# ---------------------------------------------------------------------------
+# posteriors
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Posterior(Sequence):
+    """A posterior file's content: one density per step (a sequence).
+
+    densities : list of PPP, IIDCluster or PMBM; attrs : dict.
+    """
+
+    densities: list
+    attrs: dict = field(default_factory=dict)
+
+    def __getitem__(self, k):
+        return self.densities[k]
+
+    def __len__(self) -> int:
+        return len(self.densities)
+
+    def __iter__(self) -> Iterator:
+        return iter(self.densities)
+
+    @property
+    def family(self) -> str:
+        return str(self.attrs.get("family", ""))
+
+
+def _family(densities: Sequence) -> tuple[str, str, bool]:
+    if not densities:
+        raise ValueError("densities: expected at least one step, got none")
+    kinds = {type(d) for d in densities}
+    if len(kinds) != 1:
+        raise ValueError(
+            f"densities: expected one family for every step, got {sorted(k.__name__ for k in kinds)}"
+        )
+    d0 = densities[0]
+    if isinstance(d0, MultiBernoulli):
+        return "PMBM", "MB", False
+    if isinstance(d0, PMBM):
+        has_ppp = {d.ppp is not None for d in densities}
+        if len(has_ppp) != 1:
+            raise ValueError("densities: expected every step with a PPP or every step without one")
+        subs = {d.family for d in densities}
+        sub = subs.pop() if len(subs) == 1 else ("PMBM" if has_ppp == {True} else "MBM")
+        return "PMBM", sub, has_ppp.pop()
+    if isinstance(d0, PPP):
+        return "PPP", "PPP", True
+    if isinstance(d0, IIDCluster):
+        return "IIDCluster", "IIDCluster", False
+    raise TypeError(f"densities: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(d0).__name__}")
+
+
+def _ppp_vars(ppps: Sequence[PPP], d: int) -> dict:
+    pc, pw = _ragged([p.weights for p in ppps], ())
+    _, pm = _ragged([p.gaussians.means for p in ppps], (d,))
+    _, pP = _ragged([p.gaussians.covs for p in ppps], (d, d))
+    labels = [p.labels if p.labels is not None else np.full(p.weights.shape[0], -1) for p in ppps]
+    _, pl = _ragged(labels, (), np.int64)
+    bc, br = _ragged([p.rates for p in ppps], ())
+    _, bl = _ragged([p.lows for p in ppps], (d,))
+    _, bh = _ragged([p.highs for p in ppps], (d,))
+    return {
+        "ppp_count": (
+            ("step",),
+            pc,
+            {"sample_dimension": "ppp", "long_name": "Gaussian PPP components per step"},
+        ),
+        "ppp_weight": (("ppp",), pw, {"long_name": "component weight (expected number of objects)"}),
+        "ppp_mean": (("ppp", "state"), pm),
+        "ppp_cov": (("ppp", "state", "state2"), pP),
+        "ppp_label": (("ppp",), pl, {"long_name": "component tag, -1 if none"}),
+        "box_count": (("step",), bc, {"sample_dimension": "box", "long_name": "uniform PPP boxes per step"}),
+        "box_rate": (("box",), br),
+        "box_low": (("box", "state"), bl),
+        "box_high": (("box", "state"), bh),
+    }
+
+
+def _bernoulli_pool(density: PMBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Deduplicated Bernoullis of all hypotheses and each hypothesis' members."""
+    rows, members = [], []
+    d = density.dim
+    for mb in density.hypotheses:
+        if not isinstance(mb.densities, Gaussians):
+            raise ValueError("densities: only Gaussian Bernoulli densities can be stored")
+        lab = mb.labels if mb.labels is not None else np.full(len(mb), -1)
+        rows.append(
+            np.concatenate(
+                [mb.r[:, None], mb.densities.means, mb.densities.covs.reshape(len(mb), d * d), lab[:, None]],
+                axis=1,
+            )
+        )
+    allrows = np.concatenate(rows) if rows else np.empty((0, 2 + d + d * d))
+    if allrows.shape[0]:
+        pool, inverse = np.unique(allrows, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        pool, inverse = allrows, np.empty(0, dtype=np.int64)
+    start = 0
+    for mb in density.hypotheses:
+        members.append(inverse[start : start + len(mb)])
+        start += len(mb)
+    r = pool[:, 0]
+    means = pool[:, 1 : 1 + d]
+    covs = pool[:, 1 + d : 1 + d + d * d].reshape(-1, d, d)
+    labels = pool[:, -1].astype(np.int64)
+    return r, means, covs, labels, members
+
+
+def write_posterior(
+    densities: Sequence,
+    path: str | os.PathLike,
+    attrs: dict | None = None,
+    state_names: Sequence[str] | None = None,
+) -> None:
+    """Write one density per step (all of one family) to a posterior file.
+
+    ``attrs`` (filter name, parameters, scenario, seed, ...) are stored as
+    global attributes; dicts are stored as JSON strings.
+    """
+    import xarray as xr
+
+    family, sub, has_ppp = _family(densities)
+    densities = [PMBM(None, (d,), np.ones(1)) if isinstance(d, MultiBernoulli) else d for d in densities]
+    d = densities[0].dim
+    if any(x.dim != d for x in densities):
+        raise ValueError("densities: expected the same state dimension at every step")
+    K = len(densities)
+    data: dict = {}
+    if family == "PPP":
+        data.update(_ppp_vars(densities, d))
+    elif family == "IIDCluster":
+        cc, card = _ragged([x.cardinality for x in densities], ())
+        sc, sw = _ragged([x.weights for x in densities], ())
+        _, sm = _ragged([x.gaussians.means for x in densities], (d,))
+        _, sP = _ragged([x.gaussians.covs for x in densities], (d, d))
+        data.update(
+            {
+                "card_count": (
+                    ("step",),
+                    cc,
+                    {"sample_dimension": "card", "long_name": "N + 1 (pmf length)"},
+                ),
+                "cardinality": (("card",), card, {"long_name": "pmf of the number of objects, n = 0..N"}),
+                "spatial_count": (("step",), sc, {"sample_dimension": "spatial"}),
+                "spatial_weight": (("spatial",), sw, {"long_name": "spatial mixture weight (sums to 1)"}),
+                "spatial_mean": (("spatial", "state"), sm),
+                "spatial_cov": (("spatial", "state", "state2"), sP),
+            }
+        )
+    else:
+        if has_ppp:
+            data.update(_ppp_vars([x.ppp for x in densities], d))
+        pools = [_bernoulli_pool(x) for x in densities]
+        bc, br = _ragged([p[0] for p in pools], ())
+        _, bm = _ragged([p[1] for p in pools], (d,))
+        _, bP = _ragged([p[2] for p in pools], (d, d))
+        _, bl = _ragged([p[3] for p in pools], (), np.int64)
+        hc, hw = _ragged([x.weights for x in densities], ())
+        sizes = [np.array([m.size for m in p[4]], dtype=np.int64) for p in pools]
+        _, hs = _ragged(sizes, (), np.int64)
+        members = [np.concatenate(p[4]) if p[4] else np.empty(0, dtype=np.int64) for p in pools]
+        _, hm = _ragged(members, (), np.int64)
+        data.update(
+            {
+                "bern_count": (
+                    ("step",),
+                    bc,
+                    {"sample_dimension": "bern", "long_name": "Bernoullis per step"},
+                ),
+                "bern_r": (("bern",), br, {"long_name": "existence probability"}),
+                "bern_mean": (("bern", "state"), bm),
+                "bern_cov": (("bern", "state", "state2"), bP),
+                "bern_label": (("bern",), bl, {"long_name": "track label, -1 if none"}),
+                "hyp_count": (
+                    ("step",),
+                    hc,
+                    {"sample_dimension": "hyp", "long_name": "global hypotheses per step"},
+                ),
+                "hyp_weight": (("hyp",), hw),
+                "hyp_size": (
+                    ("hyp",),
+                    hs,
+                    {"sample_dimension": "member", "long_name": "Bernoullis per hypothesis"},
+                ),
+                "hyp_member": (("member",), hm, {"long_name": "index into the step's Bernoullis"}),
+            }
+        )
+    names = (
+        list(state_names)
+        if state_names is not None
+        else (STATE_NAMES_4D if d == 4 else [f"x{i}" for i in range(d)])
+    )
+    meta = {
+        "content": "posterior",
+        "nllbench_schema_version": SCHEMA_VERSION,
+        "nllbench_version": _version(),
+        "Conventions": "CF-1.8",
+        "family": family,
+        "subfamily": sub,
+        "has_ppp": int(has_ppp),
+    }
+    for k, v in (attrs or {}).items():
+        meta[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
+    ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=_attrs_out(meta))
+    _atomic_write(ds, path)
+
+
+def _read_ppps(ds, path, K: int) -> list[PPP]:
+    w = _get_ragged(ds, path, "ppp_count", "ppp_weight", K, 1)
+    m = _get_ragged(ds, path, "ppp_count", "ppp_mean", K, 2)
+    P = _get_ragged(ds, path, "ppp_count", "ppp_cov", K, 3)
+    lab = _get_ragged(ds, path, "ppp_count", "ppp_label", K, 1)
+    br = _get_ragged(ds, path, "box_count", "box_rate", K, 1)
+    bl = _get_ragged(ds, path, "box_count", "box_low", K, 2)
+    bh = _get_ragged(ds, path, "box_count", "box_high", K, 2)
+    d = int(ds.sizes["state"])
+    out = []
+    for k in range(K):
+        labels = lab[k].astype(np.int64)
+        try:
+            out.append(
+                PPP(
+                    w[k],
+                    Gaussians(m[k].reshape(-1, d), P[k].reshape(-1, d, d)),
+                    br[k],
+                    bl[k].reshape(-1, d),
+                    bh[k].reshape(-1, d),
+                    labels=None if np.all(labels == -1) and labels.size else labels,
+                )
+            )
+        except (ValueError, TypeError) as exc:
+            raise SchemaError(f"{path}: PPP at step {k}: {exc}") from None
+    return out
+
+
+def read_posterior(path: str | os.PathLike) -> Posterior:
+    """Read and validate a posterior file: one density per step, ready for ``nb.nll``."""
+    ds = _open(path, "posterior")
+    K = int(ds.sizes.get("step", 0))
+    family = ds.attrs.get("family")
+    attrs = {k: _jsonable(v) for k, v in ds.attrs.items()}
+    if "state" not in ds.sizes:
+        raise SchemaError(f"{path}: dimension 'state' is missing")
+    d = int(ds.sizes["state"])
+    if family == "PPP":
+        return Posterior(_read_ppps(ds, path, K), attrs)
+    if family == "IIDCluster":
+        card = _get_ragged(ds, path, "card_count", "cardinality", K, 1)
+        sw = _get_ragged(ds, path, "spatial_count", "spatial_weight", K, 1)
+        sm = _get_ragged(ds, path, "spatial_count", "spatial_mean", K, 2)
+        sP = _get_ragged(ds, path, "spatial_count", "spatial_cov", K, 3)
+        out = []
+        for k in range(K):
+            try:
+                out.append(
+                    IIDCluster(
+                        card[k], sw[k], gaussians=Gaussians(sm[k].reshape(-1, d), sP[k].reshape(-1, d, d))
+                    )
+                )
+            except (ValueError, TypeError) as exc:
+                raise SchemaError(f"{path}: variable 'cardinality'/'spatial_*' at step {k}: {exc}") from None
+        return Posterior(out, attrs)
+    if family == "PMBM":
+        ppps = _read_ppps(ds, path, K) if int(ds.attrs.get("has_ppp", 0)) else [None] * K
+        br = _get_ragged(ds, path, "bern_count", "bern_r", K, 1)
+        bm = _get_ragged(ds, path, "bern_count", "bern_mean", K, 2)
+        bP = _get_ragged(ds, path, "bern_count", "bern_cov", K, 3)
+        bl = _get_ragged(ds, path, "bern_count", "bern_label", K, 1)
+        hw = _get_ragged(ds, path, "hyp_count", "hyp_weight", K, 1)
+        hs = _get_ragged(ds, path, "hyp_count", "hyp_size", K, 1)
+        hm_all = _get(ds, path, "hyp_member", 1)
+        sizes_all = np.concatenate(hs) if hs else np.empty(0)
+        if int(np.sum(sizes_all)) != hm_all.shape[0]:
+            raise SchemaError(
+                f"{path}: variable 'hyp_member': expected {int(np.sum(sizes_all))} rows (sum of hyp_size), "
+                f"got {hm_all.shape[0]}"
+            )
+        members = _split(sizes_all.astype(np.int64), hm_all)
+        out = []
+        h0 = 0
+        for k in range(K):
+            H = hw[k].shape[0]
+            hyps = []
+            try:
+                pool = Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d))
+                labels = bl[k].astype(np.int64)
+                for h in range(H):
+                    idx = members[h0 + h].astype(np.int64)
+                    if idx.size and (idx.min() < 0 or idx.max() >= br[k].shape[0]):
+                        raise SchemaError(
+                            f"{path}: variable 'hyp_member' at step {k}: index out of range "
+                            f"0..{br[k].shape[0] - 1}"
+                        )
+                    lab = labels[idx]
+                    hyps.append(
+                        MultiBernoulli(
+                            br[k][idx],
+                            Gaussians(pool.means[idx], pool.covs[idx]),
+                            None if np.all(lab == -1) and lab.size else lab,
+                        )
+                    )
+                out.append(PMBM(ppps[k], tuple(hyps), hw[k]))
+            except SchemaError:
+                raise
+            except (ValueError, TypeError) as exc:
+                raise SchemaError(f"{path}: PMBM at step {k}: {exc}") from None
+            h0 += H
+        return Posterior(out, attrs)
+    raise SchemaError(f"{path}: attribute 'family': expected PPP, IIDCluster or PMBM, got {family!r}")
