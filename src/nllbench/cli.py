@@ -89,7 +89,8 @@ def _simulate(args: argparse.Namespace) -> int:
     n = sum(len(x) for x in sim.truth)
     z = sum(len(x) for x in sim.measurements)
     print(
-        f"wrote {args.output}: {sc.name}, {sc.steps} steps, {n} object-steps, {z} measurements, seed {args.seed}"
+        f"wrote {args.output}: {sc.name}, {sc.steps} steps, {n} object-steps, "
+        f"{z} measurements, seed {args.seed}"
     )
     return 0
 
@@ -110,8 +111,9 @@ def _filter(args: argparse.Namespace) -> int:
         max_card = int(max(2 * max_truth, min(expected, 4 * max_truth + 20)) + 10)
     elif args.filter == "cphd" and max_card < max_truth:
         print(
-            f"nllbench filter: warning: --cphd-max-card {max_card} is below the {max_truth} objects the scene "
-            "holds at its busiest step; the CPHD posterior gives those truths likelihood 0 (NLL = inf)",
+            f"nllbench filter: warning: --cphd-max-card {max_card} is below the {max_truth} objects "
+            "the scene holds at its busiest step; the CPHD posterior gives those truths "
+            "likelihood 0 (NLL = inf)",
             file=sys.stderr,
         )
     phd = PHDSettings(prune=args.phd_prune, merge=args.phd_merge, cap=args.phd_cap)
