@@ -145,3 +145,21 @@ def test_count_assignments_with_forced_objects():
                 got = count_assignments_log(n, m, forced)
                 want = len(brute_force(C, np.zeros(M, bool)))
                 assert (got == -math.inf and want == 0) or round(math.exp(got)) == want
+
+
+def test_bound_edge_values():
+    C = np.array([[0.1, 0.7], [0.2, 0.1]])
+    assert murty(C, 5, bound=-np.inf).costs.size == 0
+    tie = murty(C, 10, bound=0.7 + 0.2)  # equal to the second cost up to rounding: kept
+    assert tie.costs.size == 2
+    with pytest.raises(ValueError, match="bound: expected a number"):
+        murty(C, 2, bound=np.nan)
+    with pytest.raises(ValueError, match="q: expected a positive integer"):
+        murty(C, True)
+    with pytest.raises(ValueError, match="cost: expected finite magnitudes"):
+        murty(np.array([[1e300, 0.0]]), 1)
+
+
+def test_huge_q_allocates_only_what_exists():
+    res = murty(np.zeros((1, 2)), 10**9)
+    assert res.costs.size == 2 and res.complete

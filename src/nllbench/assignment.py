@@ -145,6 +145,14 @@ def _dijkstra(C, row, col4row, row4col, u, v, forbid, blocked, optional, limit, 
 
 
 @nb.njit(cache=True)
+def _with_slack(x):
+    """x plus a relative 1e-12, so that ties with a threshold survive rounding."""
+    if math.isinf(x):
+        return x
+    return x + 1e-12 * (1.0 + abs(x))
+
+
+@nb.njit(cache=True)
 def _solution_cost(C, col4row):
     s = 0.0
     for i in range(col4row.shape[0]):
@@ -226,7 +234,7 @@ def _murty_kernel(C, mandatory, Q, bound):
         if status != 0:
             return out_cost[:0], out_cols[:0], _INF
     cost = _solution_cost(C, col)
-    if cost > bound + 1e-12 * (1.0 + abs(bound)):
+    if cost > _with_slack(bound):
         return out_cost[:0], out_cols[:0], cost
     s_cost[root] = cost
     q_cost[0] = cost
@@ -279,7 +287,7 @@ def _murty_kernel(C, mandatory, Q, bound):
             if q_count >= K and q_cost[K - 1] < thr:
                 thr = q_cost[K - 1]
             # ties with the threshold are kept: the duals round differently from the sums
-            thr = thr + 1e-12 * (1.0 + abs(thr))
+            thr = _with_slack(thr)
             # lower bound from the smallest reduced cost left in row r
             lb_red = _INF
             for j in range(M):

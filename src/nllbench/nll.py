@@ -369,7 +369,8 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
         by_count = float(np.logaddexp(log_listed, log_left - rest_by_h[h]))
         by_rows = log_w[h] + _log_row_sum_bound(problems[h])
         upper_terms.append(max(log_listed, min(by_count, by_rows)))
-    lower = value if exact else -_logsumexp(np.array(upper_terms))
+    # (min: the per-hypothesis sums may round an ulp away from the global one)
+    lower = value if exact else min(value, -_logsumexp(np.array(upper_terms)))
     best_h = min(live, key=lambda h: costs_by_h[h][0] if costs_by_h[h].size else math.inf)
     best_cols = found[best_h][1][0]
     kept = all_costs

@@ -1,0 +1,202 @@
+"""The NetCDF store: exact round trips, validation on read, no partial files."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import xarray as xr
+from conftest import random_covs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nllbench as nb
+from nllbench.io import SchemaError, read_posterior, read_scenario, write_posterior, write_scenario
+from nllbench.scenarios import get_scenario, simulate
+
+
+def random_ppp(rng, d, labels=True):
+    J = int(rng.integers(0, 4))
+    B = int(rng.integers(0, 2))
+    lows = rng.normal(size=(B, d))
+    return nb.PPP(
+        rng.uniform(0, 2, J),
+        nb.Gaussians(rng.normal(size=(J, d)), random_covs(rng, J, d)),
+        rng.uniform(0, 3, B),
+        lows,
+        lows + rng.uniform(0.5, 2, (B, d)),
+        labels=rng.integers(0, 50, J) if labels else None,
+    )
+
+
+def random_mb(rng, d, pool=None):
+    m = int(rng.integers(0, 4))
+    r = rng.choice([0.0, 1.0, 0.3, 0.77], size=m)
+    return nb.MultiBernoulli(
+        r, nb.Gaussians(rng.normal(size=(m, d)), random_covs(rng, m, d)), rng.integers(0, 9, m)
+    )
+
+
+def random_steps(rng, family, d, K):
+    out = []
+    for _ in range(K):
+        if family == "PPP":
+            out.append(random_ppp(rng, d))
+        elif family == "IIDCluster":
+            J = int(rng.integers(1, 4))
+            out.append(
+                nb.IIDCluster(
+                    rng.dirichlet(np.ones(int(rng.integers(1, 6)))),
+                    rng.dirichlet(np.ones(J)),
+                    rng.normal(size=(J, d)),
+                    random_covs(rng, J, d),
+                )
+            )
+        else:
+            H = int(rng.integers(1, 4))
+            base = random_mb(rng, d)
+            # hypotheses share Bernoullis, as a track-oriented PMBM's do
+            hyps = []
+            for _ in range(H):
+                keep = rng.random(len(base)) < 0.7
+                extra = random_mb(rng, d)
+                hyps.append(
+                    nb.MultiBernoulli(
+                        np.concatenate([base.r[keep], extra.r]),
+                        nb.Gaussians(
+                            np.concatenate([base.means[keep], extra.means]),
+                            np.concatenate([base.densities.covs[keep], extra.densities.covs]),
+                        ),
+                        np.concatenate([base.labels[keep], extra.labels]),
+                    )
+                )
+            ppp = random_ppp(rng, d) if family == "PMBM" else None
+            out.append(nb.PMBM(ppp, tuple(hyps), rng.dirichlet(np.ones(H))))
+    return out
+
+
+def assert_same_ppp(a, b):
+    np.testing.assert_array_equal(a.weights, b.weights)
+    np.testing.assert_array_equal(a.gaussians.means, b.gaussians.means)
+    np.testing.assert_array_equal(a.gaussians.covs, b.gaussians.covs)
+    np.testing.assert_array_equal(a.rates, b.rates)
+    np.testing.assert_array_equal(a.lows, b.lows)
+    np.testing.assert_array_equal(a.highs, b.highs)
+    if a.labels is not None and a.labels.size:
+        np.testing.assert_array_equal(a.labels, b.labels)
+
+
+def assert_same(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, nb.PPP):
+        assert_same_ppp(a, b)
+    elif isinstance(a, nb.IIDCluster):
+        np.testing.assert_array_equal(a.cardinality, b.cardinality)
+        np.testing.assert_array_equal(a.weights, b.weights)
+        np.testing.assert_array_equal(a.gaussians.means, b.gaussians.means)
+        np.testing.assert_array_equal(a.gaussians.covs, b.gaussians.covs)
+    else:
+        assert (a.ppp is None) == (b.ppp is None)
+        if a.ppp is not None:
+            assert_same_ppp(a.ppp, b.ppp)
+        np.testing.assert_array_equal(a.weights, b.weights)
+        for x, y in zip(a.hypotheses, b.hypotheses, strict=True):
+            np.testing.assert_array_equal(x.r, y.r)
+            np.testing.assert_array_equal(x.densities.means, y.densities.means)
+            np.testing.assert_array_equal(x.densities.covs, y.densities.covs)
+            if len(x):
+                np.testing.assert_array_equal(x.labels, y.labels)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["PPP", "IIDCluster", "PMBM", "MBM"]),
+    st.integers(1, 4),
+    st.integers(1, 4),
+)
+def test_posterior_round_trip(tmp_path, seed, family, d, K):
+    rng = np.random.default_rng(seed)
+    steps = random_steps(rng, family, d, K)
+    path = tmp_path / f"p{seed}.nc"
+    write_posterior(steps, path, {"filter": "test", "filter_parameters": {"a": 1}, "seed": seed})
+    back = read_posterior(path)
+    assert len(back) == K and back.attrs["filter"] == "test" and back.attrs["seed"] == seed
+    for a, b in zip(steps, back, strict=True):
+        assert_same(a, b)
+    # and the NLL is the same number
+    y = rng.normal(size=(1, d))
+    for a, b in zip(steps, back, strict=True):
+        assert nb.nll(a, y, q=3).value == nb.nll(b, y, q=3).value
+
+
+def test_scenario_round_trip(tmp_path):
+    sc = get_scenario("williams15", steps=12, clutter_rate=3)
+    sim = simulate(sc, np.random.default_rng(4), seed=4)
+    path = tmp_path / "s.nc"
+    write_scenario(sim, path)
+    back = read_scenario(path)
+    assert back.steps == 12 and back.attrs["seed"] == 4 and back.attrs["scenario"] == "williams15"
+    for a, b in zip(sim.truth + sim.measurements, back.truth + back.measurements, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(sim.origins, back.origins, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(back.model.F, sc.model.F)
+    np.testing.assert_array_equal(back.model.birth.covs, sc.model.birth.covs)
+    assert back.model.clutter_rate == 3
+
+
+@pytest.fixture
+def pmbm_file(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "post.nc"
+    write_posterior(random_steps(rng, "PMBM", 2, 3), path)
+    return path
+
+
+def rewrite(path, change):
+    ds = xr.open_dataset(path, decode_cf=False).load()
+    ds.close()
+    ds = change(ds)
+    ds.to_netcdf(path)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda ds: ds.drop_vars("bern_r"), "variable 'bern_r' is missing"),
+        (lambda ds: ds.assign(bern_r=ds.bern_r * 0 + 1.5), "r: expected values in \\[0, 1\\]"),
+        (lambda ds: ds.assign(hyp_weight=ds.hyp_weight * 2), "weights: expected weights that sum to 1"),
+        (lambda ds: ds.assign(bern_count=ds.bern_count + 1), "variable 'bern_r': expected .* rows"),
+        (lambda ds: ds.assign(bern_mean=ds.bern_mean * np.nan), "variable 'bern_mean': expected finite"),
+        (lambda ds: ds.assign(hyp_member=ds.hyp_member + 100), "hyp_member' at step 0: index out of range"),
+        (lambda ds: ds.assign_attrs(content="scenario"), "expected a posterior file"),
+        (lambda ds: ds.assign_attrs(nllbench_schema_version="0"), "expected nllbench_schema_version 1"),
+        (lambda ds: ds.assign_attrs(family="GLMB"), "attribute 'family': expected PPP, IIDCluster or PMBM"),
+    ],
+)
+def test_read_validates_and_names_the_variable(pmbm_file, change, match):
+    rewrite(pmbm_file, change)
+    with pytest.raises(SchemaError, match=match):
+        read_posterior(pmbm_file)
+
+
+def test_unreadable_and_missing_files(tmp_path):
+    junk = tmp_path / "junk.nc"
+    junk.write_text("not netcdf")
+    with pytest.raises(SchemaError, match="not a readable NetCDF file"):
+        read_posterior(junk)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_scenario(tmp_path / "missing.nc")
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    laplace = nb.MultiBernoulli.laplace([0.5], [[0.0, 0.0]], 1.0)
+    path = tmp_path / "out.nc"
+    with pytest.raises(ValueError, match="only Gaussian Bernoulli densities"):
+        write_posterior([laplace], path)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="expected one family"):
+        write_posterior([nb.PPP.empty(2), laplace], path)
+    assert os.listdir(tmp_path) == []
