@@ -13,7 +13,7 @@ import nllbench as nb
 from nllbench.estimates import estimate
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter
 from nllbench.filters.phd import CPHDState, GMIntensity, cphd_update, phd_update
-from nllbench.filters.pmbm import PMBMState, predict, update
+from nllbench.filters.pmbm import PMBMState, update
 from nllbench.models import POSITION_H, GaussianMixture, Model, cv_matrices
 from nllbench.scenarios import get_scenario, simulate
 
@@ -110,7 +110,7 @@ def test_cphd_pmfs_sum_to_one_and_track_the_truth():
     sc = get_scenario("williams15", steps=30)
     sim = simulate(sc, np.random.default_rng(3))
     posts = run_filter("cphd", sim.measurements, sc.model, max_cardinality=15)
-    for post, X in zip(posts, sim.truth, strict=True):
+    for post, _X in zip(posts, sim.truth, strict=True):
         assert post.cardinality.sum() == pytest.approx(1.0, abs=1e-12)
         assert post.cardinality.shape == (16,)
     assert int(np.argmax(posts[-1].cardinality)) == len(sim.truth[-1])

@@ -53,7 +53,7 @@ def test_overrides_and_clutter():
     sim = simulate(sc, np.random.default_rng(1))
     clutter = [int(np.sum(o == -1)) for o in sim.origins]
     assert 30 < np.mean(clutter) < 50
-    for Z, o, X, ids in zip(sim.measurements, sim.origins, sim.truth, sim.truth_ids, strict=True):
+    for Z, o, _X, ids in zip(sim.measurements, sim.origins, sim.truth, sim.truth_ids, strict=True):
         assert Z.shape[0] == o.shape[0] and set(o[o >= 0]) <= set(ids)
 
 
