@@ -94,7 +94,13 @@ class Gaussians:
         return _gaussian_logpdf(self.means, self._chol_inv, self._log_norm, y)
 
     def subset(self, idx: np.ndarray) -> Gaussians:
-        return Gaussians(self.means[idx], self.covs[idx])
+        """Members ``idx`` (already validated: no re-factorisation)."""
+        out = object.__new__(Gaussians)
+        object.__setattr__(out, "means", self.means[idx])
+        object.__setattr__(out, "covs", self.covs[idx])
+        object.__setattr__(out, "_chol_inv", self._chol_inv[idx])
+        object.__setattr__(out, "_log_norm", self._log_norm[idx])
+        return out
 
 
 @dataclass(frozen=True)

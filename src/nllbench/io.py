@@ -592,7 +592,7 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
                     hyps.append(
                         MultiBernoulli(
                             br[k][idx],
-                            Gaussians(pool.means[idx], pool.covs[idx]),
+                            pool.subset(idx),
                             None if np.all(lab == -1) and lab.size else lab,
                         )
                     )
