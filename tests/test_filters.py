@@ -216,3 +216,19 @@ def test_pmbm_beats_phd_on_gospa_williams():
     seeds = [11, 12, 13]
     pmbm, phd = mean_gospa("pmbm", seeds, 50), mean_gospa("phd", seeds, 50)
     assert pmbm < phd, (pmbm, phd)
+
+
+def test_recycling_moves_unlikely_tracks_into_the_ppp():
+    sc = get_scenario("williams15", steps=15)
+    sim = simulate(sc, np.random.default_rng(2))
+    from nllbench.filters.pmbm import run_pmbm
+
+    plain = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings())
+    rec = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings(recycle=0.1))
+    for state in rec:
+        for t in range(state.track_labels.shape[0]):
+            s = state.assoc[:, t][state.assoc[:, t] >= 0]
+            assert np.any(state.r[s] >= 0.1)
+    assert sum(s.track_labels.size for s in rec) < sum(s.track_labels.size for s in plain)
+    # recycled mass is kept, in the PPP
+    assert rec[-1].ppp.weights.sum() > plain[-1].ppp.weights.sum()

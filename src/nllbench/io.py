@@ -97,7 +97,12 @@ def _atomic_write(ds, path: str | os.PathLike) -> None:
     """Write ``ds`` to ``path`` through a temporary file in the same directory."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    encoding = {name: dict(_COMPRESS) for name, var in ds.data_vars.items() if var.dtype.kind in "fiu"}
+    # compressed, and no fill value: nllbench files have no missing data
+    encoding = {
+        name: {**_COMPRESS, "_FillValue": None}
+        for name, var in ds.data_vars.items()
+        if var.dtype.kind in "fiu"
+    }
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
