@@ -326,3 +326,21 @@ def test_murty_matches_exact_dp_on_larger_scenes():
         mu = nb.nll(f, y, q=200000)
         assert mu.exact
         assert mu.value == (math.inf if ex.value == math.inf else pytest.approx(ex.value, abs=1e-9))
+
+
+def test_nll_many_equals_separate_calls():
+    rng = np.random.default_rng(17)
+    for _ in range(30):
+        f = random_pmbm(rng, 2, "PMBM", max_m=4)
+        y = truth(rng, int(rng.integers(0, 4)), 2)
+        qs = [1, 2, 5, 50]
+        for budget in ("hypothesis", "global"):
+            many = nb.nll_many(f, y, qs, budget=budget)
+            for q, res in zip(qs, many, strict=True):
+                one = nb.nll(f, y, q=q, budget=budget)
+                assert res.value == one.value or (math.isinf(res.value) and math.isinf(one.value))
+                # the shared ranking may know more (e.g. that the list is complete)
+                assert res.exact or not one.exact
+                assert one.lower - 1e-9 <= res.lower <= res.value + 1e-12 or res.value == math.inf
+    ppp = nb.PPP.gaussian([1.0], [[0.0, 0.0]], [np.eye(2)])
+    assert [r.value for r in nb.nll_many(ppp, [[0.0, 0.0]], [1, 3])] == [nb.nll(ppp, [[0.0, 0.0]]).value] * 2

@@ -7,7 +7,7 @@ Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
 from nllbench.assignment import RankedAssignments, murty
 from nllbench.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
 from nllbench.metrics import GOSPAResult, gospa
-from nllbench.nll import NLLResult, nll
+from nllbench.nll import NLLResult, nll, nll_many
 from nllbench.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 
 __version__ = "0.1.0"
@@ -28,6 +28,7 @@ __all__ = [
     "gospa",
     "murty",
     "nll",
+    "nll_many",
     "theorem1",
     "theorem1_pmb",
     "__version__",

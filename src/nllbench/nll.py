@@ -162,6 +162,26 @@ def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypoth
     return _nll_pmbm(density, y, q, method, budget)
 
 
+def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
+    """``[nll(density, truth, q) for q in qs]`` (Murty), ranking each hypothesis once.
+
+    With the per-hypothesis budget the Q best associations for every Q in
+    ``qs`` are prefixes of one ranking at ``max(qs)``, so this costs about as
+    much as the largest Q alone. Values equal those of separate calls.
+    """
+    qs = [int(q) for q in qs]
+    if not qs or any(q < 1 for q in qs):
+        raise ValueError(f"qs: expected positive integers, got {qs!r}")
+    if budget not in _BUDGETS:
+        raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
+    if isinstance(density, MultiBernoulli):
+        density = PMBM(None, (density,), np.ones(1))
+    if not isinstance(density, PMBM):
+        return [nll(density, truth, q=q) for q in qs]
+    y = v.truth_set(truth, density.dim)
+    return _nll_pmbm_murty(density, y, qs, budget)
+
+
 # ---------------------------------------------------------------------------
 # closed forms
 # ---------------------------------------------------------------------------
@@ -314,7 +334,8 @@ def _impossible(pmbm: PMBM, problems: dict[int, AssociationProblem], method: str
     return NLLResult(inf, inf, inf, True, false=inf, n_terms=0, method=method, q=q)
 
 
-def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NLLResult:
+def _pmbm_problems(pmbm: PMBM, y: np.ndarray):
+    """Per live hypothesis: its association problem; plus log w and log lambda(y)."""
     n = y.shape[0]
     if pmbm.ppp is not None:
         total_rate = pmbm.ppp.total_rate
@@ -331,22 +352,60 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
         h: association_problem(mb, y, log_lam, total_rate, lp)
         for h, mb, lp in zip(live, hyps, log_ps, strict=True)
     }
-    if method == "exact":
-        return _nll_pmbm_exact(pmbm, problems, log_w, q)
+    return problems, log_w, log_lam
 
-    # Murty: per-hypothesis (paper) or global budget (extension)
-    order = sorted(live, key=lambda h: -pmbm.weights[h])
-    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # h -> (global costs, columns)
+
+def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NLLResult:
+    if method == "exact":
+        problems, log_w, _ = _pmbm_problems(pmbm, y)
+        return _nll_pmbm_exact(pmbm, problems, log_w, q)
+    return _nll_pmbm_murty(pmbm, y, [q], budget)[0]
+
+
+def _nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> list[NLLResult]:
+    """Murty results for several budgets; per-hypothesis budgets share one ranking."""
+    problems, log_w, log_lam = _pmbm_problems(pmbm, y)
+    live = list(problems)
+    if budget == "global":
+        return [
+            _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
+        ]
+    qmax = max(qs)
+    ranked = {h: murty(problems[h].cost, qmax, problems[h].mandatory) for h in live}
+    out = []
+    for q in qs:
+        found, rest_by_h = {}, {}
+        for h in live:
+            offset = problems[h].base - log_w[h]
+            r = ranked[h]
+            found[h] = (r.costs[:q] + offset, r.columns[:q])
+            # the (q+1)-th cost bounds every unlisted one when the ranking went that far
+            rest = r.costs[q] if r.costs.size > q else r.rest
+            rest_by_h[h] = rest + offset
+        out.append(_murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q))
+    return out
+
+
+def _rank_global(problems, log_w, q: int):
+    """The q best (hypothesis, association) pairs overall (global budget)."""
+    order = sorted(problems, key=lambda h: -log_w[h])
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     rest_by_h: dict[int, float] = {}
-    threshold = math.inf  # global budget: the q-th best global cost so far
+    threshold = math.inf  # the q-th best global cost so far
     for h in order:
         prob = problems[h]
         offset = prob.base - log_w[h]
         ranked = murty(prob.cost, q, prob.mandatory, threshold - offset)
         found[h] = (ranked.costs + offset, ranked.columns)
         rest_by_h[h] = ranked.rest + offset
-        if budget == "global":
-            threshold = _trim_to_global_budget(found, rest_by_h, q)
+        threshold = _trim_to_global_budget(found, rest_by_h, q)
+    return found, rest_by_h
+
+
+def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -> NLLResult:
+    """NLLResult from the listed associations ``found`` (global costs) and the rest bounds."""
+    n = y.shape[0]
+    live = list(problems)
     costs_by_h = {h: c for h, (c, _) in found.items()}
     all_costs = np.concatenate([costs_by_h[h] for h in live]) if live else np.empty(0)
     if all_costs.size == 0:
@@ -373,7 +432,6 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
     lower = value if exact else min(value, -_logsumexp(np.array(upper_terms)))
     best_h = min(live, key=lambda h: costs_by_h[h][0] if costs_by_h[h].size else math.inf)
     best_cols = found[best_h][1][0]
-    kept = all_costs
     loc, false, missed = _decompose(problems[best_h], best_cols)
     mixture = -float(log_w[best_h]) + 0.0
     assoc = value - (loc + false + missed + mixture)
@@ -387,7 +445,7 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
         missed=missed,
         mixture=mixture,
         association=assoc,
-        n_terms=int(kept.size),
+        n_terms=int(all_costs.size),
         method="murty",
         q=q,
         best_hypothesis=best_h,
