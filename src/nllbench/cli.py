@@ -4,6 +4,8 @@ Subcommands
 -----------
 simulate      simulate a scenario preset to a NetCDF scenario file.
 filter        run a reference filter on a scenario file; write its posteriors.
+evaluate      score a posterior file against its scenario: NLL, GOSPA, OSPA,
+              MOTA, MOTP, IDF1 and the Theorem 1 check.
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -160,6 +163,57 @@ def _filter(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    from nllbench.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.io import read_posterior, read_scenario, write_metrics, write_summary_csv
+
+    post = read_posterior(args.posterior)
+    data = read_scenario(args.scenario_file)
+    if len(post) != data.steps:
+        raise ValueError(
+            f"{args.posterior}: expected {data.steps} steps like {args.scenario_file}, got {len(post)}"
+        )
+    settings = EvaluationSettings(
+        qs=tuple(args.q),
+        marginal="full" if args.full_state else "position",
+        cutoff=args.cutoff,
+        p=args.p,
+        threshold=args.threshold,
+        existence_threshold=args.existence_threshold,
+        cov_scale=args.cov_scale,
+        temper=args.temper,
+        theorem_rho=args.theorem_rho,
+        budget=args.budget,
+    )
+    metrics = evaluate_run(
+        post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings
+    )
+    keep = ("scenario", "seed", "filter", "clutter_rate", "p_detection", "p_survival", "filter_parameters")
+    attrs = {k: post.attrs[k] for k in keep if k in post.attrs}
+    attrs.update(posterior_file=str(args.posterior), scenario_file=str(args.scenario_file))
+    write_metrics(metrics, args.output, attrs)
+    row = {
+        **{k: attrs.get(k, "") for k in ("scenario", "seed", "filter", "clutter_rate", "p_detection")},
+        "marginal": settings.marginal,
+        "cov_scale": settings.cov_scale,
+        "temper": settings.temper,
+        **metrics.summary(),
+    }
+    summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
+    write_summary_csv(row, summary_path)
+    inf_steps = {q: row[f"nll_infinite_steps_q{q}"] for q in settings.qs}
+    print(f"wrote {args.output} and {summary_path} ({metrics.seconds:.2f} s)")
+    for q in settings.qs:
+        note = f" ({inf_steps[q]} steps with an impossible truth)" if inf_steps[q] else ""
+        print(f"  NLL (Q={q}): {row[f'nll_q{q}']:.4f}{note}")
+    print(
+        f"  GOSPA {row['gospa']:.4f}  OSPA {row['ospa']:.4f}  MOTA {row['mota']:.4f}  "
+        f"MOTP {row['motp']:.4f}  IDF1 {row['idf1']:.4f}  switches {row['switches']}"
+    )
+    print(f"  Theorem 1: max |NLL - RHS| = {row['theorem1_max_abs_difference']:.2e}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -193,6 +247,24 @@ def build_parser() -> argparse.ArgumentParser:
     flt.add_argument("--cphd-max-card", type=int, help="CPHD cardinality bound (default: from the scene)")
     flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     flt.set_defaults(func=_filter)
+    ev = sub.add_parser("evaluate", help="score a posterior file against its scenario file")
+    ev.add_argument("posterior", help="NetCDF posterior file")
+    ev.add_argument("scenario_file", help="NetCDF scenario file with the truth")
+    ev.add_argument("-o", "--output", required=True, help="output NetCDF metrics file")
+    ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
+    ev.add_argument("--q", type=int, nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
+    ev.add_argument(
+        "--full-state", action="store_true", help="NLL on the full state, not the position marginal"
+    )
+    ev.add_argument("--cutoff", type=float, default=2.0, help="GOSPA/OSPA cut-off c")
+    ev.add_argument("--p", type=float, default=1.0, help="GOSPA/OSPA order p")
+    ev.add_argument("--threshold", type=float, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
+    ev.add_argument("--existence-threshold", type=float, default=0.4, help="estimator threshold on r")
+    ev.add_argument("--cov-scale", type=float, default=1.0, help="probe: scale every covariance by s")
+    ev.add_argument("--temper", type=float, default=1.0, help="probe: temper existence probabilities")
+    ev.add_argument("--theorem-rho", type=float, default=0.9, help="rho of the Theorem 1 check")
+    ev.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
+    ev.set_defaults(func=_evaluate)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
     ex.set_defaults(func=_example)

@@ -37,6 +37,16 @@ PMB, MBM, MBM01 or MB, and ``has_ppp`` 0/1):
           hyp_size -> member: hyp_member (index into the step's Bernoulli pool, 0-based)
     attributes: filter, filter_parameters (JSON), scenario attributes, seed
 
+Metrics file (``content = "metrics"``), from ``nllbench evaluate``
+    nll_value/lower/upper/localization/false/missed/cardinality/mixture/association(step, q),
+    nll_exact(step, q); per step: gospa (+ _localization/_missed/_false), ospa,
+    n_truth, n_estimates, clear_matches/misses/false_positives/switches/distance_sum,
+    theorem1_lhs/rhs/difference/excluded; per run: nll_mean(q) (+inf when any
+    step is), nll_finite_mean(q), nll_infinite_steps(q), mota, motp, idf1, idp,
+    idr, idtp, idfp, idfn, gospa_mean, ospa_mean, clear_total_*,
+    theorem1_max_abs_difference; attributes: evaluation_settings (JSON) and
+    the posterior's provenance.
+
 Every file carries ``nllbench_schema_version``, ``nllbench_version``,
 ``content`` and ``Conventions``. Writes go to a temporary file that is
 renamed into place, so a failed write leaves no partial file. Reads
@@ -124,7 +134,8 @@ def _open(path: str | os.PathLike, content: str):
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     try:
-        ds = xr.open_dataset(path, engine="netcdf4", decode_cf=False).load()
+        with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as handle:
+            ds = handle.load()
     except (OSError, ValueError, RuntimeError) as exc:
         raise SchemaError(f"{path}: not a readable NetCDF file ({exc})") from None
     found = ds.attrs.get("content")
@@ -609,3 +620,132 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
             h0 += H
         return Posterior(out, attrs)
     raise SchemaError(f"{path}: attribute 'family': expected PPP, IIDCluster or PMBM, got {family!r}")
+
+
+# ---------------------------------------------------------------------------
+# evaluation results
+# ---------------------------------------------------------------------------
+
+#: Per-step variables of a metrics file (dimension ``step``).
+METRIC_STEP_VARIABLES = (
+    "gospa",
+    "gospa_localization",
+    "gospa_missed",
+    "gospa_false",
+    "ospa",
+    "n_truth",
+    "n_estimates",
+    "clear_matches",
+    "clear_misses",
+    "clear_false_positives",
+    "clear_switches",
+    "clear_distance_sum",
+    "theorem1_lhs",
+    "theorem1_rhs",
+    "theorem1_difference",
+    "theorem1_excluded",
+)
+
+
+def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
+    """Write a :class:`nllbench.evaluate.RunMetrics` to a metrics file.
+
+    Layout: ``nll_<term>(step, q)`` for value, lower, upper and the
+    decomposition, ``nll_exact(step, q)`` (0/1), per-step measures over
+    ``step`` (:data:`METRIC_STEP_VARIABLES`), and run-level scalars (``mota``,
+    ``motp``, ``idf1``, ...; ``nll_mean(q)``, ``nll_infinite_steps(q)``).
+    +inf NLL values are stored as +inf (an impossible truth), never dropped.
+    """
+    import xarray as xr
+
+    data = {}
+    for term, arr in metrics.nll.items():
+        data[f"nll_{term}"] = (("step", "q"), arr)
+    data["nll_exact"] = (("step", "q"), metrics.nll_exact.astype(np.int8))
+    c = metrics.clear
+    per_step = {
+        "gospa": metrics.gospa,
+        "gospa_localization": metrics.gospa_localization,
+        "gospa_missed": metrics.gospa_missed,
+        "gospa_false": metrics.gospa_false,
+        "ospa": metrics.ospa,
+        "n_truth": metrics.n_truth,
+        "n_estimates": metrics.n_estimates,
+        "clear_matches": c.frame_matches,
+        "clear_misses": c.frame_misses,
+        "clear_false_positives": c.frame_false_positives,
+        "clear_switches": c.frame_switches,
+        "clear_distance_sum": c.frame_distance_sum,
+        "theorem1_lhs": metrics.theorem1_lhs,
+        "theorem1_rhs": metrics.theorem1_rhs,
+        "theorem1_difference": metrics.theorem1_difference,
+        "theorem1_excluded": metrics.theorem1_excluded,
+    }
+    for name, arr in per_step.items():
+        data[name] = (("step",), np.asarray(arr))
+    summary = metrics.summary()
+    values = metrics.nll["value"]
+    data["nll_mean"] = (("q",), np.array([summary[f"nll_q{q}"] for q in metrics.qs]))
+    data["nll_finite_mean"] = (("q",), np.array([summary[f"nll_finite_mean_q{q}"] for q in metrics.qs]))
+    data["nll_infinite_steps"] = (("q",), (~np.isfinite(values)).sum(axis=0).astype(np.int64))
+    for name in ("mota", "motp", "idf1", "gospa_mean", "ospa_mean", "theorem1_max_abs_difference"):
+        key = {"gospa_mean": "gospa", "ospa_mean": "ospa"}.get(name, name)
+        data[name] = ((), float(summary[key]))
+    for name in ("switches", "matches", "misses", "false_positives", "num_objects"):
+        data[f"clear_total_{name}"] = ((), int(getattr(c, name)))
+    ident = metrics.identity
+    for name in ("idp", "idr"):
+        data[name] = ((), float(getattr(ident, name)))
+    for name in ("idtp", "idfp", "idfn"):
+        data[name] = ((), int(getattr(ident, name)))
+    s = metrics.settings
+    meta = {
+        "content": "metrics",
+        "nllbench_schema_version": SCHEMA_VERSION,
+        "nllbench_version": _version(),
+        "Conventions": "CF-1.8",
+        "evaluation_settings": json.dumps(
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()}, sort_keys=True
+        ),
+        "nll_marginal": s.marginal,
+        "evaluation_seconds": metrics.seconds,
+    }
+    for k, v in (attrs or {}).items():
+        meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
+    ds = xr.Dataset(
+        data,
+        coords={"step": np.arange(metrics.steps), "q": np.array(metrics.qs, dtype=np.int64)},
+        attrs=_attrs_out(meta),
+    )
+    _atomic_write(ds, path)
+
+
+def read_metrics(path: str | os.PathLike):
+    """Read a metrics file as an ``xarray.Dataset`` (validated: content and version)."""
+    ds = _open(path, "metrics")
+    for name in ("nll_value", "nll_lower", "nll_upper", *METRIC_STEP_VARIABLES):
+        if name not in ds.variables:
+            raise SchemaError(f"{path}: variable {name!r} is missing")
+    return ds
+
+
+def write_summary_csv(row: dict, path: str | os.PathLike) -> None:
+    """Write one summary row (header + values) to a CSV file, atomically."""
+    import csv
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(row))
+            writer.writeheader()
+            writer.writerow({k: _jsonable(v) for k, v in row.items()})
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise

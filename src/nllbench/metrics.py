@@ -196,3 +196,214 @@ def clear_mot_frame(estimates, truth, threshold: float = 2.0) -> ClearMOTFrame:
         mota = 1.0 if fps == 0 else -np.inf
     motp = dsum / k if k else np.inf
     return ClearMOTFrame(float(mota), float(motp), k, misses, fps, dsum)
+
+
+@dataclass(frozen=True)
+class OSPAResult:
+    """OSPA (Schuhmacher, Vo & Vo 2008) with its localisation / cardinality split.
+
+    ``value = ((localization + cardinality) / max(|X|, |Y|)) ** (1 / p)``
+    (0 when both sets are empty); the components are sums in p-th-power units.
+    """
+
+    value: float
+    localization: float
+    cardinality: float
+    p: float
+    c: float
+
+
+def ospa(estimates, truth, c: float = 2.0, p: float = 1.0) -> OSPAResult:
+    """OSPA metric of order p with cut-off c and the Euclidean base distance.
+
+    The assignment minimises sum min(d, c)^p (the distances are raised to p
+    *before* assigning, which matters for p != 1), and each unit of
+    cardinality difference costs c^p.
+    """
+    c = v.positive_scalar(c, "c")
+    p = float(p)
+    if not np.isfinite(p) or p < 1:
+        raise ValueError(f"p: expected a number >= 1, got {p!r}")
+    X = _point_set(estimates, "estimates")
+    Y = _point_set(truth, "truth")
+    nx, ny = X.shape[0], Y.shape[0]
+    if nx == 0 and ny == 0:
+        return OSPAResult(0.0, 0.0, 0.0, p, c)
+    loc = 0.0
+    if nx and ny:
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
+        cost = np.minimum(np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2), c) ** p
+        rows, cols = linear_sum_assignment(cost)
+        loc = float(cost[rows, cols].sum())
+    card = c**p * abs(nx - ny)
+    return OSPAResult(((loc + card) / max(nx, ny)) ** (1 / p), loc, card, p, c)
+
+
+def _gated_matching(dist: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum number of pairs with dist <= threshold, then minimum summed distance."""
+    nr, nc = dist.shape
+    if nr == 0 or nc == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    allowed = dist <= threshold
+    # an unmatched row costs `unmatched`: one more match always pays for any
+    # rerouting of the others (each costs <= threshold)
+    unmatched = (min(nr, nc) + 1) * threshold + 1.0
+    cost = np.concatenate([np.where(allowed, dist, np.inf), np.full((nr, nr), np.inf)], axis=1)
+    cost[np.arange(nr), nc + np.arange(nr)] = unmatched
+    rows, cols = linear_sum_assignment(cost)
+    real = cols < nc
+    return rows[real], cols[real]
+
+
+@dataclass(frozen=True)
+class ClearMOTResult:
+    """Multi-frame CLEAR MOT (Bernardin & Stiefelhagen 2008).
+
+    mota = 1 - (misses + false_positives + switches) / num_objects;
+    motp = distance_sum / matches: the mean *Euclidean* distance of matched
+    pairs, in state units (not squared). Per-frame counts are (K,) arrays.
+    """
+
+    mota: float
+    motp: float
+    matches: int
+    misses: int
+    false_positives: int
+    switches: int
+    num_objects: int
+    distance_sum: float
+    frame_matches: np.ndarray
+    frame_misses: np.ndarray
+    frame_false_positives: np.ndarray
+    frame_switches: np.ndarray
+    frame_distance_sum: np.ndarray
+
+
+def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> ClearMOTResult:
+    """CLEAR MOT over a sequence of frames.
+
+    Parameters
+    ----------
+    truth, estimates : sequences (one per frame) of (n_k, d) and (m_k, d) arrays
+    truth_ids, estimate_ids : sequences of (n_k,) and (m_k,) integer identities
+    threshold : float
+        A pair may match when its Euclidean distance is <= threshold
+        (inclusive, as py-motmetrics and TrackEval).
+
+    Notes
+    -----
+    Per frame, as py-motmetrics 1.4: (1) every object keeps the hypothesis it
+    was last matched to (in any earlier frame) if that hypothesis is present
+    and within the threshold; (2) the remaining objects and hypotheses are
+    matched inside the gate, maximising the number of matches and then
+    minimising the summed distance; (3) a match whose hypothesis differs from
+    the object's last matched hypothesis is an identity switch (gaps do not
+    reset the memory); (4) unmatched objects are misses, unmatched hypotheses
+    false positives.
+    """
+    threshold = v.positive_scalar(threshold, "threshold")
+    K = len(truth)
+    for name, seq in (("truth_ids", truth_ids), ("estimates", estimates), ("estimate_ids", estimate_ids)):
+        if len(seq) != K:
+            raise ValueError(f"{name}: expected {K} frames like truth, got {len(seq)}")
+    last: dict[int, int] = {}
+    fm, fmiss, ffp, fsw = (np.zeros(K, dtype=np.int64) for _ in range(4))
+    fd = np.zeros(K)
+    num_objects = 0
+    for k in range(K):
+        Y = _point_set(truth[k], "truth")
+        X = _point_set(estimates[k], "estimates")
+        oid = np.asarray(truth_ids[k], dtype=np.int64).reshape(-1)
+        hid = np.asarray(estimate_ids[k], dtype=np.int64).reshape(-1)
+        if oid.size != Y.shape[0] or hid.size != X.shape[0]:
+            raise ValueError(f"truth_ids/estimate_ids: frame {k}: expected one identity per state")
+        num_objects += Y.shape[0]
+        dist = (
+            np.linalg.norm(Y[:, None, :] - X[None, :, :], axis=2)
+            if Y.shape[0] and X.shape[0]
+            else np.empty((Y.shape[0], X.shape[0]))
+        )
+        o_used = np.zeros(Y.shape[0], dtype=bool)
+        h_used = np.zeros(X.shape[0], dtype=bool)
+        pairs = []
+        for i, o in enumerate(oid):  # 1. keep established correspondences
+            if o in last:
+                js = np.flatnonzero(~h_used & (hid == last[o]))
+                if js.size and dist[i, js[0]] <= threshold:
+                    o_used[i] = h_used[js[0]] = True
+                    pairs.append((i, js[0], False))
+        ri, ci = np.flatnonzero(~o_used), np.flatnonzero(~h_used)  # 2. match the rest in the gate
+        rows, cols = _gated_matching(dist[np.ix_(ri, ci)], threshold)
+        for a, b in zip(ri[rows], ci[cols], strict=True):
+            o, h = oid[a], hid[b]
+            pairs.append((a, b, o in last and last[o] != h))
+            o_used[a] = h_used[b] = True
+        for i, j, switch in pairs:
+            last[oid[i]] = hid[j]
+            fd[k] += dist[i, j]
+            fsw[k] += switch
+            fm[k] += not switch
+        fmiss[k] = int((~o_used).sum())
+        ffp[k] = int((~h_used).sum())
+    matches, switches = int(fm.sum()), int(fsw.sum())
+    misses, fps = int(fmiss.sum()), int(ffp.sum())
+    detections = matches + switches
+    dsum = float(fd.sum())
+    if num_objects:
+        mota = 1.0 - (misses + fps + switches) / num_objects
+    else:
+        mota = 1.0 if fps == 0 else -np.inf
+    motp = dsum / detections if detections else np.inf
+    return ClearMOTResult(
+        float(mota), float(motp), matches, misses, fps, switches, num_objects, dsum, fm, fmiss, ffp, fsw, fd
+    )
+
+
+@dataclass(frozen=True)
+class IdentityResult:
+    """Identity measures (Ristani et al. 2016): IDF1 = 2 IDTP / (num_objects + num_predictions)."""
+
+    idf1: float
+    idp: float
+    idr: float
+    idtp: int
+    idfp: int
+    idfn: int
+
+
+def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> IdentityResult:
+    """IDF1, IDP, IDR: the best one-to-one pairing of truth and estimate identities over the whole run.
+
+    A frame counts for a pair of identities when both are present and within
+    ``threshold`` (inclusive); IDTP is the largest total count over one-to-one
+    pairings of identities.
+    """
+    threshold = v.positive_scalar(threshold, "threshold")
+    counts: dict[tuple[int, int], int] = {}
+    n_obj = n_pred = 0
+    for Y, oid, X, hid in zip(truth, truth_ids, estimates, estimate_ids, strict=True):
+        Y, X = _point_set(Y, "truth"), _point_set(X, "estimates")
+        n_obj += Y.shape[0]
+        n_pred += X.shape[0]
+        if Y.shape[0] and X.shape[0]:
+            d = np.linalg.norm(Y[:, None, :] - X[None, :, :], axis=2)
+            for i, j in zip(*np.nonzero(d <= threshold), strict=True):
+                key = (int(np.asarray(oid).reshape(-1)[i]), int(np.asarray(hid).reshape(-1)[j]))
+                counts[key] = counts.get(key, 0) + 1
+    idtp = 0
+    if counts:
+        os_ = sorted({o for o, _ in counts})
+        hs = sorted({h for _, h in counts})
+        gain = np.zeros((len(os_), len(hs)))
+        oi = {o: i for i, o in enumerate(os_)}
+        hi = {h: j for j, h in enumerate(hs)}
+        for (o, h), c in counts.items():
+            gain[oi[o], hi[h]] = c
+        rows, cols = linear_sum_assignment(-gain)
+        idtp = int(gain[rows, cols].sum())
+    idfp, idfn = n_pred - idtp, n_obj - idtp
+    idf1 = 2 * idtp / (n_obj + n_pred) if n_obj + n_pred else 1.0
+    idp = idtp / n_pred if n_pred else 1.0
+    idr = idtp / n_obj if n_obj else 1.0
+    return IdentityResult(float(idf1), float(idp), float(idr), idtp, idfp, idfn)
