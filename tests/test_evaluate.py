@@ -1,0 +1,167 @@
+"""Evaluation of runs: paper values, calibration probes, Theorem 1 on every run, infinities, CLI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import nllbench as nb
+from nllbench.cli import main
+from nllbench.evaluate import EvaluationSettings, evaluate_run
+from nllbench.examples import example1, example2
+from nllbench.filters import run_filter
+from nllbench.io import read_metrics, read_posterior
+from nllbench.metrics import clear_mot, ospa
+from nllbench.scenarios import get_scenario, simulate
+from nllbench.transforms import marginal, scale_covariances, temper_existence
+
+
+def test_paper_examples_through_the_run_evaluation():
+    for ex, mota, motp, g in (
+        (example1(), 1.0, (1 + math.sqrt(2)) / 2, 1 + math.sqrt(2)),
+        (example2(), 0.5, 1.0, 2.0),
+    ):
+        for density in ex.trackers.values():
+            m = evaluate_run([density], [ex.truth], [np.arange(2)], [0, 0], [10, 10])
+            assert m.clear.mota == pytest.approx(mota)
+            assert m.clear.motp == pytest.approx(motp)
+            assert m.gospa[0] == pytest.approx(g)
+    m = evaluate_run([example2().trackers["M2"]], [example2().truth], [np.arange(2)], [0, 0], [10, 10])
+    assert m.nll["value"][0, 0] == math.inf and m.nll["missed"][0, 0] == math.inf
+    assert m.summary()["nll_q1"] == math.inf and m.summary()["nll_infinite_steps_q1"] == 1
+
+
+def test_ospa_definition_values():
+    assert ospa([[0, 0]], [[0, 1]], c=2, p=1).value == pytest.approx(1.0)
+    assert ospa([[0, 0]], [], c=2, p=2).value == pytest.approx(2.0)
+    # p = 2: distances are raised to p before assigning
+    r = ospa([[0, 0], [3, 0]], [[1, 0], [4, 0]], c=10, p=2)
+    assert r.value == pytest.approx(1.0)
+
+
+def test_multi_frame_clear_mot_switch_and_gap_rules():
+    truth = [np.array([[0.0, 0.0]]), np.empty((0, 2)), np.array([[0.0, 0.0]])]
+    tid = [np.array([7]), np.array([], dtype=int), np.array([7])]
+    est = [np.array([[0.5, 0.0]]), np.array([[9.0, 9.0]]), np.array([[0.2, 0.0]])]
+    eid = [np.array([1]), np.array([1]), np.array([2])]
+    r = clear_mot(truth, tid, est, eid, threshold=2)
+    assert r.switches == 1 and r.false_positives == 1 and r.misses == 0
+    assert r.mota == pytest.approx(1 - 2 / 2) and r.motp == pytest.approx(0.35)
+
+
+def scene(name="williams15", steps=25, seed=0):
+    sc = get_scenario(name, steps=steps)
+    sim = simulate(sc, np.random.default_rng(seed))
+    return sc, sim
+
+
+@pytest.fixture(scope="module")
+def pmbm_run():
+    sc, sim = scene()
+    return sc, sim, run_filter("pmbm", sim.measurements, sc.model)
+
+
+def test_calibration_probes_move_nll_only(pmbm_run):
+    sc, sim, posts = pmbm_run
+    lo, hi = sc.model.fov_low, sc.model.fov_high
+    base = evaluate_run(posts, sim.truth, sim.truth_ids, lo, hi, EvaluationSettings(qs=(10,)))
+    for kw in ({"cov_scale": 4.0}, {"cov_scale": 0.05}, {"temper": 3.0}, {"temper": 0.3}):
+        probed = evaluate_run(posts, sim.truth, sim.truth_ids, lo, hi, EvaluationSettings(qs=(10,), **kw))
+        np.testing.assert_array_equal(probed.gospa, base.gospa)
+        np.testing.assert_array_equal(probed.ospa, base.ospa)
+        assert probed.clear.mota == base.clear.mota and probed.clear.motp == base.clear.motp
+        assert probed.identity.idf1 == base.identity.idf1
+        assert abs(probed.summary()["nll_q10"] - base.summary()["nll_q10"]) > 0.1, kw
+    # over-confident and under-confident covariances are both worse than a calibrated scale
+    curve = [
+        evaluate_run(
+            posts, sim.truth, sim.truth_ids, lo, hi, EvaluationSettings(qs=(1,), cov_scale=s)
+        ).summary()["nll_q1"]
+        for s in (0.01, 1.0, 100.0)
+    ]
+    assert curve[1] < curve[0] and curve[1] < curve[2]
+
+
+def test_theorem1_holds_on_every_run():
+    for name in ("phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"):
+        sc, sim = scene(steps=12, seed=3)
+        posts = run_filter(name, sim.measurements, sc.model, max_cardinality=12)
+        m = evaluate_run(
+            posts, sim.truth, sim.truth_ids, sc.model.fov_low, sc.model.fov_high, EvaluationSettings(qs=(1,))
+        )
+        assert np.max(np.abs(m.theorem1_difference)) < 1e-9, name
+        assert np.all(np.isfinite(m.theorem1_lhs))
+
+
+def test_marginal_and_probe_transforms():
+    mb = nb.MultiBernoulli.gaussian(
+        [0.2, 0.45, 1.0], np.arange(12.0).reshape(3, 4), np.stack([np.diag([1.0, 2, 3, 4])] * 3)
+    )
+    f = nb.PMB(nb.PPP.uniform(2.0, [0, 0, -1, -1], [10, 10, 1, 1]), mb)
+    pos = marginal(f, (0, 1))
+    assert pos.dim == 2 and pos.ppp.total_rate == 2.0
+    np.testing.assert_array_equal(pos.hypotheses[0].densities.covs[0], np.diag([1.0, 2.0]))
+    t = temper_existence(mb, 5.0, about=0.4)
+    assert t.r[2] == 1.0 and t.r[0] < 0.2 and 0.45 < t.r[1] < 1
+    assert np.array_equal(t.r > 0.4, mb.r > 0.4)
+    s = scale_covariances(f, 3.0)
+    np.testing.assert_array_equal(s.hypotheses[0].densities.covs, 3.0 * mb.densities.covs)
+    with pytest.raises(ValueError, match="s: expected a positive covariance scale"):
+        scale_covariances(f, 0.0)
+    with pytest.raises(ValueError, match="dims: expected indices in 0..3"):
+        marginal(f, (0, 7))
+
+
+def test_full_state_nll_differs_from_position(pmbm_run):
+    sc, sim, posts = pmbm_run
+    a = evaluate_run(
+        posts[:5],
+        sim.truth[:5],
+        sim.truth_ids[:5],
+        sc.model.fov_low,
+        sc.model.fov_high,
+        EvaluationSettings(qs=(1,)),
+    )
+    b = evaluate_run(
+        posts[:5],
+        sim.truth[:5],
+        sim.truth_ids[:5],
+        sc.model.fov_low,
+        sc.model.fov_high,
+        EvaluationSettings(qs=(1,), marginal="full"),
+    )
+    assert not np.allclose(a.nll["value"], b.nll["value"])
+
+
+def test_cli_evaluate_every_filter(tmp_path, capsys):
+    sc_path = tmp_path / "s.nc"
+    assert (
+        main(["simulate", "--scenario", "williams15", "--seed", "2", "--steps", "10", "-o", str(sc_path)])
+        == 0
+    )
+    for name in ("phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"):
+        post = tmp_path / f"{name}.nc"
+        assert main(["filter", "-q", "--filter", name, str(sc_path), "-o", str(post)]) == 0
+        out = tmp_path / f"{name}.metrics.nc"
+        assert main(["evaluate", str(post), str(sc_path), "-o", str(out), "--q", "1", "10"]) == 0
+        ds = read_metrics(out)
+        assert ds.sizes["step"] == 10 and list(ds["q"].values) == [1, 10]
+        assert not np.isnan(ds["nll_value"].values).any()
+        assert float(ds["theorem1_max_abs_difference"]) < 1e-9
+        assert ds.attrs["filter"] == name
+        summary = (tmp_path / f"{name}.metrics.summary.csv").read_text().splitlines()
+        assert len(summary) == 2 and "nll_q1" in summary[0]
+    text = capsys.readouterr().out
+    assert "Theorem 1: max |NLL - RHS|" in text
+    assert len(read_posterior(tmp_path / "pmbm.nc")) == 10
+
+
+def test_cli_evaluate_rejects_mismatched_files(tmp_path):
+    a, b = tmp_path / "a.nc", tmp_path / "b.nc"
+    assert main(["simulate", "--scenario", "williams15", "--steps", "5", "-o", str(a)]) == 0
+    assert main(["simulate", "--scenario", "williams15", "--steps", "6", "-o", str(b)]) == 0
+    assert main(["filter", "-q", "--filter", "phd", str(a), "-o", str(tmp_path / "p.nc")]) == 0
+    assert main(["evaluate", str(tmp_path / "p.nc"), str(b), "-o", str(tmp_path / "m.nc")]) == 2
+    assert not (tmp_path / "m.nc").exists()
