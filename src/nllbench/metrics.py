@@ -172,21 +172,12 @@ def clear_mot_frame(estimates, truth, threshold: float = 2.0) -> ClearMOTFrame:
     X = _point_set(estimates, "estimates")
     Y = _point_set(truth, "truth")
     nx, ny = X.shape[0], Y.shape[0]
-    rows = cols = np.empty(0, dtype=np.int64)
     dist = np.empty((nx, ny))
     if nx and ny:
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
         dist = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2)
-        allowed = dist <= threshold
-        # an unmatched estimate costs `unmatched`; one more match always pays
-        # for any rerouting of the others (each costs <= threshold)
-        unmatched = (min(nx, ny) + 1) * threshold + 1.0
-        cost = np.concatenate([np.where(allowed, dist, np.inf), np.full((nx, nx), np.inf)], axis=1)
-        cost[np.arange(nx), ny + np.arange(nx)] = unmatched
-        rows, cols = linear_sum_assignment(cost)
-        real = cols < ny
-        rows, cols = rows[real], cols[real]
+    rows, cols = _gated_matching(dist, threshold)
     k = rows.size
     dsum = float(dist[rows, cols].sum()) if k else 0.0
     misses, fps = ny - k, nx - k

@@ -25,6 +25,7 @@ from nllbench.filters.gaussian import (
     prune_and_merge,
     updated_means,
 )
+from nllbench.filters.loop import run_steps
 from nllbench.models import GaussianMixture, Model
 
 
@@ -127,16 +128,13 @@ def run_phd(
     progress: Callable[[int], None] | None = None,
 ) -> list[GMIntensity]:
     """Posterior intensity after each update (step 0 starts from ``model.initial``)."""
-    state = GMIntensity.from_mixture(model.initial)
-    out = []
-    for k, Z in enumerate(measurements):
-        if k:
-            state = phd_predict(state, model)
-        state = phd_update(state, Z, model, settings)
-        out.append(state)
-        if progress:
-            progress(k)
-    return out
+    return run_steps(
+        GMIntensity.from_mixture(model.initial),
+        lambda s: phd_predict(s, model),
+        lambda s, Z: phd_update(s, Z, model, settings),
+        measurements,
+        progress,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -304,13 +302,10 @@ def run_cphd(
     """Posterior (cardinality pmf over 0..max_cardinality, intensity) after each update."""
     if max_cardinality < 0:
         raise ValueError(f"max_cardinality: expected a non-negative integer, got {max_cardinality!r}")
-    state = cphd_initial(model, max_cardinality)
-    out = []
-    for k, Z in enumerate(measurements):
-        if k:
-            state = cphd_predict(state, model)
-        state = cphd_update(state, Z, model, settings)
-        out.append(state)
-        if progress:
-            progress(k)
-    return out
+    return run_steps(
+        cphd_initial(model, max_cardinality),
+        lambda s: cphd_predict(s, model),
+        lambda s, Z: cphd_update(s, Z, model, settings),
+        measurements,
+        progress,
+    )

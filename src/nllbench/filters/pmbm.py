@@ -36,6 +36,7 @@ from nllbench.filters.gaussian import (
     moment_match,
     updated_means,
 )
+from nllbench.filters.loop import run_steps
 from nllbench.filters.phd import GMIntensity
 from nllbench.models import Model
 
@@ -502,13 +503,10 @@ def run_pmbm(
     progress: Callable[[int], None] | None = None,
 ) -> list[PMBMState]:
     """Posterior after each update for the PMBM family (``variant`` in pmbm, pmb, mbm, mbm01)."""
-    state = initial_state(model, variant)
-    out = []
-    for k, Z in enumerate(measurements):
-        if k:
-            state = predict(state, model, variant)
-        state = update(state, Z, model, settings, variant)
-        out.append(state)
-        if progress:
-            progress(k)
-    return out
+    return run_steps(
+        initial_state(model, variant),
+        lambda s: predict(s, model, variant),
+        lambda s, Z: update(s, Z, model, settings, variant),
+        measurements,
+        progress,
+    )
