@@ -14,6 +14,7 @@ theorem1      check Theorem 1 on random sets and print both sides.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -72,9 +73,50 @@ class Progress:
                 self.next_pct += 10
 
 
+def _config(args: argparse.Namespace) -> dict | None:
+    """The --provenance JSON (e.g. the workflow's configuration slice), parsed."""
+    if not getattr(args, "provenance", None):
+        return None
+    try:
+        value = json.loads(args.provenance)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--provenance: expected a JSON object, got {args.provenance!r} ({exc})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"--provenance: expected a JSON object, got {args.provenance!r}")
+    return value
+
+
+def _write_timing(path: str | None, rows: list[dict]) -> None:
+    if not path:
+        return
+    import csv
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["item", "seconds"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _batch_mode(args, single: tuple[str, ...], batch: tuple[str, ...], command: str) -> bool:
+    """True for the batch form; checks that exactly one form's arguments are given, completely."""
+    s = " ".join(a.upper() if a in ("posterior", "scenario_file") else "--" + a for a in single)
+    b = " ".join("--" + a.replace("_", "-") for a in batch)
+    usage = f"{command}: give either {s} (one run) or {b} (a batch)"
+    has_single = [getattr(args, a) is not None for a in single]
+    has_batch = [getattr(args, a) is not None for a in batch]
+    if any(has_single) and any(has_batch):
+        raise ValueError(usage + ", not both")
+    if all(has_batch):
+        return True
+    if all(has_single):
+        return False
+    raise ValueError(usage)
+
+
 def _simulate(args: argparse.Namespace) -> int:
-    from nllbench.io import write_scenario
-    from nllbench.scenarios import get_scenario, simulate
+    from nllbench.io import atomic_directory
+    from nllbench.runs import simulate_file
 
     overrides = {
         "clutter_rate": args.clutter_rate,
@@ -86,39 +128,30 @@ def _simulate(args: argparse.Namespace) -> int:
     }
     if args.truth_seed is not None:
         overrides["truth_seed"] = None if args.truth_seed < 0 else args.truth_seed
-    sc = get_scenario(args.scenario, **overrides)
-    sim = simulate(sc, np.random.default_rng(args.seed), seed=args.seed)
-    write_scenario(sim, args.output)
-    n = sum(len(x) for x in sim.truth)
-    z = sum(len(x) for x in sim.measurements)
-    print(
-        f"wrote {args.output}: {sc.name}, {sc.steps} steps, {n} object-steps, "
-        f"{z} measurements, seed {args.seed}"
-    )
+    config = _config(args)
+    if not _batch_mode(args, ("output",), ("output_dir",), "simulate"):
+        sim, _ = simulate_file(args.scenario, args.seed, args.output, overrides, config)
+        n = sum(len(x) for x in sim.truth)
+        z = sum(len(x) for x in sim.measurements)
+        print(
+            f"wrote {args.output}: {args.scenario}, {len(sim.truth)} steps, {n} object-steps, "
+            f"{z} measurements, seed {args.seed}"
+        )
+        return 0
+    seeds = args.seeds if args.seeds else [args.seed]
+    timing = []
+    with atomic_directory(args.output_dir) as tmp:
+        for seed in seeds:
+            _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config)
+            timing.append({"item": f"seed{seed}", "seconds": sec})
+    _write_timing(args.timing, timing)
+    print(f"wrote {len(seeds)} scenario files to {args.output_dir}")
     return 0
 
 
-def _filter(args: argparse.Namespace) -> int:
-    import dataclasses
+def _filter_settings(args):
+    from nllbench.filters import PHDSettings, PMBMSettings
 
-    from nllbench.filters import PHDSettings, PMBMSettings, run_filter
-    from nllbench.io import read_scenario, write_posterior
-
-    data = read_scenario(args.scenario_file)
-    if data.model is None:
-        raise ValueError(f"{args.scenario_file}: the file has no model (F, Q, H, R, birth); cannot filter it")
-    max_truth = max((len(x) for x in data.truth), default=0)
-    max_card = args.cphd_max_card
-    if max_card is None:
-        expected = float(data.model.initial.weights.sum() + data.model.birth.weights.sum() * data.steps)
-        max_card = int(max(2 * max_truth, min(expected, 4 * max_truth + 20)) + 10)
-    elif args.filter == "cphd" and max_card < max_truth:
-        print(
-            f"nllbench filter: warning: --cphd-max-card {max_card} is below the {max_truth} objects "
-            "the scene holds at its busiest step; the CPHD posterior gives those truths "
-            "likelihood 0 (NLL = inf)",
-            file=sys.stderr,
-        )
     phd = PHDSettings(prune=args.phd_prune, merge=args.phd_merge, cap=args.phd_cap)
     pmbm = PMBMSettings(
         gate=args.gate,
@@ -128,52 +161,60 @@ def _filter(args: argparse.Namespace) -> int:
         ppp_floor=args.ppp_floor,
         recycle=args.recycle,
     )
-    progress = Progress(args.filter, data.steps, enabled=not args.quiet)
-    t0 = time.perf_counter()
-    posts = run_filter(
-        args.filter,
-        data.measurements,
-        data.model,
-        max_cardinality=max_card,
-        phd_settings=phd,
-        pmbm_settings=pmbm,
-        progress=progress,
+    return phd, pmbm
+
+
+def _warn(command: str):
+    return lambda msg: print(f"nllbench {command}: warning: {msg}", file=sys.stderr)
+
+
+def _seed_files(directory: str) -> list[Path]:
+    files = sorted(
+        Path(directory).glob("seed*.nc"), key=lambda p: int(p.stem[4:]) if p.stem[4:].isdigit() else -1
     )
-    seconds = time.perf_counter() - t0
-    params: dict = {"filter": args.filter}
-    if args.filter in ("phd", "cphd"):
-        params.update(dataclasses.asdict(phd))
-    else:
-        params.update(dataclasses.asdict(pmbm))
-    if args.filter == "cphd":
-        params["max_cardinality"] = max_card
-    scenario_attrs = {k: v for k, v in data.attrs.items() if k not in ("content", "Conventions")}
-    attrs = {
-        **{
-            f"scenario_{k}" if k in ("nllbench_version", "nllbench_schema_version") else k: v
-            for k, v in scenario_attrs.items()
-        },
-        "filter": args.filter,
-        "filter_parameters": params,
-        "scenario_file": str(args.scenario_file),
-        "filter_seconds": seconds,
-    }
-    write_posterior(posts, args.output, attrs)
-    print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {seconds:.2f} s")
+    if not files:
+        raise ValueError(f"{directory}: no seed*.nc files found")
+    return files
+
+
+def _filter(args: argparse.Namespace) -> int:
+    from nllbench.io import atomic_directory
+    from nllbench.runs import filter_file
+
+    phd, pmbm = _filter_settings(args)
+    config = _config(args)
+    options = dict(
+        max_cardinality=args.cphd_max_card, phd=phd, pmbm=pmbm, config=config, warn=_warn("filter")
+    )
+    if not _batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
+        from nllbench.io import read_scenario
+
+        steps = read_scenario(args.scenario_file).steps
+        progress = Progress(args.filter, steps, enabled=not args.quiet)
+        posts, sec = filter_file(args.scenario_file, args.filter, args.output, progress=progress, **options)
+        print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {sec:.2f} s")
+        return 0
+    files = _seed_files(args.input_dir)
+    timing = []
+    with atomic_directory(args.output_dir) as tmp:
+        for i, f in enumerate(files):
+            _, sec = filter_file(f, args.filter, tmp / f.name, **options)
+            timing.append({"item": f.stem, "seconds": sec})
+            if not args.quiet:
+                print(
+                    f"[{args.filter}] {i + 1}/{len(files)} {f.name} ({sec:.2f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    _write_timing(args.timing, timing)
+    print(f"wrote {len(files)} posterior files to {args.output_dir}")
     return 0
 
 
-def _evaluate(args: argparse.Namespace) -> int:
-    from nllbench.evaluate import EvaluationSettings, evaluate_run
-    from nllbench.io import read_posterior, read_scenario, write_metrics, write_summary_csv
+def _evaluation_settings(args):
+    from nllbench.evaluate import EvaluationSettings
 
-    post = read_posterior(args.posterior)
-    data = read_scenario(args.scenario_file)
-    if len(post) != data.steps:
-        raise ValueError(
-            f"{args.posterior}: expected {data.steps} steps like {args.scenario_file}, got {len(post)}"
-        )
-    settings = EvaluationSettings(
+    return EvaluationSettings(
         qs=tuple(args.q),
         marginal="full" if args.full_state else "position",
         cutoff=args.cutoff,
@@ -185,32 +226,49 @@ def _evaluate(args: argparse.Namespace) -> int:
         theorem_rho=args.theorem_rho,
         budget=args.budget,
     )
-    metrics = evaluate_run(
-        post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings
-    )
-    keep = ("scenario", "seed", "filter", "clutter_rate", "p_detection", "p_survival", "filter_parameters")
-    attrs = {k: post.attrs[k] for k in keep if k in post.attrs}
-    attrs.update(posterior_file=str(args.posterior), scenario_file=str(args.scenario_file))
-    write_metrics(metrics, args.output, attrs)
-    row = {
-        **{k: attrs.get(k, "") for k in ("scenario", "seed", "filter", "clutter_rate", "p_detection")},
-        "marginal": settings.marginal,
-        "cov_scale": settings.cov_scale,
-        "temper": settings.temper,
-        **metrics.summary(),
-    }
-    summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
-    write_summary_csv(row, summary_path)
-    inf_steps = {q: row[f"nll_infinite_steps_q{q}"] for q in settings.qs}
-    print(f"wrote {args.output} and {summary_path} ({metrics.seconds:.2f} s)")
-    for q in settings.qs:
-        note = f" ({inf_steps[q]} steps with an impossible truth)" if inf_steps[q] else ""
+
+
+def _print_row(row: dict, qs) -> None:
+    for q in qs:
+        inf = row[f"nll_infinite_steps_q{q}"]
+        note = f" ({inf} steps with an impossible truth)" if inf else ""
         print(f"  NLL (Q={q}): {row[f'nll_q{q}']:.4f}{note}")
     print(
         f"  GOSPA {row['gospa']:.4f}  OSPA {row['ospa']:.4f}  MOTA {row['mota']:.4f}  "
         f"MOTP {row['motp']:.4f}  IDF1 {row['idf1']:.4f}  switches {row['switches']}"
     )
     print(f"  Theorem 1: max |NLL - RHS| = {row['theorem1_max_abs_difference']:.2e}")
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from nllbench.io import atomic_directory, write_summary_csv
+    from nllbench.runs import evaluate_file
+
+    settings = _evaluation_settings(args)
+    config = _config(args)
+    if not _batch_mode(
+        args,
+        ("posterior", "scenario_file", "output"),
+        ("posterior_dir", "scenario_dir", "output_dir"),
+        "evaluate",
+    ):
+        row, sec = evaluate_file(args.posterior, args.scenario_file, args.output, settings, config)
+        summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
+        write_summary_csv(row, summary_path)
+        print(f"wrote {args.output} and {summary_path} ({sec:.2f} s)")
+        _print_row(row, settings.qs)
+        return 0
+    files = _seed_files(args.posterior_dir)
+    rows, timing = [], []
+    with atomic_directory(args.output_dir) as tmp:
+        for f in files:
+            scenario = Path(args.scenario_dir) / f.name
+            row, sec = evaluate_file(f, scenario, tmp / f.name, settings, config)
+            rows.append(row)
+            timing.append({"item": f.stem, "seconds": sec, **{"q_max": max(settings.qs)}})
+        write_summary_csv(rows, tmp / "summary.csv")
+    _write_timing(args.timing, timing)
+    print(f"wrote {len(files)} metrics files and summary.csv to {args.output_dir}")
     return 0
 
 
@@ -220,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
     sim.add_argument("--scenario", required=True, choices=["williams15", "chalmers"])
     sim.add_argument("--seed", type=int, default=0, help="seed of the measurement (and truth) generator")
+    sim.add_argument("--seeds", type=int, nargs="+", help="batch: one file per seed in --output-dir")
     sim.add_argument("--clutter-rate", type=float, help="expected clutter per scan")
     sim.add_argument("--pd", type=float, help="detection probability")
     sim.add_argument("--ps", type=float, help="survival probability")
@@ -227,12 +286,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--process-noise", type=float, help="q of the constant-velocity model")
     sim.add_argument("--measurement-noise", type=float, help="std of each position measurement")
     sim.add_argument("--truth-seed", type=int, help="seed of the truth (-1: draw it from --seed)")
-    sim.add_argument("-o", "--output", required=True, help="output NetCDF file")
+    sim.add_argument("-o", "--output", help="output NetCDF file (one run)")
+    sim.add_argument("--output-dir", help="batch: directory of seed<N>.nc files (written atomically)")
+    sim.add_argument("--timing", help="batch: CSV of compute seconds per item")
+    sim.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
     sim.set_defaults(func=_simulate)
     flt = sub.add_parser("filter", help="run a reference filter on a scenario file")
-    flt.add_argument("scenario_file", help="NetCDF scenario file from 'nllbench simulate'")
+    flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
     flt.add_argument("--filter", required=True, choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"])
-    flt.add_argument("-o", "--output", required=True, help="output NetCDF posterior file")
+    flt.add_argument("-o", "--output", help="output NetCDF posterior file (one run)")
+    flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")
+    flt.add_argument("--output-dir", help="batch: directory for the posterior files (written atomically)")
+    flt.add_argument("--timing", help="batch: CSV of compute seconds per item")
+    flt.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
     flt.add_argument("--gate", type=float, default=20.0, help="squared Mahalanobis gate (PMBM family)")
     flt.add_argument("--max-hypotheses", type=int, default=200, help="cap on global hypotheses")
     flt.add_argument(
@@ -248,9 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
     flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     flt.set_defaults(func=_filter)
     ev = sub.add_parser("evaluate", help="score a posterior file against its scenario file")
-    ev.add_argument("posterior", help="NetCDF posterior file")
-    ev.add_argument("scenario_file", help="NetCDF scenario file with the truth")
-    ev.add_argument("-o", "--output", required=True, help="output NetCDF metrics file")
+    ev.add_argument("posterior", nargs="?", help="NetCDF posterior file")
+    ev.add_argument("scenario_file", nargs="?", help="NetCDF scenario file with the truth")
+    ev.add_argument("-o", "--output", help="output NetCDF metrics file (one run)")
+    ev.add_argument("--posterior-dir", help="batch: directory of seed<N>.nc posterior files")
+    ev.add_argument("--scenario-dir", help="batch: directory of the matching seed<N>.nc scenario files")
+    ev.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
+    ev.add_argument("--timing", help="batch: CSV of compute seconds per item")
+    ev.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
     ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     ev.add_argument("--q", type=int, nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
     ev.add_argument(

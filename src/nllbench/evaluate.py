@@ -113,7 +113,10 @@ class RunMetrics:
         return self.gospa.shape[0]
 
     def summary(self) -> dict:
-        """One row of run-level numbers (means over steps; NLL per Q)."""
+        """One row of run-level numbers (means over steps; NLL per Q).
+
+        Deterministic: wall times are not part of it (see ``seconds``).
+        """
         row: dict = {"steps": self.steps}
         for j, q in enumerate(self.qs):
             values = self.nll["value"][:, j]
@@ -130,7 +133,6 @@ class RunMetrics:
             switches=self.clear.switches,
             idf1=self.identity.idf1,
             theorem1_max_abs_difference=float(np.max(np.abs(self.theorem1_difference), initial=0.0)),
-            evaluation_seconds=self.seconds,
         )
         return row
 

@@ -82,6 +82,54 @@ def _version() -> str:
     return __version__
 
 
+def software_versions() -> dict[str, str]:
+    """Versions of Python and the packages that shape nllbench's numbers (for provenance)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for name in ("nllbench", "numpy", "scipy", "numba", "xarray", "netCDF4"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
+def _provenance_attrs() -> dict:
+    return {"software_versions": json.dumps(software_versions(), sort_keys=True)}
+
+
+class atomic_directory:  # noqa: N801 - used as a context manager, like a function
+    """Fill a directory under a temporary name; rename it into place on success.
+
+    ``with atomic_directory("out/batch0") as tmp: write files into tmp``.
+    On an exception the temporary directory is removed and nothing appears.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def __enter__(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=self.path.parent))
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        import shutil
+
+        if exc_type is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return False
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.tmp, 0o777 & ~umask)
+        if self.path.exists():
+            shutil.rmtree(self.path)
+        os.replace(self.tmp, self.path)
+        return False
+
+
 # ---------------------------------------------------------------------------
 # ragged helpers
 # ---------------------------------------------------------------------------
@@ -220,8 +268,11 @@ class ScenarioData:
         return len(self.truth)
 
 
-def write_scenario(sim, path: str | os.PathLike) -> None:
-    """Write a :class:`nllbench.scenarios.Simulation` (truth, measurements, model) to NetCDF."""
+def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> None:
+    """Write a :class:`nllbench.scenarios.Simulation` (truth, measurements, model) to NetCDF.
+
+    ``config`` (e.g. the workflow's configuration slice) is stored as a JSON attribute.
+    """
     import xarray as xr
 
     K = len(sim.truth)
@@ -256,9 +307,11 @@ def write_scenario(sim, path: str | os.PathLike) -> None:
                 "content": "scenario",
                 "nllbench_schema_version": SCHEMA_VERSION,
                 "nllbench_version": _version(),
+                **_provenance_attrs(),
                 "Conventions": "CF-1.8",
                 "seed": sim.seed,
                 **sim.scenario.parameters(),
+                **({"config": json.dumps(config, sort_keys=True)} if config is not None else {}),
             }
         ),
     )
@@ -507,6 +560,7 @@ def write_posterior(
         "content": "posterior",
         "nllbench_schema_version": SCHEMA_VERSION,
         "nllbench_version": _version(),
+        **_provenance_attrs(),
         "Conventions": "CF-1.8",
         "family": family,
         "subfamily": sub,
@@ -703,12 +757,12 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
         "content": "metrics",
         "nllbench_schema_version": SCHEMA_VERSION,
         "nllbench_version": _version(),
+        **_provenance_attrs(),
         "Conventions": "CF-1.8",
         "evaluation_settings": json.dumps(
             {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()}, sort_keys=True
         ),
         "nll_marginal": s.marginal,
-        "evaluation_seconds": metrics.seconds,
     }
     for k, v in (attrs or {}).items():
         meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
@@ -729,18 +783,21 @@ def read_metrics(path: str | os.PathLike):
     return ds
 
 
-def write_summary_csv(row: dict, path: str | os.PathLike) -> None:
-    """Write one summary row (header + values) to a CSV file, atomically."""
+def write_summary_csv(rows: dict | Sequence[dict], path: str | os.PathLike) -> None:
+    """Write summary rows (header + one line per dict) to a CSV file, atomically."""
     import csv
 
+    rows = [rows] if isinstance(rows, dict) else list(rows)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(row))
+            fields = list(rows[0]) if rows else []
+            writer = csv.DictWriter(fh, fieldnames=fields)
             writer.writeheader()
-            writer.writerow({k: _jsonable(v) for k, v in row.items()})
+            for row in rows:
+                writer.writerow({k: _jsonable(v) for k, v in row.items()})
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)

@@ -1,0 +1,129 @@
+"""File-to-file steps of the pipeline: simulate, filter and evaluate one run.
+
+The command line (single files or batches of seeds) and the workflow call
+these; each returns what it computed and the compute time in seconds (kept
+out of the files, so that the same inputs give the same bytes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from nllbench.evaluate import EvaluationSettings, evaluate_run
+from nllbench.filters import PHDSettings, PMBMSettings, run_filter
+from nllbench.io import read_posterior, read_scenario, write_metrics, write_posterior, write_scenario
+from nllbench.scenarios import get_scenario, simulate
+
+
+def default_max_cardinality(truth_counts: list[int], expected_objects: float) -> int:
+    """The CPHD cardinality bound chosen from the scene: never below twice its busiest step, plus 10."""
+    busiest = max(truth_counts, default=0)
+    return int(max(2 * busiest, min(expected_objects, 4 * busiest + 20)) + 10)
+
+
+def simulate_file(scenario: str, seed: int, path, overrides: dict | None = None, config: dict | None = None):
+    """Simulate ``scenario`` with ``numpy.random.default_rng(seed)`` and write it to ``path``."""
+    t0 = time.perf_counter()
+    sc = get_scenario(scenario, **(overrides or {}))
+    sim = simulate(sc, np.random.default_rng(seed), seed=seed)
+    write_scenario(sim, path, config=config)
+    return sim, time.perf_counter() - t0
+
+
+def filter_file(
+    scenario_path,
+    filter_name: str,
+    path,
+    *,
+    max_cardinality: int | None = None,
+    phd: PHDSettings = PHDSettings(),
+    pmbm: PMBMSettings = PMBMSettings(),
+    progress: Callable[[int], None] | None = None,
+    config: dict | None = None,
+    warn: Callable[[str], None] | None = None,
+):
+    """Run one reference filter on a scenario file and write its posteriors."""
+    data = read_scenario(scenario_path)
+    if data.model is None:
+        raise ValueError(f"{scenario_path}: the file has no model (F, Q, H, R, birth); cannot filter it")
+    counts = [len(x) for x in data.truth]
+    if max_cardinality is None:
+        expected = float(data.model.initial.weights.sum() + data.model.birth.weights.sum() * data.steps)
+        max_cardinality = default_max_cardinality(counts, expected)
+    elif filter_name == "cphd" and max_cardinality < max(counts, default=0) and warn:
+        warn(
+            f"--cphd-max-card {max_cardinality} is below the {max(counts)} objects the scene holds at its "
+            "busiest step; the CPHD posterior gives those truths likelihood 0 (NLL = inf)"
+        )
+    t0 = time.perf_counter()
+    posts = run_filter(
+        filter_name,
+        data.measurements,
+        data.model,
+        max_cardinality=max_cardinality,
+        phd_settings=phd,
+        pmbm_settings=pmbm,
+        progress=progress,
+    )
+    params: dict = {"filter": filter_name}
+    params.update(dataclasses.asdict(phd if filter_name in ("phd", "cphd") else pmbm))
+    if filter_name == "cphd":
+        params["max_cardinality"] = max_cardinality
+    renamed = {"nllbench_version", "nllbench_schema_version", "software_versions", "config"}
+    attrs = {
+        (f"scenario_{k}" if k in renamed else k): v
+        for k, v in data.attrs.items()
+        if k not in ("content", "Conventions")
+    }
+    attrs.update(filter=filter_name, filter_parameters=params, scenario_file=Path(scenario_path).name)
+    if config is not None:
+        attrs["config"] = config
+    write_posterior(posts, path, attrs)
+    return posts, time.perf_counter() - t0
+
+
+def evaluate_file(
+    posterior_path, scenario_path, path, settings: EvaluationSettings, config: dict | None = None
+):
+    """Evaluate one posterior file against its scenario file; write the metrics file.
+
+    Returns the one-row summary (with the run's identifying columns) and the seconds.
+    """
+    post = read_posterior(posterior_path)
+    data = read_scenario(scenario_path)
+    if len(post) != data.steps:
+        raise ValueError(
+            f"{posterior_path}: expected {data.steps} steps like {scenario_path}, got {len(post)}"
+        )
+    metrics = evaluate_run(
+        post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings
+    )
+    keep = (
+        "scenario",
+        "seed",
+        "filter",
+        "clutter_rate",
+        "p_detection",
+        "p_survival",
+        "steps",
+        "filter_parameters",
+    )
+    attrs = {k: post.attrs[k] for k in keep if k in post.attrs}
+    attrs.update(posterior_file=Path(posterior_path).name, scenario_file=Path(scenario_path).name)
+    if config is not None:
+        attrs["config"] = json.dumps(config, sort_keys=True)
+    write_metrics(metrics, path, attrs)
+    row = {
+        **{k: attrs.get(k, "") for k in ("scenario", "seed", "filter", "clutter_rate", "p_detection")},
+        "marginal": settings.marginal,
+        "cov_scale": settings.cov_scale,
+        "temper": settings.temper,
+        **metrics.summary(),
+    }
+    return row, metrics.seconds
