@@ -165,3 +165,20 @@ def test_cli_evaluate_rejects_mismatched_files(tmp_path):
     assert main(["filter", "-q", "--filter", "phd", str(a), "-o", str(tmp_path / "p.nc")]) == 0
     assert main(["evaluate", str(tmp_path / "p.nc"), str(b), "-o", str(tmp_path / "m.nc")]) == 2
     assert not (tmp_path / "m.nc").exists()
+
+
+def test_exact_nll_in_the_evaluation_lies_within_the_bounds(pmbm_run):
+    sc, sim, posts = pmbm_run
+    m = evaluate_run(
+        posts[:8],
+        sim.truth[:8],
+        sim.truth_ids[:8],
+        sc.model.fov_low,
+        sc.model.fov_high,
+        EvaluationSettings(qs=(1, 3), exact=True),
+    )
+    assert m.nll_exact_available.all()
+    for j in range(2):
+        assert np.all(m.nll["lower"][:, j] <= m.nll_exact_value + 1e-9)
+        assert np.all(m.nll_exact_value <= m.nll["upper"][:, j] + 1e-9)
+    assert "nll_exact" in m.summary()

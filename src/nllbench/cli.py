@@ -225,6 +225,7 @@ def _evaluation_settings(args):
         temper=args.temper,
         theorem_rho=args.theorem_rho,
         budget=args.budget,
+        exact=args.exact,
     )
 
 
@@ -335,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--temper", type=float, default=1.0, help="probe: temper existence probabilities")
     ev.add_argument("--theorem-rho", type=float, default=0.9, help="rho of the Theorem 1 check")
     ev.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
+    ev.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
     ev.set_defaults(func=_evaluate)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")

@@ -737,6 +737,9 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     }
     for name, arr in per_step.items():
         data[name] = (("step",), np.asarray(arr))
+    if metrics.nll_exact_value is not None:
+        data["nll_exact_value"] = (("step",), metrics.nll_exact_value)
+        data["nll_exact_available"] = (("step",), metrics.nll_exact_available.astype(np.int8))
     summary = metrics.summary()
     values = metrics.nll["value"]
     data["nll_mean"] = (("q",), np.array([summary[f"nll_q{q}"] for q in metrics.qs]))
