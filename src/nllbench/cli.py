@@ -23,12 +23,76 @@ import numpy as np
 
 
 def _example(args: argparse.Namespace) -> int:
-    from nllbench.examples import format_example
+    from nllbench.examples import format_example, write_example
 
+    if args.out_dir and len(args.number) != 1:
+        raise ValueError("example: --out-dir takes one example number")
     for k, number in enumerate(args.number):
         if k:
             print()
-        print(format_example(number))
+        text = format_example(number)
+        print(text)
+        if args.out_dir:
+            write_example(number, args.out_dir, text)
+    return 0
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    from nllbench.aggregate import write_tables
+
+    counts = write_tables(args.metrics_dirs, args.out_dir, _config(args))
+    print(
+        f"wrote {args.out_dir}: {counts['steps']} per-step rows, {counts['runs']} per-run rows, "
+        f"{counts['summary']} summary rows from {len(args.metrics_dirs)} directories"
+    )
+    return 0
+
+
+def _timing(args: argparse.Namespace) -> int:
+    from nllbench.aggregate import collect_timing
+
+    df = collect_timing(args.files)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(args.output, index=False)
+    print(f"wrote {args.output}: {len(df)} items, {df['seconds'].sum():.1f} s of compute")
+    return 0
+
+
+FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks")
+
+
+def _plot(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from nllbench import plots
+
+    if args.figure == "example":
+        if not args.example_dir:
+            raise ValueError("plot example: --example-dir is required")
+        fig = plots.fig_example(args.example_dir)
+    else:
+        if not args.tables:
+            raise ValueError(f"plot {args.figure}: --tables is required")
+        tables = Path(args.tables)
+        summary = pd.read_csv(tables / "summary.csv")
+        q = args.q if args.q is not None else int(summary[summary["measure"] == "nll"]["q"].max())
+        if args.figure == "clutter":
+            fig = plots.fig_vs_clutter(summary, q)
+        elif args.figure == "decomposition":
+            fig = plots.fig_decomposition(summary, q)
+        elif args.figure == "q":
+            timing = (
+                pd.read_csv(args.timing) if args.timing else pd.DataFrame(columns=["filter", "q", "seconds"])
+            )
+            fig = plots.fig_nll_vs_q(summary, timing)
+        elif args.figure == "calibration":
+            fig = plots.fig_calibration(summary, q)
+        elif args.figure == "theorem1":
+            fig = plots.fig_theorem1(pd.read_csv(tables / "steps.csv"))
+        else:
+            fig = plots.fig_rank_agreement(summary, q)
+    written = plots.save(fig, args.output, _config(args))
+    print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 
@@ -338,8 +402,29 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
     ev.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
     ev.set_defaults(func=_evaluate)
+    ag = sub.add_parser("aggregate", help="tidy tables and summary statistics from metrics directories")
+    ag.add_argument("metrics_dirs", nargs="+", help="directories of seed<N>.nc metrics files")
+    ag.add_argument("--out-dir", required=True, help="output directory (written atomically)")
+    ag.add_argument("--provenance", help="JSON object recorded in provenance.json")
+    ag.set_defaults(func=_aggregate)
+    tm = sub.add_parser("timing", help="collect timing CSVs of batch jobs into one table")
+    tm.add_argument("files", nargs="+")
+    tm.add_argument("-o", "--output", required=True)
+    tm.set_defaults(func=_timing)
+    pl = sub.add_parser("plot", help="draw one figure from stored tables (PNG and PDF)")
+    pl.add_argument("figure", choices=FIGURES)
+    pl.add_argument("--tables", help="directory written by 'nllbench aggregate'")
+    pl.add_argument("--timing", help="timing table from 'nllbench timing' (figure q)")
+    pl.add_argument(
+        "--example-dir", help="directory written by 'nllbench example N --out-dir' (figure example)"
+    )
+    pl.add_argument("--q", type=int, help="the Murty budget to show (default: the largest)")
+    pl.add_argument("-o", "--output", required=True, help="output .png (a .pdf is written beside it)")
+    pl.add_argument("--provenance", help="JSON object stored in the figures' metadata")
+    pl.set_defaults(func=_plot)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
+    ex.add_argument("--out-dir", help="also write the trackers' posteriors, truth and table there")
     ex.set_defaults(func=_example)
     th = sub.add_parser("theorem1", help="check Theorem 1 (NLL vs GOSPA) on random sets")
     th.add_argument("--trials", type=int, default=10)
