@@ -1,7 +1,20 @@
 # nllbench: the workflow declares, the package computes.
-# Run:  snakemake --cores 2            (config/config.yaml)
-#       snakemake --cores 2 --configfile .test/config/config.yaml
+#   snakemake --cores 2                                   (config/config.yaml: the paper)
+#   snakemake --cores 2 --configfile config/quick.yaml    (a quick sweep)
+#   snakemake --report results/report.html                (after a run)
+from pathlib import Path
+
 from snakemake.utils import min_version, validate
+
+from nllbench.workflow import (
+    EVALUATION_KEYS,
+    Sweep,
+    config_slice,
+    evaluate_flags,
+    evaluation_timing_files,
+    filter_flags,
+    metric_dirs,
+)
 
 min_version("9.0")
 
@@ -12,12 +25,36 @@ configfile: "config/config.yaml"
 validate(config, "workflow/schemas/config.schema.yaml")
 
 RESULTS = config["results"]
+SWEEP = Sweep.from_config(config)
+SETTING = "{scenario}/clutter{clutter}_pd{pd}"
+
+
+report: "workflow/report/workflow.rst"
+
+
+wildcard_constraints:
+    scenario=r"[a-z0-9_]+",
+    clutter=r"[0-9.]+",
+    pd=r"[0-9.]+",
+    batch=r"\d+",
+    filter=r"[a-z0-9]+",
+    q=r"\d+",
+    cov=r"[0-9.]+",
+    number=r"\d+",
 
 
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/filter.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/plot.smk"
 
 
 rule all:
     input:
-        expand(f"{RESULTS}/paper/example{{number}}.txt", number=config["paper"]["examples"]),
+        expand(f"{RESULTS}/paper/example{{number}}/example.txt", number=config["paper"]["examples"]),
+        expand(f"{RESULTS}/figures/example{{number}}.png", number=config["paper"]["examples"]),
         f"{RESULTS}/paper/theorem1.txt",
+        f"{RESULTS}/tables/summary.csv",
+        expand(f"{RESULTS}/figures/{{figure}}.png", figure=SWEEP_FIGURES),

@@ -1,42 +1,168 @@
-"""The workflow runs end to end on the .test config, and bad configs stop before any job."""
+"""The Snakemake workflow: lint, dry runs of every shipped config, the .test config end to end,
+incremental re-runs, schema errors before any job, and byte-identical tables."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+import xarray as xr
+import yaml
+
+from nllbench.aggregate import write_tables
 
 ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
 
 
-def run(*args, cwd=ROOT):
-    return subprocess.run(["snakemake", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+def snakemake(*args, timeout=900):
+    return subprocess.run(["snakemake", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def test_test_config_end_to_end(tmp_path):
-    out = tmp_path / "results"
-    proc = run("--cores", "2", "--configfile", ".test/config/config.yaml", "--config", f"results={out}", "-q")
-    assert proc.returncode == 0, proc.stderr
-    ex1 = (out / "paper" / "example1.txt").read_text()
-    assert "4.6" in ex1 and "16.3" in ex1
-    assert "inf" in (out / "paper" / "example2.txt").read_text()
-    assert "max |difference|" in (out / "paper" / "theorem1.txt").read_text()
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """The 'job stats' table of a dry run: rule -> number of jobs."""
+    counts = {}
+    for line in dry_run_output.splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    return counts
 
 
-def test_default_config_dry_run():
-    proc = run("-n", "--cores", "1")
-    assert proc.returncode == 0, proc.stderr
+def test_lint():
+    proc = snakemake("--lint")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_schema_violation_names_the_key(tmp_path):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(
-        "results: x\npaper:\n  examples: [3]\n  theorem1: {trials: 1, seed: 0, rho: 0.5, "
-        "scale: 1, dim: 2, size: 1}\n"
+@pytest.mark.parametrize("config", CONFIGS)
+def test_dry_run_of_every_shipped_config(config, tmp_path):
+    proc = snakemake(
+        "-n", "--cores", "2", "--configfile", config, "--config", f"results={tmp_path}", timeout=600
     )
-    proc = run("-n", "--cores", "1", "--configfile", str(bad))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout + proc.stderr)
+    assert counts.get("aggregate") == 1 and counts.get("plot") == 6
+
+
+@pytest.fixture(scope="module")
+def test_run(tmp_path_factory):
+    results = tmp_path_factory.mktemp("wf") / "results"
+    proc = snakemake(
+        "--cores", "2", "--configfile", ".test/config/config.yaml", "--config", f"results={results}"
+    )
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    return results
+
+
+def test_end_to_end_outputs(test_run):
+    r = test_run
+    text = (r / "paper/example1/example.txt").read_text()
+    assert "4.6" in text and "16.3" in text
+    assert "inf" in (r / "paper/example2/example.txt").read_text()
+    for fig in ("example1", "example2", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks"):
+        assert (r / f"figures/{fig}.png").stat().st_size > 1000
+        assert (r / f"figures/{fig}.pdf").stat().st_size > 1000
+    steps = pd.read_csv(r / "tables/steps.csv")
+    assert set(steps.columns) == {
+        "scenario",
+        "seed",
+        "filter",
+        "clutter",
+        "pd",
+        "cov_scale",
+        "q",
+        "step",
+        "measure",
+        "value",
+    }
+    assert not steps["value"].isna().any()
+    assert sorted(steps["filter"].unique()) == ["phd", "pmb", "pmbm"]
+    diff = steps[steps["measure"] == "theorem1_difference"]["value"].abs()
+    assert len(diff) and diff.max() < 1e-9
+    summary = pd.read_csv(r / "tables/summary.csv")
+    assert {"mean", "ci95_low", "ci95_high", "n", "n_infinite"} <= set(summary.columns)
+    runs = xr.open_dataset(r / "tables/runs.nc")
+    assert runs.sizes["row"] == len(pd.read_csv(r / "tables/runs.csv"))
+
+
+def test_every_file_records_provenance(test_run):
+    r = test_run
+    one = sorted((r / "metrics").rglob("seed0.nc"))[0]
+    ds = xr.open_dataset(one)
+    assert "numpy" in ds.attrs["software_versions"] and ds.attrs["seed"] == 0
+    assert "evaluation" in ds.attrs["config"]
+    scen = xr.open_dataset(sorted((r / "scenarios").rglob("seed1.nc"))[0])
+    assert '"clutter"' in scen.attrs["config"] and scen.attrs["seed"] == 1
+    assert "software_versions" in (r / "tables/provenance.json").read_text()
+
+
+def test_report(test_run, tmp_path):
+    report = tmp_path / "report.html"
+    proc = snakemake(
+        "--configfile", ".test/config/config.yaml", "--config", f"results={test_run}", "--report", str(report)
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = report.read_text(errors="replace")
+    assert report.stat().st_size > 10000 and "Theorem 1" in html
+
+
+def test_adding_a_clutter_rate_recomputes_only_what_depends_on_it(test_run, tmp_path):
+    cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    cfg["results"] = str(test_run)
+    cfg["sweep"]["clutter_rates"] = cfg["sweep"]["clutter_rates"] + [20]
+    path = tmp_path / "more.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = snakemake("-n", "--cores", "2", "--configfile", str(path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout + proc.stderr)
+    n_filters = len(cfg["sweep"]["filters"])
+    evaluations = len(
+        {(q, 1.0) for q in cfg["evaluation"]["q"]}
+        | {(cfg["evaluation"]["probe_q"], float(s)) for s in cfg["evaluation"]["cov_scales"]}
+    )
+    assert counts["simulate"] == 1 and counts["filter"] == n_filters
+    assert counts["evaluate"] == n_filters * evaluations
+    assert "paper_example" not in counts and "theorem1_check" not in counts
+
+
+def test_schema_violation_stops_before_any_job(tmp_path):
+    cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    cfg["results"] = str(tmp_path / "r")
+    cfg["sweep"]["filters"] = ["pmbm", "glmb"]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = snakemake("--cores", "1", "--configfile", str(path))
     assert proc.returncode != 0
-    assert "examples" in proc.stdout + proc.stderr
+    assert "filters" in proc.stdout + proc.stderr and "glmb" in proc.stdout + proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_tables_do_not_depend_on_job_order(test_run, tmp_path):
+    dirs = sorted(str(p) for p in (test_run / "metrics").glob("*/*/*/*/batch*"))
+    write_tables(dirs, tmp_path / "a")
+    write_tables(list(reversed(dirs)), tmp_path / "b")
+    for name in ("steps.csv", "runs.csv", "summary.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+        assert (tmp_path / "a" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
+
+
+@pytest.mark.slow
+def test_same_bytes_whatever_the_number_of_cores(test_run, tmp_path):
+    other = tmp_path / "results"
+    proc = snakemake(
+        "--cores", "1", "--configfile", ".test/config/config.yaml", "--config", f"results={other}"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("steps.csv", "runs.csv", "summary.csv"):
+        assert (other / "tables" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
+    for f in sorted((test_run / "metrics").rglob("*.nc")):
+        g = other / f.relative_to(test_run)
+        a, b = xr.open_dataset(f), xr.open_dataset(g)
+        for v in a.data_vars:
+            np.testing.assert_array_equal(a[v].values, b[v].values)

@@ -317,7 +317,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         ("posterior_dir", "scenario_dir", "output_dir"),
         "evaluate",
     ):
-        row, sec = evaluate_file(args.posterior, args.scenario_file, args.output, settings, config)
+        row, sec, _ = evaluate_file(args.posterior, args.scenario_file, args.output, settings, config)
         summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
         write_summary_csv(row, summary_path)
         print(f"wrote {args.output} and {summary_path} ({sec:.2f} s)")
@@ -328,9 +328,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     with atomic_directory(args.output_dir) as tmp:
         for f in files:
             scenario = Path(args.scenario_dir) / f.name
-            row, sec = evaluate_file(f, scenario, tmp / f.name, settings, config)
+            row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config)
             rows.append(row)
-            timing.append({"item": f.stem, "seconds": sec, **{"q_max": max(settings.qs)}})
+            timing.append(
+                {
+                    "item": f.stem,
+                    "filter": row["filter"],
+                    "q": max(settings.qs),
+                    "cov_scale": settings.cov_scale,
+                    "seconds": sec,
+                    "nll_seconds": nll_sec,
+                }
+            )
         write_summary_csv(rows, tmp / "summary.csv")
     _write_timing(args.timing, timing)
     print(f"wrote {len(files)} metrics files and summary.csv to {args.output_dir}")

@@ -89,7 +89,7 @@ class RunMetrics:
     n_truth, n_estimates : (K,) int
     clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
     theorem1_lhs, theorem1_rhs, theorem1_difference : (K,); theorem1_excluded : (K,) int
-    seconds : wall time of the evaluation
+    seconds : wall time of the evaluation; nll_seconds : of which the Murty NLL for all Q
     """
 
     qs: tuple[int, ...]
@@ -112,6 +112,7 @@ class RunMetrics:
     settings: EvaluationSettings
     nll_exact_value: np.ndarray | None = None
     nll_exact_available: np.ndarray | None = None
+    nll_seconds: float = 0.0
 
     @property
     def steps(self) -> int:
@@ -183,6 +184,7 @@ def evaluate_run(
     ex_ok = np.zeros(K, dtype=bool) if settings.exact else None
     est_pos, est_ids = [], []
     fresh = -1
+    nll_seconds = 0.0
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         density = _prepare(density, settings)
         X = np.asarray(X, dtype=float).reshape(-1, density.dim)
@@ -190,7 +192,10 @@ def evaluate_run(
             dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]
         else:
             dens_eval, y = density, X
-        for j, res in enumerate(nll_many(dens_eval, y, settings.qs, budget=settings.budget)):
+        t_nll = time.perf_counter()
+        results = nll_many(dens_eval, y, settings.qs, budget=settings.budget)
+        nll_seconds += time.perf_counter() - t_nll
+        for j, res in enumerate(results):
             nll_arrays["value"][k, j] = res.value
             nll_arrays["lower"][k, j] = res.lower
             nll_arrays["upper"][k, j] = res.upper
@@ -245,4 +250,5 @@ def evaluate_run(
         settings,
         ex_val,
         ex_ok,
+        nll_seconds,
     )

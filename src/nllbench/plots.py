@@ -139,17 +139,22 @@ def fig_nll_vs_q(summary, timing):
     for _, row in exact.iterrows():
         if np.isfinite(row["mean"]):
             axes[0].axhline(row["mean"], ls=":", lw=1, color="gray")
-    axes[0].set_xscale("log")
     axes[0].set_xlabel("Q (associations per hypothesis)")
     axes[0].set_ylabel(f"NLL (clutter {clutter:g}); dotted: exact")
     if len(timing):
-        t = timing.groupby(["filter", "q"], as_index=False)["seconds"].mean()
+        t = timing[timing["cov_scale"] == 1.0] if "cov_scale" in timing else timing
+        col = "nll_seconds" if "nll_seconds" in t else "seconds"
+        t = t.groupby(["filter", "q"], as_index=False)[col].mean()
         for name, g in t.groupby("filter", sort=True):
-            axes[1].plot(g["q"], g["seconds"], marker="o", label=name)
-        axes[1].set_xscale("log")
+            axes[1].plot(g["q"], g[col], marker="o", label=name)
         axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xscale("log")
+        qs = sorted(summary[summary["measure"] == "nll"]["q"].unique())
+        ax.set_xticks(qs, [str(int(q)) for q in qs])
+        ax.minorticks_off()
     axes[1].set_xlabel("Q")
-    axes[1].set_ylabel("evaluation time per run (s)")
+    axes[1].set_ylabel("NLL evaluation time per run (s)")
     axes[1].legend(fontsize=7)
     return fig
 

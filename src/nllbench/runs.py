@@ -93,7 +93,8 @@ def evaluate_file(
 ):
     """Evaluate one posterior file against its scenario file; write the metrics file.
 
-    Returns the one-row summary (with the run's identifying columns) and the seconds.
+    Returns the one-row summary (with the run's identifying columns), the
+    evaluation's seconds and the seconds of its Murty NLL part.
     """
     post = read_posterior(posterior_path)
     data = read_scenario(scenario_path)
@@ -126,4 +127,4 @@ def evaluate_file(
         "temper": settings.temper,
         **metrics.summary(),
     }
-    return row, metrics.seconds
+    return row, metrics.seconds, metrics.nll_seconds

@@ -89,7 +89,62 @@ def metric_dirs(results: str, sweep: Sweep) -> list[str]:
 
 
 def config_slice(config: dict, *keys: str, **extra) -> str:
-    """JSON of the named top-level config sections plus job values (a job's provenance)."""
-    out = {k: config[k] for k in keys if k in config}
+    """JSON of the config values a job depends on (its provenance), plus its own values.
+
+    ``keys`` are dotted paths (``"filter"``, ``"sweep.steps"``). Only what the
+    job uses is recorded, so that adding a value to a sweep list changes no
+    finished job's parameters and re-runs nothing that does not depend on it.
+    """
+    out: dict = {}
+    for key in keys:
+        node, parts = config, key.split(".")
+        for part in parts:
+            node = node[part]
+        out[key] = node
     out.update(extra)
     return json.dumps(out, sort_keys=True)
+
+
+EVALUATION_KEYS = tuple(
+    f"evaluation.{k}"
+    for k in ("marginal", "cutoff", "p", "threshold", "existence_threshold", "theorem_rho", "budget", "exact")
+)
+
+
+def filter_flags(config: dict) -> str:
+    """Command-line flags of ``nllbench filter`` from the config's ``filter`` section."""
+    f = config["filter"]
+    flags = (
+        f"--gate {f['gate']} --max-hypotheses {f['max_hypotheses']}"
+        f" --hypothesis-floor {f['hypothesis_floor']} --existence-floor {f['existence_floor']}"
+        f" --ppp-floor {f['ppp_floor']} --recycle {f['recycle']} --phd-prune {f['phd_prune']}"
+        f" --phd-merge {f['phd_merge']} --phd-cap {f['phd_cap']}"
+    )
+    if f.get("cphd_max_card") is not None:
+        flags += f" --cphd-max-card {f['cphd_max_card']}"
+    return flags
+
+
+def evaluate_flags(config: dict, q: int, cov_scale: float) -> str:
+    """Command-line flags of ``nllbench evaluate`` for one (Q, covariance scale) job.
+
+    The exact NLL does not depend on Q or the probe: it is asked for once per
+    run, in the job with the smallest Q at scale 1.
+    """
+    e = config["evaluation"]
+    flags = (
+        f"--cutoff {e['cutoff']} --p {e['p']} --threshold {e['threshold']}"
+        f" --existence-threshold {e['existence_threshold']} --theorem-rho {e['theorem_rho']}"
+        f" --budget {e['budget']}"
+    )
+    if e["marginal"] == "full":
+        flags += " --full-state"
+    if e.get("exact") and int(q) == min(int(x) for x in e["q"]) and float(cov_scale) == 1.0:
+        flags += " --exact"
+    return flags
+
+
+def evaluation_timing_files(results: str, sweep: Sweep) -> list[str]:
+    """The timing CSV of every evaluation job."""
+    prefix = f"{results}/metrics/"
+    return [f"{results}/timing/evaluate/" + d[len(prefix) :] + ".csv" for d in metric_dirs(results, sweep)]

@@ -1,29 +1,65 @@
-# The paper's illustrative examples and the Theorem 1 check.
+# The paper's illustrative examples (Fig. 1 and Fig. 2) and the Theorem 1 check.
 
 
 rule paper_example:
     output:
-        f"{RESULTS}/paper/example{{number}}.txt",
+        text=f"{RESULTS}/paper/example{{number}}/example.txt",
+        table=f"{RESULTS}/paper/example{{number}}/table.csv",
     log:
         f"{RESULTS}/logs/paper_example/{{number}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/paper_example/{{number}}.tsv"
-    wildcard_constraints:
-        number=r"\d+",
+    params:
+        out_dir=lambda w, output: str(Path(output.text).parent),
+    threads: 1
+    conda:
+        "../envs/nllbench.yaml"
     shell:
-        "nllbench example {wildcards.number} > {output} 2> {log}"
+        "nllbench example {wildcards.number} --out-dir {params.out_dir} > {log} 2>&1"
+
+
+rule paper_figure:
+    input:
+        f"{RESULTS}/paper/example{{number}}/example.txt",
+    output:
+        png=report(
+            f"{RESULTS}/figures/example{{number}}.png",
+            caption="../report/example.rst",
+            category="Paper examples",
+        ),
+        pdf=f"{RESULTS}/figures/example{{number}}.pdf",
+    log:
+        f"{RESULTS}/logs/paper_figure/{{number}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/paper_figure/{{number}}.tsv"
+    params:
+        example_dir=lambda w, input: str(Path(input[0]).parent),
+        provenance=lambda w: config_slice(config, "paper.examples", example=int(w.number)),
+    threads: 1
+    conda:
+        "../envs/nllbench.yaml"
+    shell:
+        "nllbench plot example --example-dir {params.example_dir} -o {output.png}"
+        " --provenance {params.provenance:q} > {log} 2>&1"
 
 
 rule theorem1_check:
     output:
-        f"{RESULTS}/paper/theorem1.txt",
+        report(f"{RESULTS}/paper/theorem1.txt", caption="../report/theorem1_text.rst", category="Paper examples"),
     log:
         f"{RESULTS}/logs/theorem1_check.log",
     benchmark:
         f"{RESULTS}/benchmarks/theorem1_check.tsv"
     params:
-        t=config["paper"]["theorem1"],
+        trials=config["paper"]["theorem1"]["trials"],
+        seed=config["paper"]["theorem1"]["seed"],
+        rho=config["paper"]["theorem1"]["rho"],
+        scale=config["paper"]["theorem1"]["scale"],
+        dim=config["paper"]["theorem1"]["dim"],
+        size=config["paper"]["theorem1"]["size"],
+    threads: 1
+    conda:
+        "../envs/nllbench.yaml"
     shell:
-        "nllbench theorem1 --trials {params.t[trials]} --seed {params.t[seed]}"
-        " --rho {params.t[rho]} --scale {params.t[scale]} --dim {params.t[dim]}"
-        " --size {params.t[size]} > {output} 2> {log}"
+        "nllbench theorem1 --trials {params.trials} --seed {params.seed} --rho {params.rho}"
+        " --scale {params.scale} --dim {params.dim} --size {params.size} > {output} 2> {log}"
