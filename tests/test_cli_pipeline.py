@@ -111,3 +111,74 @@ def test_same_seed_same_file_content(tmp_path):
     a, b = read_scenario(tmp_path / "a.nc"), read_scenario(tmp_path / "b.nc")
     for x, y in zip(a.measurements, b.measurements, strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+def test_failed_batch_leaves_no_output_directory(tmp_path):
+    sim = tmp_path / "sim"
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                "williams15",
+                "--seeds",
+                "0",
+                "1",
+                "--steps",
+                "4",
+                "--output-dir",
+                str(sim),
+            ]
+        )
+        == 0
+    )
+    post = tmp_path / "post"
+    assert main(["filter", "-q", "--filter", "phd", "--input-dir", str(sim), "--output-dir", str(post)]) == 0
+    (post / "seed1.nc").write_text("corrupted")  # the second file of the batch is unreadable
+    out = tmp_path / "metrics"
+    assert (
+        main(["evaluate", "--posterior-dir", str(post), "--scenario-dir", str(sim), "--output-dir", str(out)])
+        == 2
+    )
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
+
+
+def test_batch_equals_single_runs(tmp_path):
+    sim = tmp_path / "sim"
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                "chalmers",
+                "--seeds",
+                "3",
+                "4",
+                "--steps",
+                "5",
+                "--output-dir",
+                str(sim),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                "chalmers",
+                "--seed",
+                "4",
+                "--steps",
+                "5",
+                "-o",
+                str(tmp_path / "one.nc"),
+            ]
+        )
+        == 0
+    )
+    a, b = read_scenario(sim / "seed4.nc"), read_scenario(tmp_path / "one.nc")
+    for x, y in zip(a.measurements, b.measurements, strict=True):
+        np.testing.assert_array_equal(x, y)
