@@ -1,0 +1,111 @@
+"""Benchmark: does a 500-run sweep on 2 cores spend its time computing?
+
+Runs the workflow on a generated configuration with 6 filters x 84 seeds = 504
+(scenario, filter, seed) runs (Williams scenario, 10 steps, Q = 1, no probe),
+once with one seed per job (every run pays a job's start-up) and once batched
+(``seeds_per_job`` seeds per job), and reports for each: wall time, jobs, the
+seconds spent in nllbench's own computation (summed from the jobs' timing
+tables) and that sum's share of the available core time (wall x cores).
+
+Run:  python benchmarks/bench_workflow.py [--seeds 84] [--batch 42] [--cores 2] [--skip-unbatched]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def config(results: Path, seeds: int, per_job: int) -> dict:
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["results"] = str(results)
+    cfg["paper"]["theorem1"]["trials"] = 1
+    cfg["sweep"].update(
+        scenarios=["williams15"],
+        filters=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"],
+        clutter_rates=[10],
+        detection_probabilities=[0.9],
+        seeds=seeds,
+        seeds_per_job=per_job,
+        steps=10,
+    )
+    cfg["evaluation"].update(q=[1], cov_scales=[1], probe_q=1, exact=False)
+    return cfg
+
+
+def run(tmp: Path, seeds: int, per_job: int, cores: int) -> dict:
+    results = tmp / f"results_{per_job}"
+    path = tmp / f"config_{per_job}.yaml"
+    path.write_text(yaml.safe_dump(config(results, seeds, per_job)))
+    # only the sweep's jobs (simulate, filter, evaluate), not the tables and figures
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [
+            "snakemake",
+            "--cores",
+            str(cores),
+            "--configfile",
+            str(path),
+            "--scheduler",
+            "greedy",
+            "--quiet",
+            "all",
+            "--until",
+            "evaluate",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-3000:])
+    compute = 0.0
+    jobs = 0
+    for kind in ("simulate", "filter", "evaluate"):
+        for f in (results / "timing" / kind).rglob("*.csv"):
+            compute += float(pd.read_csv(f)["seconds"].sum())
+            jobs += 1
+    return {
+        "seeds_per_job": per_job,
+        "jobs": jobs,
+        "wall_s": wall,
+        "compute_s": compute,
+        "share": compute / (wall * cores),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=84)
+    ap.add_argument("--batch", type=int, default=42)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--skip-unbatched", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        rows = [run(tmp, args.seeds, args.batch, args.cores)]
+        if not args.skip_unbatched:
+            rows.append(run(tmp, args.seeds, 1, args.cores))
+    print(f"{6 * args.seeds} runs (6 filters x {args.seeds} seeds), {args.cores} cores, greedy scheduler")
+    print(f"{'seeds/job':>10}{'jobs':>7}{'wall (s)':>10}{'compute (s)':>13}{'share':>8}")
+    for r in rows:
+        print(
+            f"{r['seeds_per_job']:>10}{r['jobs']:>7}{r['wall_s']:>10.1f}{r['compute_s']:>13.1f}{r['share']:>8.0%}"
+        )
+    if len(rows) == 2:
+        print(f"batched / one seed per job wall time: {rows[0]['wall_s'] / rows[1]['wall_s']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
