@@ -2,13 +2,14 @@
 
 Tables (long form, one value per row):
 
-* per step: scenario, seed, filter, clutter, pd, cov_scale, q, step, measure, value
+* per step: scenario, seed, filter, clutter, pd, cov_scale, temper, marginal, q, step, measure, value
 * per run:  the same without ``step`` (run means over steps; NLL is +inf when
   any step is, with ``nll_finite_mean`` and ``nll_infinite_steps`` beside it)
 * summary:  per (scenario, filter, clutter, pd, cov_scale, q, measure): the
   number of runs, mean, standard deviation, standard error and a 95 %
   Student-t confidence interval over seeds; ``n_infinite`` counts runs whose
-  value is +inf (then mean and interval are +inf: nothing is averaged into NaN).
+  value is infinite (NLL +inf, MOTA -inf with no truth); mean and interval are
+  then that infinity: nothing is averaged into NaN.
 
 ``q = 0`` marks measures that do not depend on the Murty budget (GOSPA, OSPA,
 CLEAR MOT, IDF1, Theorem 1). Rows are sorted, so the same metrics give the
@@ -26,7 +27,7 @@ import numpy as np
 
 from nllbench.io import read_metrics
 
-KEYS = ["scenario", "filter", "clutter", "pd", "cov_scale", "q"]
+KEYS = ["scenario", "filter", "clutter", "pd", "cov_scale", "temper", "marginal", "q"]
 NLL_STEP = [
     "value",
     "lower",
@@ -77,6 +78,8 @@ def collect(dirs: Iterable[str | Path]):
     for f in _files(dirs):
         ds = read_metrics(f)
         settings = json.loads(ds.attrs["evaluation_settings"])
+        if int(ds.attrs.get("seed", -1)) < 0:
+            raise ValueError(f"{f}: attribute 'seed' is missing; a table row needs its run's seed")
         base = {
             "scenario": str(ds.attrs.get("scenario", "")),
             "seed": int(ds.attrs.get("seed", -1)),
@@ -84,6 +87,8 @@ def collect(dirs: Iterable[str | Path]):
             "clutter": float(ds.attrs.get("clutter_rate", math.nan)),
             "pd": float(ds.attrs.get("p_detection", math.nan)),
             "cov_scale": float(settings["cov_scale"]),
+            "temper": float(settings["temper"]),
+            "marginal": str(settings["marginal"]),
         }
         steps = ds["step"].values
         for j, q in enumerate(ds["q"].values.tolist()):
@@ -134,7 +139,20 @@ def collect(dirs: Iterable[str | Path]):
         run_rows.append(
             {**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)}
         )
-    step_cols = ["scenario", "seed", "filter", "clutter", "pd", "cov_scale", "q", "step", "measure", "value"]
+    step_cols = [
+        "scenario",
+        "seed",
+        "filter",
+        "clutter",
+        "pd",
+        "cov_scale",
+        "temper",
+        "marginal",
+        "q",
+        "step",
+        "measure",
+        "value",
+    ]
     run_cols = [c for c in step_cols if c != "step"]
     steps_df = pd.DataFrame(step_rows, columns=step_cols)
     runs_df = pd.DataFrame(run_rows, columns=run_cols)
@@ -150,13 +168,18 @@ def summarise(runs):
     from scipy.stats import t as student_t
 
     rows = []
-    for key, group in runs.groupby(KEYS + ["measure"], sort=True):
+    for key, group in runs.groupby(KEYS + ["measure"], sort=True, dropna=False):
         v = group["value"].to_numpy(dtype=float)
+        if np.isnan(v).any():
+            raise ValueError(f"runs: NaN value for {dict(zip(KEYS + ['measure'], key, strict=True))}")
         n = v.size
         n_inf = int(np.isinf(v).sum())
         row = dict(zip(KEYS + ["measure"], key, strict=True))
         if n_inf:
-            mean = std = sem = lo = hi = math.inf
+            signs = set(np.sign(v[np.isinf(v)]).tolist())
+            if len(signs) > 1:
+                raise ValueError(f"runs: both +inf and -inf values for {row}")
+            mean = std = sem = lo = hi = math.inf * signs.pop()
         else:
             mean = float(v.mean())
             std = float(v.std(ddof=1)) if n > 1 else 0.0

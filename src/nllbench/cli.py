@@ -151,15 +151,10 @@ def _config(args: argparse.Namespace) -> dict | None:
 
 
 def _write_timing(path: str | None, rows: list[dict]) -> None:
-    if not path:
-        return
-    import csv
+    if path:
+        from nllbench.io import write_summary_csv
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["item", "seconds"])
-        writer.writeheader()
-        writer.writerows(rows)
+        write_summary_csv(rows, path)
 
 
 def _batch_mode(args, single: tuple[str, ...], batch: tuple[str, ...], command: str) -> bool:
@@ -194,7 +189,10 @@ def _simulate(args: argparse.Namespace) -> int:
         overrides["truth_seed"] = None if args.truth_seed < 0 else args.truth_seed
     config = _config(args)
     if not _batch_mode(args, ("output",), ("output_dir",), "simulate"):
-        sim, _ = simulate_file(args.scenario, args.seed, args.output, overrides, config)
+        if args.seeds:
+            raise ValueError("simulate: --seeds needs --output-dir (a batch); use --seed with -o")
+        sim, sec = simulate_file(args.scenario, args.seed, args.output, overrides, config)
+        _write_timing(args.timing, [{"item": f"seed{args.seed}", "seconds": sec}])
         n = sum(len(x) for x in sim.truth)
         z = sum(len(x) for x in sim.measurements)
         print(
@@ -256,6 +254,7 @@ def _filter(args: argparse.Namespace) -> int:
         steps = read_scenario(args.scenario_file).steps
         progress = Progress(args.filter, steps, enabled=not args.quiet)
         posts, sec = filter_file(args.scenario_file, args.filter, args.output, progress=progress, **options)
+        _write_timing(args.timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
         print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {sec:.2f} s")
         return 0
     files = _seed_files(args.input_dir)
@@ -317,12 +316,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         ("posterior_dir", "scenario_dir", "output_dir"),
         "evaluate",
     ):
-        row, sec, _ = evaluate_file(args.posterior, args.scenario_file, args.output, settings, config)
+        row, sec, nll_sec = evaluate_file(args.posterior, args.scenario_file, args.output, settings, config)
+        _write_timing(
+            args.timing, [{"item": Path(args.posterior).stem, "seconds": sec, "nll_seconds": nll_sec}]
+        )
         summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
         write_summary_csv(row, summary_path)
         print(f"wrote {args.output} and {summary_path} ({sec:.2f} s)")
         _print_row(row, settings.qs)
         return 0
+    if args.summary:
+        raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
     files = _seed_files(args.posterior_dir)
     rows, timing = [], []
     with atomic_directory(args.output_dir) as tmp:
@@ -452,7 +456,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError, KeyError) as exc:
+    except KeyError as exc:
+        print(
+            f"nllbench {args.command}: error: missing entry {exc.args[0]!r} in an input file", file=sys.stderr
+        )
+        return 2
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
         print(f"nllbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -13,7 +13,8 @@ Conventions
   number of such steps is reported next to the mean over the finite ones.
 * Point estimates: :func:`nllbench.estimates.estimate` (PHD: weight >= 0.5,
   CPHD: MAP cardinality, PMBM family: best hypothesis with r > 0.4).
-  Estimates without a label get a fresh identity at every step.
+  Estimates without a label, or whose label an estimate of the same step
+  already carries, get a fresh identity at every step.
 * Theorem 1: for each step, the PMB of the theorem built from the step's
   estimates (positions) in the scene's field of view; both sides and their
   difference are recorded. Truth objects outside the field of view (where the
@@ -182,12 +183,19 @@ def evaluate_run(
     scale = settings.theorem_scale or scale_for_k_equal_rho(rho, lo.size)
     ex_val = np.zeros(K) if settings.exact else None
     ex_ok = np.zeros(K, dtype=bool) if settings.exact else None
-    est_pos, est_ids = [], []
+    est_pos, est_ids, truth_pos_all = [], [], []
     fresh = -1
     nll_seconds = 0.0
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         density = _prepare(density, settings)
-        X = np.asarray(X, dtype=float).reshape(-1, density.dim)
+        X = np.asarray(X, dtype=float)
+        if X.size == 0:
+            X = np.empty((0, density.dim))
+        if X.ndim != 2 or X.shape[1] != density.dim:
+            raise ValueError(
+                f"truth: step {k}: expected states of dimension {density.dim} like the posterior, "
+                f"got shape {X.shape}"
+            )
         if settings.marginal == "position":
             dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]
         else:
@@ -212,12 +220,18 @@ def evaluate_run(
         est = estimate(density, settings.existence_threshold)
         pos = est.states[:, list(POSITION)]
         labels = est.labels.copy()
-        for i in np.flatnonzero(labels < 0):  # no label: a fresh identity every step
+        # no label, or a label an earlier estimate of this step already carries
+        # (a PHD component split over measurements): a fresh identity
+        _, first = np.unique(labels, return_index=True)
+        repeated = np.ones(labels.size, dtype=bool)
+        repeated[first] = False
+        for i in np.flatnonzero((labels < 0) | repeated):
             labels[i] = fresh
             fresh -= 1
         est_pos.append(pos)
         est_ids.append(labels)
         truth_pos = X[:, list(POSITION)]
+        truth_pos_all.append(truth_pos)
         gr = gospa(pos, truth_pos, c=settings.cutoff, p=settings.p)
         g[k], gl[k], gm[k], gf[k] = gr.value, gr.localization, gr.missed, gr.false
         o[k] = ospa(pos, truth_pos, c=settings.cutoff, p=settings.p).value
@@ -226,7 +240,6 @@ def evaluate_run(
         t_excl[k] = int((~inside).sum())
         th = theorem1(pos, truth_pos[inside], lo, hi, rho, scale)
         t_lhs[k], t_rhs[k], t_diff[k] = th.lhs, th.rhs, th.difference
-    truth_pos_all = [np.asarray(X, dtype=float).reshape(len(X), -1)[:, list(POSITION)] for X in truth]
     cm = clear_mot(truth_pos_all, truth_ids, est_pos, est_ids, settings.threshold)
     ids = identity_scores(truth_pos_all, truth_ids, est_pos, est_ids, settings.threshold)
     return RunMetrics(

@@ -206,13 +206,19 @@ def _get(ds, path, name: str, ndim: int | None = None) -> np.ndarray:
     return arr
 
 
-def _get_ragged(ds, path, count_name: str, data_name: str, steps: int, ndim: int) -> list[np.ndarray]:
+def _get_ragged(
+    ds, path, count_name: str, data_name: str, steps: int, ndim: int, integer: bool = False
+) -> list[np.ndarray]:
     counts = _get(ds, path, count_name, 1)
+    if counts.dtype.kind not in "iu":
+        raise SchemaError(f"{path}: variable {count_name!r}: expected integers, got {counts.dtype}")
     if counts.shape[0] != steps:
         raise SchemaError(f"{path}: variable {count_name!r}: expected {steps} steps, got {counts.shape[0]}")
     if np.any(counts < 0):
         raise SchemaError(f"{path}: variable {count_name!r}: expected non-negative counts")
     data = _get(ds, path, data_name, ndim)
+    if integer and data.dtype.kind not in "iu":
+        raise SchemaError(f"{path}: variable {data_name!r}: expected integers, got {data.dtype}")
     if int(counts.sum()) != data.shape[0]:
         raise SchemaError(
             f"{path}: variable {data_name!r}: expected {int(counts.sum())} rows (sum of {count_name}), "
@@ -323,9 +329,9 @@ def read_scenario(path: str | os.PathLike) -> ScenarioData:
     ds = _open(path, "scenario")
     K = int(ds.sizes.get("step", 0))
     truth = _get_ragged(ds, path, "truth_count", "truth_state", K, 2)
-    ids = _get_ragged(ds, path, "truth_count", "truth_id", K, 1)
+    ids = _get_ragged(ds, path, "truth_count", "truth_id", K, 1, integer=True)
     meas = _get_ragged(ds, path, "meas_count", "measurement", K, 2)
-    origins = _get_ragged(ds, path, "meas_count", "meas_origin", K, 1)
+    origins = _get_ragged(ds, path, "meas_count", "meas_origin", K, 1, integer=True)
     model = None
     if "F" in ds.variables:
         try:
@@ -576,7 +582,7 @@ def _read_ppps(ds, path, K: int) -> list[PPP]:
     w = _get_ragged(ds, path, "ppp_count", "ppp_weight", K, 1)
     m = _get_ragged(ds, path, "ppp_count", "ppp_mean", K, 2)
     P = _get_ragged(ds, path, "ppp_count", "ppp_cov", K, 3)
-    lab = _get_ragged(ds, path, "ppp_count", "ppp_label", K, 1)
+    lab = _get_ragged(ds, path, "ppp_count", "ppp_label", K, 1, integer=True)
     br = _get_ragged(ds, path, "box_count", "box_rate", K, 1)
     bl = _get_ragged(ds, path, "box_count", "box_low", K, 2)
     bh = _get_ragged(ds, path, "box_count", "box_high", K, 2)
@@ -628,15 +634,21 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
                 raise SchemaError(f"{path}: variable 'cardinality'/'spatial_*' at step {k}: {exc}") from None
         return Posterior(out, attrs)
     if family == "PMBM":
-        ppps = _read_ppps(ds, path, K) if int(ds.attrs.get("has_ppp", 0)) else [None] * K
+        has_ppp = ds.attrs.get("has_ppp")
+        if has_ppp not in (0, 1):
+            raise SchemaError(f"{path}: attribute 'has_ppp': expected 0 or 1, got {has_ppp!r}")
+        ppps = _read_ppps(ds, path, K) if int(has_ppp) else [None] * K
         br = _get_ragged(ds, path, "bern_count", "bern_r", K, 1)
         bm = _get_ragged(ds, path, "bern_count", "bern_mean", K, 2)
         bP = _get_ragged(ds, path, "bern_count", "bern_cov", K, 3)
-        bl = _get_ragged(ds, path, "bern_count", "bern_label", K, 1)
+        bl = _get_ragged(ds, path, "bern_count", "bern_label", K, 1, integer=True)
         hw = _get_ragged(ds, path, "hyp_count", "hyp_weight", K, 1)
         hs = _get_ragged(ds, path, "hyp_count", "hyp_size", K, 1)
         hm_all = _get(ds, path, "hyp_member", 1)
-        sizes_all = np.concatenate(hs) if hs else np.empty(0)
+        sizes_all = np.concatenate(hs) if hs else np.empty(0, dtype=np.int64)
+        for name, arr in (("hyp_member", hm_all), ("hyp_size", sizes_all)):
+            if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0):
+                raise SchemaError(f"{path}: variable {name!r}: expected non-negative integers")
         if int(np.sum(sizes_all)) != hm_all.shape[0]:
             raise SchemaError(
                 f"{path}: variable 'hyp_member': expected {int(np.sum(sizes_all))} rows (sum of hyp_size), "
@@ -778,11 +790,34 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
 
 
 def read_metrics(path: str | os.PathLike):
-    """Read a metrics file as an ``xarray.Dataset`` (validated: content and version)."""
+    """Read a metrics file as an ``xarray.Dataset`` (validated: content, version, variables, no NaN)."""
     ds = _open(path, "metrics")
-    for name in ("nll_value", "nll_lower", "nll_upper", *METRIC_STEP_VARIABLES):
+    required = (
+        "nll_value",
+        "nll_lower",
+        "nll_upper",
+        "nll_exact",
+        "nll_mean",
+        "nll_finite_mean",
+        "nll_infinite_steps",
+        *(f"nll_{t}" for t in ("localization", "false", "missed", "cardinality", "mixture", "association")),
+        *METRIC_STEP_VARIABLES,
+        "mota",
+        "motp",
+        "idf1",
+        "gospa_mean",
+        "ospa_mean",
+        "theorem1_max_abs_difference",
+        "clear_total_switches",
+    )
+    for name in required:
         if name not in ds.variables:
             raise SchemaError(f"{path}: variable {name!r} is missing")
+        values = np.asarray(ds[name].values)
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            raise SchemaError(f"{path}: variable {name!r}: NaN found (values are numbers or +-inf)")
+    if "evaluation_settings" not in ds.attrs:
+        raise SchemaError(f"{path}: attribute 'evaluation_settings' is missing")
     return ds
 
 

@@ -309,6 +309,8 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
         hid = np.asarray(estimate_ids[k], dtype=np.int64).reshape(-1)
         if oid.size != Y.shape[0] or hid.size != X.shape[0]:
             raise ValueError(f"truth_ids/estimate_ids: frame {k}: expected one identity per state")
+        _check_unique(oid, "truth_ids", k)
+        _check_unique(hid, "estimate_ids", k)
         num_objects += Y.shape[0]
         dist = (
             np.linalg.norm(Y[:, None, :] - X[None, :, :], axis=2)
@@ -351,6 +353,11 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
     )
 
 
+def _check_unique(ids: np.ndarray, name: str, frame: int) -> None:
+    if np.unique(ids).size != ids.size:
+        raise ValueError(f"{name}: frame {frame}: expected distinct identities, got {ids.tolist()}")
+
+
 @dataclass(frozen=True)
 class IdentityResult:
     """Identity measures (Ristani et al. 2016): IDF1 = 2 IDTP / (num_objects + num_predictions)."""
@@ -373,8 +380,10 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
     threshold = v.positive_scalar(threshold, "threshold")
     counts: dict[tuple[int, int], int] = {}
     n_obj = n_pred = 0
-    for Y, oid, X, hid in zip(truth, truth_ids, estimates, estimate_ids, strict=True):
+    for k, (Y, oid, X, hid) in enumerate(zip(truth, truth_ids, estimates, estimate_ids, strict=True)):
         Y, X = _point_set(Y, "truth"), _point_set(X, "estimates")
+        _check_unique(np.asarray(oid).reshape(-1), "truth_ids", k)
+        _check_unique(np.asarray(hid).reshape(-1), "estimate_ids", k)
         n_obj += Y.shape[0]
         n_pred += X.shape[0]
         if Y.shape[0] and X.shape[0]:

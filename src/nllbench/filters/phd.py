@@ -73,6 +73,14 @@ class PHDSettings:
     merge: float = 4.0
     cap: int = 100
 
+    def __post_init__(self) -> None:
+        if not self.prune >= 0:
+            raise ValueError(f"phd_prune: expected a weight >= 0, got {self.prune!r}")
+        if not self.merge >= 0:
+            raise ValueError(f"phd_merge: expected a distance >= 0, got {self.merge!r}")
+        if int(self.cap) != self.cap or self.cap < 1:
+            raise ValueError(f"phd_cap: expected a positive integer, got {self.cap!r}")
+
 
 def _add_birth(state: GMIntensity, birth: GaussianMixture, w, m, P, lab) -> GMIntensity:
     B = len(birth)

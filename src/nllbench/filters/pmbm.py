@@ -63,6 +63,18 @@ class PMBMSettings:
     ppp_floor: float = 1e-5
     recycle: float = 0.0
 
+    def __post_init__(self) -> None:
+        if not self.gate > 0:
+            raise ValueError(f"gate: expected a positive squared distance, got {self.gate!r}")
+        if int(self.max_hypotheses) != self.max_hypotheses or self.max_hypotheses < 1:
+            raise ValueError(f"max_hypotheses: expected a positive integer, got {self.max_hypotheses!r}")
+        for name in ("hypothesis_floor", "existence_floor", "recycle"):
+            value = getattr(self, name)
+            if not 0 <= value <= 1:
+                raise ValueError(f"{name}: expected a probability in [0, 1], got {value!r}")
+        if not self.ppp_floor >= 0:
+            raise ValueError(f"ppp_floor: expected a weight >= 0, got {self.ppp_floor!r}")
+
 
 @dataclass(frozen=True)
 class PMBMState:
