@@ -86,7 +86,7 @@ def _plot(args: argparse.Namespace) -> int:
             )
             fig = plots.fig_nll_vs_q(summary, timing)
         elif args.figure == "calibration":
-            fig = plots.fig_calibration(summary, q)
+            fig = plots.fig_calibration(summary, args.q)
         elif args.figure == "theorem1":
             fig = plots.fig_theorem1(pd.read_csv(tables / "steps.csv"))
         else:

@@ -159,16 +159,28 @@ def fig_nll_vs_q(summary, timing):
     return fig
 
 
-def fig_calibration(summary, q: int):
+def probe_q(summary) -> int:
+    """The Q at which the covariance-scale probes were evaluated."""
+    probed = summary[(summary["measure"] == "nll") & (summary["cov_scale"] != 1.0)]["q"].unique()
+    if probed.size == 0:
+        raise ValueError("summary: no covariance-scale probe (cov_scale != 1) was evaluated")
+    return int(probed.max())
+
+
+def fig_calibration(summary, q: int | None = None):
     """NLL and GOSPA against the covariance scale s (the point estimates do not move)."""
     plt, _ = _plt()
+    q = probe_q(summary) if q is None else q
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     clutter = sorted(summary["clutter"].unique())[0]
     sub = summary[summary["clutter"] == clutter]
     _errorbars(axes[0], _pick(sub, measure="nll", q=q), "cov_scale")
     _errorbars(axes[1], _pick(sub, measure="gospa_mean", q=0), "cov_scale")
+    scales = sorted(sub[sub["measure"] == "gospa_mean"]["cov_scale"].unique())
     for ax, title in zip(axes, (f"NLL (Q = {q})", "GOSPA"), strict=True):
         ax.set_xscale("log")
+        ax.set_xticks(scales, [f"{x:g}" for x in scales])
+        ax.minorticks_off()
         ax.set_xlabel("covariance scale s")
         ax.set_title(f"{title}, clutter {clutter:g}")
     axes[1].legend(fontsize=7)
