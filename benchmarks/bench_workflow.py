@@ -89,6 +89,9 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=84)
     ap.add_argument("--batch", type=int, default=42)
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument(
+        "--unbatched-seeds", type=int, help="seeds for the one-seed-per-job run (default: --seeds)"
+    )
     ap.add_argument("--skip-unbatched", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:

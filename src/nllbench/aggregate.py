@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.io import read_metrics
+from nllbench.io import METRIC_STEP_VARIABLES, read_metrics
 
 KEYS = ["scenario", "filter", "clutter", "pd", "cov_scale", "temper", "marginal", "q"]
 NLL_STEP = [
@@ -39,23 +39,7 @@ NLL_STEP = [
     "mixture",
     "association",
 ]
-POINT_STEP = [
-    "gospa",
-    "gospa_localization",
-    "gospa_missed",
-    "gospa_false",
-    "ospa",
-    "n_truth",
-    "n_estimates",
-    "clear_matches",
-    "clear_misses",
-    "clear_false_positives",
-    "clear_switches",
-    "clear_distance_sum",
-    "theorem1_lhs",
-    "theorem1_rhs",
-    "theorem1_difference",
-]
+POINT_STEP = list(METRIC_STEP_VARIABLES[:-1])  # theorem1_excluded is a count, not a measure
 POINT_RUN = ["gospa_mean", "ospa_mean", "mota", "motp", "idf1", "theorem1_max_abs_difference"]
 
 

@@ -82,14 +82,7 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
     """
     if alpha != 2:
         raise ValueError(f"alpha: expected 2 (the only value supported), got {alpha!r}")
-    c = v.positive_scalar(c, "c")
-    p = float(p)
-    if not np.isfinite(p) or p < 1:
-        raise ValueError(f"p: expected a number >= 1, got {p!r}")
-    X = _point_set(estimates, "estimates")
-    Y = _point_set(truth, "truth")
-    if X.shape[0] and Y.shape[0] and X.shape[1] != Y.shape[1]:
-        raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
+    c, p, X, Y = _sets_c_p(estimates, truth, c, p)
     nx, ny = X.shape[0], Y.shape[0]
     half = c**p / 2.0
     if nx == 0 or ny == 0:
@@ -118,6 +111,19 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
         c,
         np.stack([rows, cols], axis=1),
     )
+
+
+def _sets_c_p(estimates, truth, c, p):
+    """Validated cut-off c > 0, order p >= 1 and point sets of one dimension."""
+    c = v.positive_scalar(c, "c")
+    p = float(p)
+    if not np.isfinite(p) or p < 1:
+        raise ValueError(f"p: expected a number >= 1, got {p!r}")
+    X = _point_set(estimates, "estimates")
+    Y = _point_set(truth, "truth")
+    if X.shape[0] and Y.shape[0] and X.shape[1] != Y.shape[1]:
+        raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
+    return c, p, X, Y
 
 
 def _point_set(value, name: str) -> np.ndarray:
@@ -211,19 +217,12 @@ def ospa(estimates, truth, c: float = 2.0, p: float = 1.0) -> OSPAResult:
     *before* assigning, which matters for p != 1), and each unit of
     cardinality difference costs c^p.
     """
-    c = v.positive_scalar(c, "c")
-    p = float(p)
-    if not np.isfinite(p) or p < 1:
-        raise ValueError(f"p: expected a number >= 1, got {p!r}")
-    X = _point_set(estimates, "estimates")
-    Y = _point_set(truth, "truth")
+    c, p, X, Y = _sets_c_p(estimates, truth, c, p)
     nx, ny = X.shape[0], Y.shape[0]
     if nx == 0 and ny == 0:
         return OSPAResult(0.0, 0.0, 0.0, p, c)
     loc = 0.0
     if nx and ny:
-        if X.shape[1] != Y.shape[1]:
-            raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
         cost = np.minimum(np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2), c) ** p
         rows, cols = linear_sum_assignment(cost)
         loc = float(cost[rows, cols].sum())
