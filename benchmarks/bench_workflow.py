@@ -76,6 +76,7 @@ def run(tmp: Path, seeds: int, per_job: int, cores: int) -> dict:
             compute += float(pd.read_csv(f)["seconds"].sum())
             jobs += 1
     return {
+        "runs": 6 * seeds,
         "seeds_per_job": per_job,
         "jobs": jobs,
         "wall_s": wall,
@@ -98,15 +99,16 @@ def main() -> int:
         tmp = Path(d)
         rows = [run(tmp, args.seeds, args.batch, args.cores)]
         if not args.skip_unbatched:
-            rows.append(run(tmp, args.seeds, 1, args.cores))
-    print(f"{6 * args.seeds} runs (6 filters x {args.seeds} seeds), {args.cores} cores, greedy scheduler")
-    print(f"{'seeds/job':>10}{'jobs':>7}{'wall (s)':>10}{'compute (s)':>13}{'share':>8}")
+            rows.append(run(tmp, args.unbatched_seeds or args.seeds, 1, args.cores))
+    print(f"{args.cores} cores, greedy scheduler, williams15 with 10 steps, Q = 1, 6 filters")
+    print(
+        f"{'runs':>6}{'seeds/job':>10}{'jobs':>7}{'wall (s)':>10}{'compute (s)':>13}{'share':>8}{'wall/run (s)':>14}"
+    )
     for r in rows:
         print(
-            f"{r['seeds_per_job']:>10}{r['jobs']:>7}{r['wall_s']:>10.1f}{r['compute_s']:>13.1f}{r['share']:>8.0%}"
+            f"{r['runs']:>6}{r['seeds_per_job']:>10}{r['jobs']:>7}{r['wall_s']:>10.1f}{r['compute_s']:>13.1f}"
+            f"{r['share']:>8.0%}{r['wall_s'] / r['runs']:>14.3f}"
         )
-    if len(rows) == 2:
-        print(f"batched / one seed per job wall time: {rows[0]['wall_s'] / rows[1]['wall_s']:.2f}")
     return 0
 
 
