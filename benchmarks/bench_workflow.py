@@ -101,9 +101,8 @@ def main() -> int:
         if not args.skip_unbatched:
             rows.append(run(tmp, args.unbatched_seeds or args.seeds, 1, args.cores))
     print(f"{args.cores} cores, greedy scheduler, williams15 with 10 steps, Q = 1, 6 filters")
-    print(
-        f"{'runs':>6}{'seeds/job':>10}{'jobs':>7}{'wall (s)':>10}{'compute (s)':>13}{'share':>8}{'wall/run (s)':>14}"
-    )
+    header = ("runs", "seeds/job", "jobs", "wall (s)", "compute (s)", "share", "wall/run (s)")
+    print("".join(f"{h:>{w}}" for h, w in zip(header, (6, 10, 7, 10, 13, 8, 14), strict=True)))
     for r in rows:
         print(
             f"{r['runs']:>6}{r['seeds_per_job']:>10}{r['jobs']:>7}{r['wall_s']:>10.1f}{r['compute_s']:>13.1f}"
