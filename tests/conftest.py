@@ -68,3 +68,34 @@ def random_pmbm(rng, d=2, family="PMBM", max_m=3, max_h=3):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def test_run(tmp_path_factory):
+    """The .test workflow run locally once per test session (its results directory)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake not installed")
+    results = tmp_path_factory.mktemp("wf") / "results"
+    proc = subprocess.run(
+        [
+            "snakemake",
+            "--cores",
+            "2",
+            "--configfile",
+            ".test/config/config.yaml",
+            "--config",
+            f"results={results}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    return results

@@ -50,16 +50,6 @@ def test_dry_run_of_every_shipped_config(config, tmp_path):
     assert counts.get("aggregate") == 1 and counts.get("plot") == 6
 
 
-@pytest.fixture(scope="module")
-def test_run(tmp_path_factory):
-    results = tmp_path_factory.mktemp("wf") / "results"
-    proc = snakemake(
-        "--cores", "2", "--configfile", ".test/config/config.yaml", "--config", f"results={results}"
-    )
-    assert proc.returncode == 0, proc.stderr[-5000:]
-    return results
-
-
 def test_end_to_end_outputs(test_run):
     r = test_run
     text = (r / "paper/example1/example.txt").read_text()
