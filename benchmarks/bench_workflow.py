@@ -42,9 +42,21 @@ def config(results: Path, seeds: int, per_job: int) -> dict:
     return cfg
 
 
-def run(tmp: Path, seeds: int, per_job: int, cores: int) -> dict:
-    results = tmp / f"results_{per_job}"
-    path = tmp / f"config_{per_job}.yaml"
+SLURM = [
+    "--workflow-profile",
+    "profiles/slurm",
+    "--default-resources",
+    "slurm_account=nllbench",
+    "slurm_partition=debug",
+    "runtime=30",
+    "mem_mb=1000",
+    "cpus_per_task=1",
+]
+
+
+def run(tmp: Path, seeds: int, per_job: int, cores: int, slurm: bool = False) -> dict:
+    results = tmp / f"results_{per_job}_{'slurm' if slurm else 'local'}"
+    path = tmp / f"config_{per_job}_{int(slurm)}.yaml"
     path.write_text(yaml.safe_dump(config(results, seeds, per_job)))
     # only the sweep's jobs (simulate, filter, evaluate), not the tables and figures
     t0 = time.perf_counter()
@@ -76,6 +88,7 @@ def run(tmp: Path, seeds: int, per_job: int, cores: int) -> dict:
             compute += float(pd.read_csv(f)["seconds"].sum())
             jobs += 1
     return {
+        "where": "slurm" if slurm else "local",
         "runs": 6 * seeds,
         "seeds_per_job": per_job,
         "jobs": jobs,
@@ -94,18 +107,23 @@ def main() -> int:
         "--unbatched-seeds", type=int, help="seeds for the one-seed-per-job run (default: --seeds)"
     )
     ap.add_argument("--skip-unbatched", action="store_true")
+    ap.add_argument(
+        "--slurm", action="store_true", help="also the batched sweep through SLURM (SLURM_CONF set)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         rows = [run(tmp, args.seeds, args.batch, args.cores)]
         if not args.skip_unbatched:
             rows.append(run(tmp, args.unbatched_seeds or args.seeds, 1, args.cores))
+        if args.slurm:
+            rows.append(run(tmp, args.seeds, args.batch, args.cores, slurm=True))
     print(f"{args.cores} cores, greedy scheduler, williams15 with 10 steps, Q = 1, 6 filters")
-    header = ("runs", "seeds/job", "jobs", "wall (s)", "compute (s)", "share", "wall/run (s)")
-    print("".join(f"{h:>{w}}" for h, w in zip(header, (6, 10, 7, 10, 13, 8, 14), strict=True)))
+    header = ("where", "runs", "seeds/job", "jobs", "wall (s)", "compute (s)", "share", "wall/run (s)")
+    print("".join(f"{h:>{w}}" for h, w in zip(header, (7, 6, 10, 7, 10, 13, 8, 14), strict=True)))
     for r in rows:
         print(
-            f"{r['runs']:>6}{r['seeds_per_job']:>10}{r['jobs']:>7}{r['wall_s']:>10.1f}{r['compute_s']:>13.1f}"
+            f"{r['where']:>7}{r['runs']:>6}{r['seeds_per_job']:>10}{r['jobs']:>7}{r['wall_s']:>10.1f}{r['compute_s']:>13.1f}"
             f"{r['share']:>8.0%}{r['wall_s'] / r['runs']:>14.3f}"
         )
     return 0
