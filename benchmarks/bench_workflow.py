@@ -25,6 +25,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
+STEPS = 10
+
+
 def config(results: Path, seeds: int, per_job: int) -> dict:
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     cfg["results"] = str(results)
@@ -36,7 +39,7 @@ def config(results: Path, seeds: int, per_job: int) -> dict:
         detection_probabilities=[0.9],
         seeds=seeds,
         seeds_per_job=per_job,
-        steps=10,
+        steps=STEPS,
     )
     cfg["evaluation"].update(q=[1], cov_scales=[1], probe_q=1, exact=False)
     return cfg
@@ -103,6 +106,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=84)
     ap.add_argument("--batch", type=int, default=42)
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=10, help="time steps of each run (81: the full scenario)")
     ap.add_argument(
         "--unbatched-seeds", type=int, help="seeds for the one-seed-per-job run (default: --seeds)"
     )
@@ -111,6 +115,8 @@ def main() -> int:
         "--slurm", action="store_true", help="also the batched sweep through SLURM (SLURM_CONF set)"
     )
     args = ap.parse_args()
+    global STEPS
+    STEPS = args.steps
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         rows = [run(tmp, args.seeds, args.batch, args.cores)]
@@ -118,7 +124,7 @@ def main() -> int:
             rows.append(run(tmp, args.unbatched_seeds or args.seeds, 1, args.cores))
         if args.slurm:
             rows.append(run(tmp, args.seeds, args.batch, args.cores, slurm=True))
-    print(f"{args.cores} cores, greedy scheduler, williams15 with 10 steps, Q = 1, 6 filters")
+    print(f"{args.cores} cores, greedy scheduler, williams15 with {args.steps} steps, Q = 1, 6 filters")
     header = ("where", "runs", "seeds/job", "jobs", "wall (s)", "compute (s)", "share", "wall/run (s)")
     print("".join(f"{h:>{w}}" for h, w in zip(header, (7, 6, 10, 7, 10, 13, 8, 14), strict=True)))
     for r in rows:
