@@ -66,6 +66,8 @@ def test_end_to_end_outputs(test_run):
         "clutter",
         "pd",
         "cov_scale",
+        "temper",
+        "marginal",
         "q",
         "step",
         "measure",
