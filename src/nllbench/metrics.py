@@ -406,3 +406,7 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
     idp = idtp / n_pred if n_pred else 1.0
     idr = idtp / n_obj if n_obj else 1.0
     return IdentityResult(float(idf1), float(idp), float(idr), idtp, idfp, idfn)
+
+
+# Trajectory and calibration measures live in their own modules (re-exported here).
+from nllbench.tgospa import TGOSPAResult, tgospa  # noqa: E402

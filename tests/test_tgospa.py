@@ -1,0 +1,165 @@
+"""Trajectory GOSPA against exhaustive enumeration of assignment sequences."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from nllbench.metrics import tgospa
+
+
+def partial_injections(n: int, m: int) -> list[tuple[int, ...]]:
+    """Every map of n truths to estimates 0..m-1 or -1 (none), injective on the estimates."""
+    out = []
+    for pi in itertools.product(range(-1, m), repeat=n):
+        used = [j for j in pi if j >= 0]
+        if len(used) == len(set(used)):
+            out.append(pi)
+    return out
+
+
+def frame_cost(pi, k, T, TI, E, EI, truth_ids, est_ids, c, p) -> float:
+    """sum over counted pairs of d^p + c^p/2 (|X^k| + |Y^k| - 2 #pairs), straight from the definition."""
+    pos_t = {int(i): x for i, x in zip(TI[k], T[k], strict=True)}
+    pos_e = {int(j): y for j, y in zip(EI[k], E[k], strict=True)}
+    loc, pairs = 0.0, 0
+    for a, b in enumerate(pi):
+        if b < 0:
+            continue
+        ti, ej = truth_ids[a], est_ids[b]
+        if ti in pos_t and ej in pos_e:
+            d = float(np.linalg.norm(pos_t[ti] - pos_e[ej]))
+            if d < c:
+                loc += d**p
+                pairs += 1
+    return loc + c**p / 2 * (len(T[k]) + len(E[k]) - 2 * pairs)
+
+
+def switch_cost(a, b, gamma, p) -> float:
+    s = 0.0
+    for x, y in zip(a, b, strict=True):
+        if x != y:
+            s += 1.0 if (x >= 0 and y >= 0) else 0.5
+    return gamma**p * s
+
+
+def brute_force(T, TI, E, EI, c, p, gamma, product: bool = False) -> float:
+    """Minimum over all assignment sequences: plain product (tiny) or Viterbi over all per-frame assignments."""
+    truth_ids = sorted({int(i) for f in TI for i in f})
+    est_ids = sorted({int(j) for f in EI for j in f})
+    states = partial_injections(len(truth_ids), len(est_ids))
+    K = len(T)
+    fc = np.array(
+        [[frame_cost(s, k, T, TI, E, EI, truth_ids, est_ids, c, p) for s in states] for k in range(K)]
+    )
+    sw = np.array([[switch_cost(a, b, gamma, p) for b in states] for a in states])
+    if product:
+        best = np.inf
+        for seq in itertools.product(range(len(states)), repeat=K):
+            total = sum(fc[k, s] for k, s in enumerate(seq)) + sum(
+                sw[a, b] for a, b in itertools.pairwise(seq)
+            )
+            best = min(best, total)
+        return best ** (1 / p)
+    acc = fc[0].copy()
+    for k in range(1, K):
+        acc = np.min(acc[:, None] + sw, axis=0) + fc[k]
+    return float(acc.min()) ** (1 / p)
+
+
+def random_case(rng, K, n_truth, n_est, box=3.0):
+    """Trajectories that appear, disappear and return; some frames empty."""
+    T, TI, E, EI = [], [], [], []
+    tpos = rng.uniform(0, box, (n_truth, 2))
+    epos = rng.uniform(0, box, (n_est, 2))
+    for _ in range(K):
+        tpos += rng.normal(0, 0.3, tpos.shape)
+        epos += rng.normal(0, 0.3, epos.shape)
+        ton = np.flatnonzero(rng.random(n_truth) < 0.7)
+        eon = np.flatnonzero(rng.random(n_est) < 0.7)
+        T.append(tpos[ton].copy())
+        TI.append(10 + ton)
+        E.append(epos[eon].copy())
+        EI.append(100 + eon)
+    return T, TI, E, EI
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_exact_equals_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 5))
+    n, m = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    T, TI, E, EI = random_case(rng, K, n, m)
+    c = float(rng.choice([1.0, 2.0]))
+    p = float(rng.choice([1.0, 2.0]))
+    gamma = float(rng.choice([0.3, 1.0, 2.0]))
+    r = tgospa(T, TI, E, EI, c=c, p=p, gamma=gamma)
+    assert r.value == pytest.approx(brute_force(T, TI, E, EI, c, p, gamma), rel=1e-9, abs=1e-12)
+    parts = r.localization + r.missed + r.false + r.switches
+    assert parts == pytest.approx(r.value**p, rel=1e-12, abs=1e-12)
+    lp = tgospa(T, TI, E, EI, c=c, p=p, gamma=gamma, method="lp")
+    assert lp.value <= r.value + 1e-9
+
+
+def test_plain_product_enumeration_agrees():
+    rng = np.random.default_rng(99)
+    for _ in range(4):
+        T, TI, E, EI = random_case(rng, 3, 2, 2)
+        r = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=1.0)
+        assert r.value == pytest.approx(brute_force(T, TI, E, EI, 2.0, 1, 1.0, product=True), abs=1e-9)
+
+
+def test_empty_frames_and_empty_sides():
+    empty = np.empty((0, 2))
+    none = np.empty(0, dtype=int)
+    T = [empty, [[0.0, 0.0]], empty]
+    TI = [none, [1], none]
+    r = tgospa(T, TI, [empty] * 3, [none] * 3, c=2.0)
+    assert (r.value, r.missed, r.false, r.switches) == (1.0, 1.0, 0.0, 0.0)
+    r = tgospa([empty] * 3, [none] * 3, T, TI, c=2.0)
+    assert (r.value, r.missed, r.false) == (1.0, 0.0, 1.0)
+    r = tgospa([empty] * 2, [none] * 2, [empty] * 2, [none] * 2, c=2.0)
+    assert r.value == 0.0 and r.assignment.shape == (2, 0)
+    assert tgospa([], [], [], [], c=1.0).value == 0.0
+
+
+def test_identical_trajectories_give_zero_and_value_is_symmetric():
+    rng = np.random.default_rng(5)
+    T, TI, E, EI = random_case(rng, 6, 4, 3)
+    assert tgospa(T, TI, T, TI, c=2.0, gamma=1.0).value == 0.0
+    a = tgospa(T, TI, E, EI, c=2.0, p=2, gamma=1.5)
+    b = tgospa(E, EI, T, TI, c=2.0, p=2, gamma=1.5)
+    assert a.value == pytest.approx(b.value, rel=1e-12)
+    assert (a.missed, a.false) == pytest.approx((b.false, b.missed))
+
+
+def test_switch_counted_by_the_definition():
+    # one true trajectory followed by estimate 7 then estimate 8: one full switch
+    T = [[[0.0, 0.0]]] * 4
+    TI = [[1]] * 4
+    E = [[[0.1, 0.0]], [[0.1, 0.0]], [[0.2, 0.0]], [[0.2, 0.0]]]
+    EI = [[7], [7], [8], [8]]
+    r = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=0.5)
+    assert (r.n_switches, r.n_half_switches, r.switches) == (1, 0, 0.5)
+    assert r.frame_switches.tolist() == [0.0, 0.0, 0.5, 0.0]
+    assert r.localization == pytest.approx(0.6)
+    # a switch dearer than a miss plus a false point per frame: stay on 7 (missed/false in frames 2, 3)
+    r = tgospa(T, TI, E, EI, c=0.25, p=1, gamma=10.0)
+    assert r.switches == 0.0 and r.missed == pytest.approx(0.25)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="c: expected"):
+        tgospa([], [], [], [], c=0.0)
+    with pytest.raises(ValueError, match="gamma"):
+        tgospa([], [], [], [], c=1.0, gamma=-1.0)
+    with pytest.raises(ValueError, match="p: expected"):
+        tgospa([], [], [], [], c=1.0, p=0.5)
+    with pytest.raises(ValueError, match="estimates: expected 1 frames"):
+        tgospa([[[0.0, 0.0]]], [[1]], [], [], c=1.0)
+    with pytest.raises(ValueError, match=r"truth_ids\[0\]: expected distinct"):
+        tgospa([[[0.0, 0.0], [1.0, 1.0]]], [[1, 1]], [np.empty((0, 2))], [[]], c=1.0)
+    with pytest.raises(ValueError, match="method"):
+        tgospa([], [], [], [], c=1.0, method="dp")
