@@ -46,7 +46,7 @@ def switch_cost(a, b, gamma, p) -> float:
 
 
 def brute_force(T, TI, E, EI, c, p, gamma, product: bool = False) -> float:
-    """Minimum over all assignment sequences: plain product (tiny) or Viterbi over all per-frame assignments."""
+    """Minimum over all assignment sequences: plain product (tiny) or Viterbi over every assignment."""
     truth_ids = sorted({int(i) for f in TI for i in f})
     est_ids = sorted({int(j) for f in EI for j in f})
     states = partial_injections(len(truth_ids), len(est_ids))

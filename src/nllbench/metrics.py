@@ -409,4 +409,4 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
 
 
 # Trajectory and calibration measures live in their own modules (re-exported here).
-from nllbench.tgospa import TGOSPAResult, tgospa  # noqa: E402
+from nllbench.tgospa import TGOSPAResult, tgospa  # noqa: E402, F401

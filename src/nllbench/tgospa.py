@@ -149,7 +149,7 @@ def tgospa(
 
 
 def _solve(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.ndarray:
-    """argmin over w (K, P) of sum gain * w + switch / 2 * sum_t |w_t - w_{t-1}|, one estimate per truth and back.
+    """argmin over w (K, P) of sum gain * w + switch / 2 * sum_t |w_t - w_{t-1}| (injective per frame).
 
     ``gain`` is (K, P) for the P candidate pairs (truth ti[P], estimate ej[P]).
     Pairs that never gain are left out: their w only adds switch cost.
