@@ -409,4 +409,5 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
 
 
 # Trajectory and calibration measures live in their own modules (re-exported here).
+from nllbench.hota import ALPHAS, HOTAResult, hota  # noqa: E402, F401
 from nllbench.tgospa import TGOSPAResult, tgospa  # noqa: E402, F401
