@@ -30,9 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nllbench.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
 from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD, estimate
+from nllbench.hota import HOTAResult, hota
 from nllbench.metrics import ClearMOTResult, IdentityResult, clear_mot, gospa, identity_scores, ospa
 from nllbench.nll import nll, nll_many
+from nllbench.tgospa import TGOSPAResult, tgospa
 from nllbench.theorem1 import scale_for_k_equal_rho, theorem1
 from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
 
@@ -56,6 +59,9 @@ class EvaluationSettings:
     budget : "hypothesis" (the paper) or "global" Murty budget.
     exact : also compute the exact NLL (every association) where the subset
         DP is tractable; steps where it is not are flagged, not guessed.
+    tgospa_gamma : trajectory-GOSPA switch cost (None: ``cutoff``); its
+        cut-off and order are ``cutoff`` and ``p``.
+    hota_threshold : distance at which the HOTA similarity reaches 0 (None: ``threshold``).
     """
 
     qs: tuple[int, ...] = (1, 10, 100)
@@ -70,6 +76,8 @@ class EvaluationSettings:
     theorem_scale: float | None = None
     budget: str = "hypothesis"
     exact: bool = False
+    tgospa_gamma: float | None = None
+    hota_threshold: float | None = None
 
     def __post_init__(self) -> None:
         qs = tuple(int(q) for q in self.qs)
@@ -91,6 +99,11 @@ class RunMetrics:
     clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
     theorem1_lhs, theorem1_rhs, theorem1_difference : (K,); theorem1_excluded : (K,) int
     seconds : wall time of the evaluation; nll_seconds : of which the Murty NLL for all Q
+    tgospa : trajectory GOSPA of the estimates (per-frame decomposition inside)
+    hota : HOTA of the estimates
+    calibration : (K,) tuple of per-step :class:`~nllbench.calibration.CalibrationCounts`
+        (of the density the NLL is evaluated on; the Q = max(qs) best association)
+    cardinality : (K,) tuple of per-step :class:`~nllbench.calibration.CardinalityScore`
     """
 
     qs: tuple[int, ...]
@@ -114,10 +127,18 @@ class RunMetrics:
     nll_exact_value: np.ndarray | None = None
     nll_exact_available: np.ndarray | None = None
     nll_seconds: float = 0.0
+    tgospa: TGOSPAResult | None = None
+    hota: HOTAResult | None = None
+    calibration: tuple[CalibrationCounts, ...] = ()
+    cardinality: tuple[CardinalityScore, ...] = ()
 
     @property
     def steps(self) -> int:
         return self.gospa.shape[0]
+
+    def calibration_total(self) -> CalibrationCounts:
+        """The run's calibration counts: the per-step counts pooled."""
+        return sum(self.calibration, CalibrationCounts.empty())
 
     def summary(self) -> dict:
         """One row of run-level numbers (means over steps; NLL per Q).
@@ -141,6 +162,16 @@ class RunMetrics:
             idf1=self.identity.idf1,
             theorem1_max_abs_difference=float(np.max(np.abs(self.theorem1_difference), initial=0.0)),
         )
+        if self.tgospa is not None:
+            row.update(tgospa=self.tgospa.value, tgospa_switches=self.tgospa.switches)
+        if self.hota is not None:
+            row.update(hota=self.hota.hota, deta=self.hota.deta, assa=self.hota.assa, loca=self.hota.loca)
+        if self.calibration:
+            pooled = self.calibration_total()
+            row.update(
+                cardinality_coverage90=pooled.cardinality_coverage,
+                cardinality_log_score=pooled.cardinality_log_score,
+            )
         if self.nll_exact_available is not None:
             row["nll_exact_steps_available"] = int(self.nll_exact_available.sum())
             if self.nll_exact_available.all():
@@ -186,6 +217,7 @@ def evaluate_run(
     est_pos, est_ids, truth_pos_all = [], [], []
     fresh = -1
     nll_seconds = 0.0
+    calibration, cardinality = [], []
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         density = _prepare(density, settings)
         X = np.asarray(X, dtype=float)
@@ -210,6 +242,9 @@ def evaluate_run(
             for term in NLL_TERMS:
                 nll_arrays[term][k, j] = getattr(res, term)
             exact[k, j] = res.exact
+        card = cardinality_score(dens_eval, y.shape[0])
+        cardinality.append(card)
+        calibration.append(step_counts(dens_eval, y, results[-1], card))
         if settings.exact:
             ex_val[k] = nll_arrays["value"][k, -1]
             try:
@@ -242,6 +277,10 @@ def evaluate_run(
         t_lhs[k], t_rhs[k], t_diff[k] = th.lhs, th.rhs, th.difference
     cm = clear_mot(truth_pos_all, truth_ids, est_pos, est_ids, settings.threshold)
     ids = identity_scores(truth_pos_all, truth_ids, est_pos, est_ids, settings.threshold)
+    tg = tgospa(
+        truth_pos_all, truth_ids, est_pos, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma
+    )
+    ho = hota(truth_pos_all, truth_ids, est_pos, est_ids, settings.hota_threshold or settings.threshold)
     return RunMetrics(
         settings.qs,
         nll_arrays,
@@ -264,4 +303,8 @@ def evaluate_run(
         ex_val,
         ex_ok,
         nll_seconds,
+        tg,
+        ho,
+        tuple(calibration),
+        tuple(cardinality),
     )

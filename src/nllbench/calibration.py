@@ -1,0 +1,308 @@
+"""Calibration of a posterior's stated uncertainty, per step, as counts that add over steps, runs and seeds.
+
+Three panels (all from the posterior the NLL is evaluated on):
+
+* **Existence**: every Bernoulli of the best global hypothesis, with its
+  existence probability r, is an event "explains a true object", which
+  happens when the NLL's best association (:attr:`nllbench.nll.NLLResult.best_assignment`)
+  pairs it with one. Reliability diagram: r binned into
+  :data:`RELIABILITY_BINS` equal bins, mean r against the observed frequency;
+  Brier score (Brier 1950) mean (r - o)^2; expected calibration error
+  ECE = sum_b (N_b / N) |mean r_b - frequency_b| (Naeini, Cooper, Hauskrecht,
+  AAAI 2015; Guo et al., ICML 2017).
+* **State consistency**: for each (Bernoulli, truth) pair of that association
+  with a Gaussian density N(m, P), NEES = (y - m)^T P^-1 (y - m), chi-square
+  with d degrees of freedom when the posterior is consistent. The average
+  NEES over N pairs, times N, is chi-square with N d degrees of freedom, so its
+  95 % interval is [chi2_{0.025}(N d), chi2_{0.975}(N d)] / N (Bar-Shalom,
+  Li, Kirubarajan, *Estimation with Applications to Tracking and Navigation*,
+  2001, Sec. 5.4). Also the share of pairs inside their 95 % ellipse
+  (NEES <= chi2_{0.95}(d)) and a histogram of the probability integral
+  transform chi2_cdf(NEES; d), uniform when consistent.
+* **Cardinality**: the posterior's distribution of the number of objects
+  (PPP: Poisson; i.i.d. cluster: its pmf; PMBM: the hypothesis-weighted
+  convolution of a Poisson with the Poisson-binomial of the r's) against the
+  true count n: whether n lies in the central 90 % interval [q_0.05, q_0.95]
+  (smallest counts with cdf >= 0.05 and >= 0.95), and the logarithmic score
+  -log P(n) (Good 1952; negatively oriented, +inf when P(n) = 0).
+
+PPP and i.i.d.-cluster posteriors (PHD, CPHD) have no Bernoullis and no
+association: only their cardinality is scored. A step whose truth is
+impossible under the posterior (NLL = +inf) has no best association; it is
+counted in ``unassociated`` and adds nothing to the first two panels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+from scipy.stats import chi2
+
+from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+
+RELIABILITY_BINS = 10
+PIT_BINS = 10
+NEES_LEVEL = 0.95
+CARDINALITY_LEVEL = 0.90
+
+
+@dataclass(frozen=True)
+class CalibrationCounts:
+    """Sufficient statistics of the calibration panels; ``a + b`` pools two sets exactly.
+
+    Attributes
+    ----------
+    bin_count : (B,) int
+        Bernoullis with r in bin b = min(floor(B r), B - 1).
+    bin_r_sum : (B,) float
+        Sum of their r.
+    bin_explained : (B,) int
+        Those that explain a true object under the best association.
+    brier_sum : float
+        Sum over Bernoullis of (r - o)^2.
+    nees_pairs : int
+    nees_sum : float
+    nees_dof : int
+        Sum of the pairs' degrees of freedom (N d).
+    nees_inside : int
+        Pairs with NEES <= chi2_{0.95}(d).
+    pit_count : (P,) int
+        Histogram of chi2_cdf(NEES; d) over P equal bins of [0, 1].
+    card_steps, card_covered : int
+        Steps scored, and those whose true count is in the central 90 % interval.
+    card_log_score_sum : float
+        Sum of -log P(true count) (+inf if any step's P is 0).
+    unassociated : int
+        Steps without a best association (impossible truth).
+    """
+
+    bin_count: np.ndarray
+    bin_r_sum: np.ndarray
+    bin_explained: np.ndarray
+    brier_sum: float = 0.0
+    nees_pairs: int = 0
+    nees_sum: float = 0.0
+    nees_dof: int = 0
+    nees_inside: int = 0
+    pit_count: np.ndarray = field(default_factory=lambda: np.zeros(PIT_BINS, dtype=np.int64))
+    card_steps: int = 0
+    card_covered: int = 0
+    card_log_score_sum: float = 0.0
+    unassociated: int = 0
+
+    @classmethod
+    def empty(cls) -> CalibrationCounts:
+        return cls(
+            np.zeros(RELIABILITY_BINS, dtype=np.int64),
+            np.zeros(RELIABILITY_BINS),
+            np.zeros(RELIABILITY_BINS, dtype=np.int64),
+        )
+
+    def __add__(self, other: CalibrationCounts) -> CalibrationCounts:
+        if not isinstance(other, CalibrationCounts):
+            return NotImplemented
+        return CalibrationCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    @property
+    def bernoullis(self) -> int:
+        return int(self.bin_count.sum())
+
+    @property
+    def brier(self) -> float | None:
+        """Mean (r - o)^2; None without Bernoullis."""
+        n = self.bernoullis
+        return self.brier_sum / n if n else None
+
+    @property
+    def ece(self) -> float | None:
+        """sum_b |sum r_b - sum o_b| / N (= sum_b N_b / N |mean r_b - freq_b|); None without Bernoullis."""
+        n = self.bernoullis
+        return float(np.abs(self.bin_r_sum - self.bin_explained).sum() / n) if n else None
+
+    def reliability(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(mean r, observed frequency, count) of the non-empty bins."""
+        used = self.bin_count > 0
+        return (
+            self.bin_r_sum[used] / self.bin_count[used],
+            self.bin_explained[used] / self.bin_count[used],
+            self.bin_count[used],
+        )
+
+    @property
+    def anees(self) -> float | None:
+        """Average NEES over the pairs (d when consistent); None without pairs."""
+        return self.nees_sum / self.nees_pairs if self.nees_pairs else None
+
+    def anees_interval(self, level: float = 0.95) -> tuple[float, float] | None:
+        """Central ``level`` interval of the average NEES of a consistent posterior: chi2(N d) / N."""
+        if not self.nees_pairs:
+            return None
+        lo, hi = chi2.ppf([(1 - level) / 2, (1 + level) / 2], self.nees_dof)
+        return float(lo) / self.nees_pairs, float(hi) / self.nees_pairs
+
+    @property
+    def nees_inside_share(self) -> float | None:
+        """Share of pairs inside their 95 % ellipse (0.95 when consistent); None without pairs."""
+        return self.nees_inside / self.nees_pairs if self.nees_pairs else None
+
+    @property
+    def cardinality_coverage(self) -> float | None:
+        """Share of steps whose true count is in the central 90 % interval; None without steps."""
+        return self.card_covered / self.card_steps if self.card_steps else None
+
+    @property
+    def cardinality_log_score(self) -> float | None:
+        """Mean -log P(true count) over steps; None without steps."""
+        return self.card_log_score_sum / self.card_steps if self.card_steps else None
+
+
+@dataclass(frozen=True)
+class CardinalityScore:
+    """The cardinality panel of one step.
+
+    mean : E[N]; low, high : central 90 % interval; covered : low <= n <= high;
+    log_score : -log P(N = n) (+inf when 0).
+    """
+
+    mean: float
+    low: int
+    high: int
+    covered: bool
+    log_score: float
+
+
+def cardinality_score(density, n: int, level: float = CARDINALITY_LEVEL) -> CardinalityScore:
+    """Score the cardinality distribution of ``density`` at the true count ``n`` (module notes)."""
+    if isinstance(density, IIDCluster):
+        log_pmf = _log(density.cardinality)
+        mean = float(np.arange(log_pmf.size) @ density.cardinality)
+    else:
+        log_pmf, mean = _log_cardinality_pmbm(density, n)
+    cdf = np.cumsum(np.exp(log_pmf))
+    # (a cdf that should reach 0.05 exactly may round just below it)
+    lo = int(np.searchsorted(cdf, (1 - level) / 2 - 1e-12))
+    hi = int(np.searchsorted(cdf, (1 + level) / 2 - 1e-12))
+    log_p = float(log_pmf[n]) if n < log_pmf.size else -math.inf
+    return CardinalityScore(mean, lo, hi, bool(lo <= n <= hi), -log_p + 0.0)
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(x)
+
+
+def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
+    """log P(N = k) for k = 0..K (K >= n, mass beyond K < 1e-15) and E[N], of a PPP, MB or PMBM."""
+    if isinstance(density, MultiBernoulli):
+        density = PMBM(None, (density,), np.ones(1))
+    if isinstance(density, PPP):
+        ppp, hyps, log_w = density, [], np.zeros(1)
+    elif isinstance(density, PMBM):
+        ppp, hyps, log_w = density.ppp, list(density.hypotheses), _log(density.weights)
+    else:
+        raise TypeError(
+            f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
+        )
+    lam = 0.0 if ppp is None else ppp.total_rate
+    M = max((len(mb) for mb in hyps), default=0)
+    r = np.zeros((max(len(hyps), 1), M))  # padding with r = 0 changes no distribution
+    for h, mb in enumerate(hyps):
+        r[h, : len(mb)] = mb.r
+    mean = lam + float(np.exp(log_w) @ r.sum(axis=1))
+    # Poisson tail: P(N_ppp > lam + 12 sqrt(lam) + 40) < 1e-15 for every lam
+    K = max(n, M + int(lam + 12 * math.sqrt(lam) + 40))
+    log_pb = _log_poisson_binomial(r)  # (H, M + 1)
+    j = np.arange(K + 1)
+    log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
+    # log P_h(N = k) = logsumexp_i log PB_h(i) + log Pois(k - i)
+    diff = j[None, :] - np.arange(M + 1)[:, None]  # (M + 1, K + 1)
+    pois = np.where(diff >= 0, log_pois[np.clip(diff, 0, K)], -np.inf)
+    per_h = logsumexp(log_pb[:, :, None] + pois[None, :, :], axis=1)  # (H, K + 1)
+    keep = log_w > -np.inf
+    return logsumexp(per_h[keep] + log_w[keep, None], axis=0), mean
+
+
+def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
+    """log P(sum of independent Bernoulli(r[h, k]) over k = i), (H, M) -> (H, M + 1), in log space."""
+    H, M = r.shape
+    log_r, log_1mr = _log(r), _log(1.0 - r)
+    out = np.full((H, M + 1), -np.inf)
+    out[:, 0] = 0.0
+    for k in range(M):
+        shifted = np.concatenate([np.full((H, 1), -np.inf), out[:, :-1]], axis=1)
+        out = np.logaddexp(out + log_1mr[:, k : k + 1], shifted + log_r[:, k : k + 1])
+    return out
+
+
+def step_counts(
+    density, truth: np.ndarray, result, card: CardinalityScore | None = None
+) -> CalibrationCounts:
+    """The calibration counts of one step.
+
+    Parameters
+    ----------
+    density : PPP, IIDCluster, MultiBernoulli or PMBM
+        The density the NLL was evaluated on.
+    truth : (n, d) array
+    result : NLLResult
+        ``nll(density, truth, ...)``: its best hypothesis and association.
+    card : CardinalityScore, optional
+        ``cardinality_score(density, n)`` if already computed.
+    """
+    if card is None:
+        card = cardinality_score(density, truth.shape[0])
+    counts = CalibrationCounts.empty()
+    base = {"card_steps": 1, "card_covered": int(card.covered), "card_log_score_sum": card.log_score}
+    if isinstance(density, MultiBernoulli):
+        density = PMBM(None, (density,), np.ones(1))
+    if not isinstance(density, PMBM):
+        return _replace(counts, **base)
+    if result.best_assignment is None:
+        return _replace(counts, unassociated=1, **base)
+    mb = density.hypotheses[result.best_hypothesis]
+    cols = np.asarray(result.best_assignment)
+    matched = cols < len(mb)
+    ks, ls = cols[matched], np.flatnonzero(matched)
+    explained = np.zeros(len(mb), dtype=np.int64)
+    explained[ks] = 1
+    existence = _existence(mb.r, explained)
+    nees = _nees(mb.densities, ks, truth[ls]) if isinstance(mb.densities, Gaussians) else {}
+    return _replace(counts, **base, **existence, **nees)
+
+
+def _replace(counts: CalibrationCounts, **changes) -> CalibrationCounts:
+    return CalibrationCounts(**{f.name: changes.get(f.name, getattr(counts, f.name)) for f in fields(counts)})
+
+
+def _existence(r: np.ndarray, explained: np.ndarray) -> dict:
+    b = np.minimum((r * RELIABILITY_BINS).astype(np.int64), RELIABILITY_BINS - 1)
+    return {
+        "bin_count": np.bincount(b, minlength=RELIABILITY_BINS).astype(np.int64),
+        "bin_r_sum": np.bincount(b, weights=r, minlength=RELIABILITY_BINS),
+        "bin_explained": np.bincount(b, weights=explained, minlength=RELIABILITY_BINS).astype(np.int64),
+        "brier_sum": float(np.sum((r - explained) ** 2)),
+    }
+
+
+def nees(means: np.ndarray, covs: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(y_i - m_i)^T P_i^-1 (y_i - m_i) for (N, d) means, (N, d, d) covariances and (N, d) points."""
+    diff = y - means
+    return np.einsum("ni,ni->n", diff, np.linalg.solve(covs, diff[:, :, None])[:, :, 0])
+
+
+def _nees(gaussians: Gaussians, ks: np.ndarray, y: np.ndarray) -> dict:
+    d = gaussians.dim
+    e = nees(gaussians.means[ks], gaussians.covs[ks], y)
+    pit = chi2.cdf(e, d)
+    return {
+        "nees_pairs": int(e.size),
+        "nees_sum": float(e.sum()),
+        "nees_dof": int(e.size * d),
+        "nees_inside": int(np.sum(e <= chi2.ppf(NEES_LEVEL, d))),
+        "pit_count": np.bincount(
+            np.minimum((pit * PIT_BINS).astype(np.int64), PIT_BINS - 1), minlength=PIT_BINS
+        ),
+    }

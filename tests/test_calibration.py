@@ -1,0 +1,206 @@
+"""Calibration panels: cardinality distributions by enumeration, existence and NEES counts, pooling."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import chi2, poisson
+
+import nllbench as nb
+from nllbench.calibration import (
+    RELIABILITY_BINS,
+    CalibrationCounts,
+    cardinality_score,
+    nees,
+    step_counts,
+)
+from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli
+
+
+def brute_cardinality(pmbm: PMBM, kmax: int) -> np.ndarray:
+    """P(N = k) by enumerating every subset of existing Bernoullis of every hypothesis, plus a Poisson."""
+    lam = 0.0 if pmbm.ppp is None else pmbm.ppp.total_rate
+    out = np.zeros(kmax + 1)
+    for w, mb in zip(pmbm.weights, pmbm.hypotheses, strict=True):
+        for alive in itertools.product([0, 1], repeat=len(mb)):
+            p = w * math.prod(r if a else 1 - r for r, a in zip(mb.r, alive, strict=True))
+            s = sum(alive)
+            for extra in range(kmax + 1 - s):
+                out[s + extra] += p * (poisson.pmf(extra, lam) if lam > 0 else float(extra == 0))
+    return out
+
+
+def random_pmbm(rng, with_ppp=True, H=3):
+    hyps = []
+    for _ in range(H):
+        m = int(rng.integers(0, 5))
+        r = rng.choice([0.0, 1.0, 0.3, 0.8, 0.55], m) if rng.random() < 0.5 else rng.random(m)
+        hyps.append(MultiBernoulli.gaussian(r, rng.normal(0, 3, (m, 2)), np.tile(np.eye(2), (m, 1, 1))))
+    ppp = PPP.uniform(float(rng.uniform(0.1, 3)), [0, 0], [10, 10]) if with_ppp else None
+    return PMBM(ppp, tuple(hyps), rng.dirichlet(np.ones(H)))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cardinality_pmf_equals_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    pmbm = random_pmbm(rng, with_ppp=seed % 3 != 0)
+    ref = brute_cardinality(pmbm, 25)
+    cdf = np.cumsum(ref)
+    for n in range(8):
+        s = cardinality_score(pmbm, n)
+        expected = -math.log(ref[n]) if ref[n] > 0 else math.inf
+        assert s.log_score == pytest.approx(expected, rel=1e-10)
+        assert s.low == int(np.argmax(cdf >= 0.05 - 1e-12))
+        assert s.high == int(np.argmax(cdf >= 0.95 - 1e-12))
+        assert s.covered == (s.low <= n <= s.high)
+        assert s.mean == pytest.approx(float(np.arange(26) @ ref), rel=1e-9)
+
+
+def test_cardinality_closed_forms():
+    ppp = PPP.uniform(4.0, [0, 0], [1, 1])
+    s = cardinality_score(ppp, 7)
+    assert s.log_score == pytest.approx(-poisson.logpmf(7, 4.0), rel=1e-12)
+    assert (s.low, s.high) == (int(poisson.ppf(0.05, 4.0)), int(poisson.ppf(0.95, 4.0)))
+    # a huge count: the Poisson log score stays finite and exact (no underflow to +inf)
+    assert cardinality_score(ppp, 400).log_score == pytest.approx(-poisson.logpmf(400, 4.0), rel=1e-10)
+    iid = IIDCluster([0.2, 0.5, 0.3], [1.0], [[0.0, 0.0]], [np.eye(2)])
+    assert cardinality_score(iid, 1).log_score == pytest.approx(-math.log(0.5))
+    s = cardinality_score(iid, 3)
+    assert s.log_score == math.inf and not s.covered
+    sure = MultiBernoulli.gaussian([1.0, 1.0], [[0, 0], [5, 5]], [np.eye(2)] * 2)
+    assert cardinality_score(sure, 2).log_score == 0.0
+    assert cardinality_score(sure, 1).log_score == math.inf
+    assert cardinality_score(PPP.empty(2), 0).log_score == 0.0
+
+
+def test_existence_and_nees_counts_of_one_step():
+    # three Bernoullis far apart; truth at the first two: they explain objects, the third does not
+    r = np.array([0.95, 0.35, 0.15])
+    means = np.array([[0.0, 0.0], [20.0, 0.0], [40.0, 0.0]])
+    covs = np.array([np.eye(2), 4 * np.eye(2), np.eye(2)])
+    mb = MultiBernoulli.gaussian(r, means, covs)
+    truth = np.array([[1.0, 1.0], [20.0, 3.0]])
+    res = nb.nll(mb, truth)
+    c = step_counts(mb, truth, res)
+    assert c.bin_count.tolist() == [0, 1, 0, 1, 0, 0, 0, 0, 0, 1]
+    assert c.bin_explained.tolist() == [0, 0, 0, 1, 0, 0, 0, 0, 0, 1]
+    assert c.brier_sum == pytest.approx(0.05**2 + 0.65**2 + 0.15**2)
+    assert c.ece == pytest.approx((0.05 + 0.65 + 0.15) / 3)
+    assert c.nees_pairs == 2 and c.nees_dof == 4
+    assert c.nees_sum == pytest.approx(2.0 + 9.0 / 4)
+    assert c.nees_inside == 2  # chi2_0.95(2) = 5.99
+    assert (c.card_steps, c.unassociated) == (1, 0)
+
+
+def test_impossible_truth_is_counted_not_scored():
+    sure = MultiBernoulli.gaussian([1.0], [[0.0, 0.0]], [np.eye(2)])
+    truth = np.empty((0, 2))
+    c = step_counts(sure, truth, nb.nll(sure, truth))
+    assert c.unassociated == 1 and c.bernoullis == 0 and c.card_log_score_sum == math.inf
+
+
+def test_phd_and_cphd_score_cardinality_only():
+    ppp = PPP.gaussian([0.9, 1.2], [[0, 0], [3, 3]], [np.eye(2)] * 2)
+    truth = np.array([[0.0, 0.0]])
+    c = step_counts(ppp, truth, nb.nll(ppp, truth))
+    assert (c.card_steps, c.bernoullis, c.nees_pairs) == (1, 0, 0)
+    assert c.brier is None and c.anees is None and c.cardinality_coverage == 1.0
+
+
+def test_pooling_is_exact():
+    rng = np.random.default_rng(4)
+    parts = []
+    for _ in range(6):
+        pmbm = random_pmbm(rng)
+        truth = rng.normal(0, 3, (int(rng.integers(0, 4)), 2))
+        parts.append(step_counts(pmbm, truth, nb.nll(pmbm, truth)))
+    total = sum(parts[1:], parts[0])
+    assert total.bernoullis == sum(p.bernoullis for p in parts)
+    assert total.brier == pytest.approx(sum(p.brier_sum for p in parts) / total.bernoullis)
+    assert total.card_steps == 6
+    assert total.pit_count.sum() == total.nees_pairs
+    mean_r, freq, count = total.reliability()
+    assert count.sum() == total.bernoullis and np.all((freq >= 0) & (freq <= 1))
+    assert total.bin_count.shape == (RELIABILITY_BINS,)
+    assert CalibrationCounts.empty().brier is None
+
+
+def test_nees_interval_is_the_chi_square_one():
+    c = CalibrationCounts.empty()
+    c = CalibrationCounts(
+        c.bin_count, c.bin_r_sum, c.bin_explained, nees_pairs=50, nees_sum=97.0, nees_dof=100
+    )
+    lo, hi = c.anees_interval()
+    assert (lo, hi) == pytest.approx((chi2.ppf(0.025, 100) / 50, chi2.ppf(0.975, 100) / 50))
+    assert c.anees == pytest.approx(97.0 / 50)
+
+
+def test_nees_function_matches_mahalanobis():
+    from scipy.spatial.distance import mahalanobis
+
+    rng = np.random.default_rng(8)
+    A = rng.normal(size=(20, 3, 3))
+    covs = A @ np.swapaxes(A, 1, 2) + 0.1 * np.eye(3)
+    means, y = rng.normal(size=(20, 3)), rng.normal(size=(20, 3))
+    ref = [mahalanobis(y[i], means[i], np.linalg.inv(covs[i])) ** 2 for i in range(20)]
+    np.testing.assert_allclose(nees(means, covs, y), ref, rtol=1e-10)
+
+
+def calibrated_run(seed=0, K=60, M=10):
+    """Posteriors that are calibrated by construction: each object exists with its Bernoulli's r and,
+    when it does, sits at a draw from the Bernoulli's Gaussian (Bernoullis 50 apart, so the best
+    association pairs each object with its own Bernoulli)."""
+    rng = np.random.default_rng(seed)
+    posteriors, truth, truth_ids = [], [], []
+    for _ in range(K):
+        r = rng.uniform(0.02, 0.98, M)
+        means = np.zeros((M, 4))
+        means[:, 0] = 50.0 * np.arange(M)
+        A = rng.normal(0, 1, (M, 4, 4))
+        covs = A @ np.swapaxes(A, 1, 2) + np.eye(4)
+        alive = np.flatnonzero(rng.random(M) < r)
+        x = np.array([rng.multivariate_normal(means[k], covs[k]) for k in alive]).reshape(-1, 4)
+        posteriors.append(
+            PMBM(None, (MultiBernoulli.gaussian(r, means, covs, labels=np.arange(M)),), np.ones(1))
+        )
+        truth.append(x)
+        truth_ids.append(alive)
+    return posteriors, truth, truth_ids
+
+
+def test_probes_move_the_calibration_panels_in_the_expected_direction():
+    from nllbench.evaluate import EvaluationSettings, evaluate_run
+
+    posts, truth, ids = calibrated_run()
+    lo, hi = [-100.0, -100.0], [600.0, 100.0]
+
+    def run(**kw):
+        m = evaluate_run(posts, truth, ids, lo, hi, EvaluationSettings(qs=(1,), **kw))
+        return m.calibration_total()
+
+    base = run()
+    # the calibrated posterior: average NEES inside its chi-square interval, ~95 % inside the ellipses
+    low, high = base.anees_interval()
+    assert low <= base.anees <= high
+    assert abs(base.nees_inside_share - 0.95) < 0.03
+    # covariances times s: NEES / s; over-confident (s < 1) leaves pairs outside their ellipses
+    small, large = run(cov_scale=0.25), run(cov_scale=4.0)
+    assert small.anees > high and large.anees < low
+    assert small.anees == pytest.approx(4 * base.anees, rel=1e-9)
+    assert small.nees_inside_share < base.nees_inside_share < large.nees_inside_share
+    np.testing.assert_array_equal(small.bin_explained, base.bin_explained)  # existence untouched
+    assert small.card_log_score_sum == base.card_log_score_sum
+    # existence tempered either way: worse Brier, ECE and cardinality log score than the calibrated r
+    sharp, flat = run(temper=3.0), run(temper=1 / 3)
+    for probed in (sharp, flat):
+        assert probed.brier > base.brier
+        assert probed.ece > base.ece
+        assert probed.cardinality_log_score > base.cardinality_log_score
+    # sharpened r: narrower cardinality intervals cover less; over-confident high bins.
+    # (Flattening pulls every r towards 0.4, which also shifts the mean count: no direction for coverage.)
+    assert sharp.cardinality_coverage < base.cardinality_coverage
+    mean_r, freq, _ = sharp.reliability()
+    assert np.all(freq[mean_r > 0.8] < mean_r[mean_r > 0.8])
