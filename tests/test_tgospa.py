@@ -163,3 +163,26 @@ def test_bad_input_is_named():
         tgospa([[[0.0, 0.0], [1.0, 1.0]]], [[1, 1]], [np.empty((0, 2))], [[]], c=1.0)
     with pytest.raises(ValueError, match="method"):
         tgospa([], [], [], [], c=1.0, method="dp")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reduced_programme_equals_the_full_one(seed, monkeypatch):
+    """The exact solve (per-pair spans plus holds) against the MILP over every frame, on scenes too
+    large to enumerate, including many one-frame estimated trajectories (as a PHD without labels)."""
+    from nllbench import tgospa as module
+
+    rng = np.random.default_rng(seed)
+    T, TI, E, EI = random_case(rng, 25, 5, 5, box=4.0)
+    if seed % 2:  # fresh identity at every frame
+        EI = [1000 + 10 * k + np.arange(len(e)) for k, e in enumerate(E)]
+    r = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=float(rng.choice([0.5, 2.0, 5.0])))
+    full_solve = module._solve
+    calls = {}
+
+    def full(gain, ti, ej, n, m, switch, integer):
+        calls["n"] = 1
+        return full_solve(gain, ti, ej, n, m, switch, integer=True)
+
+    monkeypatch.setattr(module, "_solve", full)  # the "lp" route, made integer: the full MILP
+    ref = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=r.gamma, method="lp")
+    assert calls and ref.value == pytest.approx(r.value, rel=1e-12)

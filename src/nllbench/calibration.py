@@ -38,8 +38,7 @@ import math
 from dataclasses import dataclass, field, fields
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
-from scipy.stats import chi2
+from scipy.special import chdtr, chdtri, gammaln, logsumexp
 
 from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
 
@@ -140,7 +139,8 @@ class CalibrationCounts:
         """Central ``level`` interval of the average NEES of a consistent posterior: chi2(N d) / N."""
         if not self.nees_pairs:
             return None
-        lo, hi = chi2.ppf([(1 - level) / 2, (1 + level) / 2], self.nees_dof)
+        # chdtri(v, a) is the chi-square(v) quantile of upper-tail probability a
+        lo, hi = chdtri(self.nees_dof, [(1 + level) / 2, (1 - level) / 2])
         return float(lo) / self.nees_pairs, float(hi) / self.nees_pairs
 
     @property
@@ -217,12 +217,13 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     log_pb = _log_poisson_binomial(r)  # (H, M + 1)
     j = np.arange(K + 1)
     log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
-    # log P_h(N = k) = logsumexp_i log PB_h(i) + log Pois(k - i)
+    # log P(N = k) = logsumexp_i log PB(i) + log Pois(k - i)
     diff = j[None, :] - np.arange(M + 1)[:, None]  # (M + 1, K + 1)
     pois = np.where(diff >= 0, log_pois[np.clip(diff, 0, K)], -np.inf)
-    per_h = logsumexp(log_pb[:, :, None] + pois[None, :, :], axis=1)  # (H, K + 1)
+    # the PPP is shared by the hypotheses: mix their Poisson-binomials first, then convolve once
     keep = log_w > -np.inf
-    return logsumexp(per_h[keep] + log_w[keep, None], axis=0), mean
+    log_pb_mix = logsumexp(log_pb[keep] + log_w[keep, None], axis=0)  # (M + 1,)
+    return logsumexp(log_pb_mix[:, None] + pois, axis=0), mean
 
 
 def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
@@ -296,12 +297,12 @@ def nees(means: np.ndarray, covs: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _nees(gaussians: Gaussians, ks: np.ndarray, y: np.ndarray) -> dict:
     d = gaussians.dim
     e = nees(gaussians.means[ks], gaussians.covs[ks], y)
-    pit = chi2.cdf(e, d)
+    pit = chdtr(d, e)  # chi-square(d) cdf
     return {
         "nees_pairs": int(e.size),
         "nees_sum": float(e.sum()),
         "nees_dof": int(e.size * d),
-        "nees_inside": int(np.sum(e <= chi2.ppf(NEES_LEVEL, d))),
+        "nees_inside": int(np.sum(e <= chdtri(d, 1.0 - NEES_LEVEL))),
         "pit_count": np.bincount(
             np.minimum((pit * PIT_BINS).astype(np.int64), PIT_BINS - 1), minlength=PIT_BINS
         ),

@@ -142,7 +142,11 @@ def tgospa(
     gain = np.where(close, dist_p - c**p, 0.0)
     pairs = np.flatnonzero(close.any(axis=0).reshape(-1))
     ti, ej = np.divmod(pairs, max(m, 1))
-    w = _solve(gain.reshape(K, n * m)[:, pairs], ti, ej, n, m, gamma**p, method == "exact")
+    gain = gain.reshape(K, n * m)[:, pairs]
+    if method == "exact":
+        w = _solve_spans(gain, ti, ej, n, m, gamma**p)
+    else:
+        w = _solve(gain, ti, ej, n, m, gamma**p, integer=False)
     full = np.zeros((K, n * m))
     full[:, pairs] = w
     return _result(full.reshape(K, n, m), close, dist_p, X, Y, c, p, gamma, method == "exact")
@@ -196,6 +200,100 @@ def _solve(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.nda
         raise RuntimeError(f"tgospa: the HiGHS solver failed ({res.message})")
     w = res.x[:nw].reshape(K, P)
     return np.round(w) if integer else np.clip(w, 0.0, 1.0)
+
+
+def _solve_spans(gain, ti, ej, n: int, m: int, switch: float) -> np.ndarray:
+    """The integer minimum of :func:`_solve` with per-frame variables only where they can matter.
+
+    For a pair (i, j) whose frames with d < c run from f0 to f1, w is a
+    variable on [f0, f1]; before f0 it is one binary ``pre`` (w = pre on every
+    frame < f0) and after f1 one binary ``post``. This loses nothing: with the
+    switch cost s (0 to stay, 1/2 to or from none, 1 between two estimates),
+    any label on a stretch of frames where it gains nothing can be replaced by
+    none (s(a, j) + s(j, b) >= s(a, 0) + s(0, b) unless a = b = j), and a
+    stretch of j that reaches neither frame 0 nor a frame where (i, j) gains
+    ends next to another label, where dropping it costs nothing either; so j
+    is needed before f0 only on all of [0, f0), and after f1 only on all of
+    (f1, K).
+    """
+    K, P = gain.shape
+    if P == 0:
+        return np.zeros((K, 0))
+    active = gain < 0
+    f0 = active.argmax(axis=0)
+    f1 = K - 1 - active[::-1].argmax(axis=0)
+    trip_r, trip_c = [], []  # capacity rows: (k, truth) then (k, estimate)
+    cost, col = [], 0
+    tv_pairs = []  # (later, earlier) columns of each switch term |w_later - w_earlier|
+
+    def capacity(frames, p, column):
+        frames = np.asarray(frames)
+        trip_r.extend([frames * n + ti[p], K * n + frames * m + ej[p]])
+        trip_c.extend([np.full(frames.size, column)] * 2)
+
+    core = []
+    for p in range(P):
+        span = np.arange(f0[p], f1[p] + 1)
+        cols = col + np.arange(span.size)
+        cost.append(gain[span, p])
+        col += span.size
+        for k, c_ in zip(span, cols, strict=True):
+            capacity([k], p, c_)
+        core.append(cols)
+        tv_pairs += [(cols[t], cols[t - 1]) for t in range(1, span.size)]
+        if f0[p] > 0:  # pre-hold, then the step into the span
+            capacity(np.arange(f0[p]), p, col)
+            cost.append(np.zeros(1))
+            tv_pairs.append((cols[0], col))
+            col += 1
+        if f1[p] < K - 1:
+            capacity(np.arange(f1[p] + 1, K), p, col)
+            cost.append(np.zeros(1))
+            tv_pairs.append((col, cols[-1]))
+            col += 1
+    n_var = col
+    ne = len(tv_pairs)
+    rows_cap = np.concatenate(trip_r)
+    A_cap = sparse.csr_matrix(
+        (np.ones(rows_cap.size), (rows_cap, np.concatenate(trip_c))), shape=(K * (n + m), n_var + ne)
+    )
+    later, earlier = np.array(tv_pairs, dtype=np.int64).reshape(-1, 2).T
+    blocks, lower, upper = [A_cap], [np.full(K * (n + m), -np.inf)], [np.ones(K * (n + m))]
+    r = np.arange(ne)
+    for sign in (1.0, -1.0):  # e >= +-(w_later - w_earlier)
+        blocks.append(
+            sparse.csr_matrix(
+                (
+                    np.concatenate([-np.ones(ne), np.full(ne, sign), np.full(ne, -sign)]),
+                    (np.concatenate([r, r, r]), np.concatenate([n_var + r, later, earlier])),
+                ),
+                shape=(ne, n_var + ne),
+            )
+        )
+        lower.append(np.full(ne, -np.inf))
+        upper.append(np.zeros(ne))
+    res = milp(
+        np.concatenate([*cost, np.full(ne, switch / 2.0)]),
+        constraints=LinearConstraint(
+            sparse.vstack(blocks, format="csr"), np.concatenate(lower), np.concatenate(upper)
+        ),
+        integrality=np.concatenate([np.ones(n_var, dtype=int), np.zeros(ne, dtype=int)]),
+        bounds=(0.0, 1.0),
+        options={"mip_rel_gap": 0.0},
+    )
+    if res.x is None:
+        raise RuntimeError(f"tgospa: the HiGHS solver failed ({res.message})")
+    x = np.round(res.x[:n_var])
+    w = np.zeros((K, P))
+    for p in range(P):
+        w[f0[p] : f1[p] + 1, p] = x[core[p]]
+        nxt = core[p][-1] + 1
+        if f0[p] > 0:
+            w[: f0[p], p] = x[nxt]
+            nxt += 1
+        if f1[p] < K - 1:
+            w[f1[p] + 1 :, p] = x[nxt]
+    return w
 
 
 def _result(w, close, dist_p, X, Y, c, p, gamma, exact) -> TGOSPAResult:
