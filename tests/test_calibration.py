@@ -204,3 +204,35 @@ def test_probes_move_the_calibration_panels_in_the_expected_direction():
     assert sharp.cardinality_coverage < base.cardinality_coverage
     mean_r, freq, _ = sharp.reliability()
     assert np.all(freq[mean_r > 0.8] < mean_r[mean_r > 0.8])
+
+
+def test_metrics_file_keeps_every_measure_and_pools_exactly(tmp_path):
+    from nllbench.aggregate import collect
+    from nllbench.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.io import read_calibration_counts, read_metrics, write_metrics
+
+    posts, truth, ids = calibrated_run(K=12)
+    runs = []
+    for seed in (1, 2):
+        m = evaluate_run(posts, truth, ids, [-100.0, -100.0], [600.0, 100.0], EvaluationSettings(qs=(1, 3)))
+        write_metrics(m, tmp_path / "dir" / f"seed{seed}.nc", {"seed": seed, "scenario": "calibrated"})
+        runs.append(m)
+    ds = read_metrics(tmp_path / "dir" / "seed1.nc")
+    m = runs[0]
+    counts = read_calibration_counts(ds)
+    pooled = m.calibration_total()
+    for name in ("bin_count", "bin_explained", "pit_count"):
+        np.testing.assert_array_equal(getattr(counts, name), getattr(pooled, name))
+    assert counts.brier == pytest.approx(pooled.brier, rel=1e-12)
+    assert counts.anees == pytest.approx(pooled.anees, rel=1e-12)
+    assert counts.cardinality_log_score == pytest.approx(pooled.cardinality_log_score, rel=1e-12)
+    assert float(ds["brier"]) == pytest.approx(pooled.brier) and float(ds["ece"]) == pytest.approx(pooled.ece)
+    terms = sum(float(ds[f"tgospa_{t}"].sum()) for t in ("localization", "missed", "false", "switches"))
+    assert terms == pytest.approx(float(ds["tgospa"]) ** m.settings.p, rel=1e-12)
+    assert float(ds["hota"]) == pytest.approx(float(ds["hota_alpha"].mean()), rel=1e-12)
+    assert ds["alpha"].size == 19 and ds["reliability_count"].sum() == pooled.bernoullis
+    # two seeds pooled from the files equal the runs' counts added
+    both = read_calibration_counts(read_metrics(tmp_path / "dir" / "seed2.nc")) + counts
+    assert both.nees_pairs == sum(r.calibration_total().nees_pairs for r in runs)
+    steps, _ = collect([tmp_path / "dir"])
+    assert {"tgospa_switches", "nees_sum", "cardinality_log_score"} <= set(steps["measure"])

@@ -41,10 +41,13 @@ Metrics file (``content = "metrics"``), from ``nllbench evaluate``
     nll_value/lower/upper/localization/false/missed/cardinality/mixture/association(step, q),
     nll_exact(step, q); per step: gospa (+ _localization/_missed/_false), ospa,
     n_truth, n_estimates, clear_matches/misses/false_positives/switches/distance_sum,
-    theorem1_lhs/rhs/difference/excluded; per run: nll_mean(q) (+inf when any
+    theorem1_lhs/rhs/difference/excluded, tgospa_* and calibration counts
+    (MEASURE_STEP_VARIABLES); per run: nll_mean(q) (+inf when any
     step is), nll_finite_mean(q), nll_infinite_steps(q), mota, motp, idf1, idp,
     idr, idtp, idfp, idfn, gospa_mean, ospa_mean, clear_total_*,
-    theorem1_max_abs_difference; attributes: evaluation_settings (JSON) and
+    theorem1_max_abs_difference, tgospa, hota/deta/assa/loca (+ per alpha),
+    reliability counts, NEES and cardinality scores (see _measure_variables);
+    attributes: evaluation_settings (JSON) and
     the posterior's provenance.
 
 Every file carries ``nllbench_schema_version``, ``nllbench_version``,
@@ -692,6 +695,28 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
 # evaluation results
 # ---------------------------------------------------------------------------
 
+#: Per-step trajectory-GOSPA decomposition and calibration counts of a metrics file
+#: (part of :data:`METRIC_STEP_VARIABLES`; run-level ones in :func:`_measure_variables`).
+MEASURE_STEP_VARIABLES = (
+    "tgospa_localization",
+    "tgospa_missed",
+    "tgospa_false",
+    "tgospa_switches",
+    "calibration_bernoullis",
+    "calibration_explained",
+    "calibration_r_sum",
+    "calibration_brier_sum",
+    "calibration_unassociated",
+    "nees_pairs",
+    "nees_sum",
+    "nees_inside95",
+    "cardinality_mean",
+    "cardinality_low90",
+    "cardinality_high90",
+    "cardinality_covered90",
+    "cardinality_log_score",
+)
+
 #: Per-step variables of a metrics file (dimension ``step``).
 METRIC_STEP_VARIABLES = (
     "gospa",
@@ -706,6 +731,7 @@ METRIC_STEP_VARIABLES = (
     "clear_false_positives",
     "clear_switches",
     "clear_distance_sum",
+    *MEASURE_STEP_VARIABLES,
     "theorem1_lhs",
     "theorem1_rhs",
     "theorem1_difference",
@@ -767,6 +793,7 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
         data[name] = ((), float(getattr(ident, name)))
     for name in ("idtp", "idfp", "idfn"):
         data[name] = ((), int(getattr(ident, name)))
+    data.update(_measure_variables(metrics))
     s = metrics.settings
     meta = {
         "content": "metrics",
@@ -787,6 +814,109 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
         attrs=_attrs_out(meta),
     )
     _atomic_write(ds, path)
+
+
+def _measure_variables(metrics) -> dict:
+    """T-GOSPA, HOTA and calibration variables of a metrics file.
+
+    Per step (``step``): :data:`MEASURE_STEP_VARIABLES`. Per run: ``tgospa``
+    (value; its per-step terms sum to ``tgospa ** p``), ``tgospa_gamma``,
+    ``tgospa_n_switches``, ``tgospa_n_half_switches``; ``hota``, ``deta``,
+    ``assa``, ``loca`` (means over alpha) and ``hota_alpha``, ``deta_alpha``,
+    ``assa_alpha``, ``loca_alpha``, ``hota_tp``, ``hota_fn``, ``hota_fp``
+    over ``alpha``; the pooled calibration counts ``reliability_count``,
+    ``reliability_r_sum``, ``reliability_explained`` over ``reliability_bin``
+    (lower bin edges), ``nees_pit_count`` over ``nees_pit_bin``,
+    ``calibration_brier_sum_total``, ``nees_dof``; and the scores
+    ``cardinality_coverage90``, ``cardinality_log_score_mean`` and, only where
+    defined (some Bernoulli / some matched pair), ``brier``, ``ece``,
+    ``anees``, ``anees_ci95_low``, ``anees_ci95_high``, ``nees_inside95_share``.
+    """
+    if metrics.tgospa is None or metrics.hota is None or not metrics.calibration:
+        return {}
+    from nllbench.calibration import PIT_BINS, RELIABILITY_BINS
+
+    tg, ho, steps = metrics.tgospa, metrics.hota, metrics.calibration
+    cards = metrics.cardinality
+    pooled = metrics.calibration_total()
+    per_step = {
+        "tgospa_localization": tg.frame_localization,
+        "tgospa_missed": tg.frame_missed,
+        "tgospa_false": tg.frame_false,
+        "tgospa_switches": tg.frame_switches,
+        "calibration_bernoullis": [c.bernoullis for c in steps],
+        "calibration_explained": [int(c.bin_explained.sum()) for c in steps],
+        "calibration_r_sum": [float(c.bin_r_sum.sum()) for c in steps],
+        "calibration_brier_sum": [c.brier_sum for c in steps],
+        "calibration_unassociated": [c.unassociated for c in steps],
+        "nees_pairs": [c.nees_pairs for c in steps],
+        "nees_sum": [c.nees_sum for c in steps],
+        "nees_inside95": [c.nees_inside for c in steps],
+        "cardinality_mean": [c.mean for c in cards],
+        "cardinality_low90": [c.low for c in cards],
+        "cardinality_high90": [c.high for c in cards],
+        "cardinality_covered90": [int(c.covered) for c in cards],
+        "cardinality_log_score": [c.log_score for c in cards],
+    }
+    data = {name: (("step",), np.asarray(values)) for name, values in per_step.items()}
+    data["alpha"] = (("alpha",), ho.alphas)
+    data["reliability_bin"] = (("reliability_bin",), np.arange(RELIABILITY_BINS) / RELIABILITY_BINS)
+    data["nees_pit_bin"] = (("nees_pit_bin",), np.arange(PIT_BINS) / PIT_BINS)
+    for name in ("hota_alpha", "deta_alpha", "assa_alpha", "loca_alpha"):
+        data[name] = (("alpha",), getattr(ho, name))
+    for name in ("tp", "fn", "fp"):
+        data[f"hota_{name}"] = (("alpha",), getattr(ho, name))
+    data["reliability_count"] = (("reliability_bin",), pooled.bin_count)
+    data["reliability_r_sum"] = (("reliability_bin",), pooled.bin_r_sum)
+    data["reliability_explained"] = (("reliability_bin",), pooled.bin_explained)
+    data["nees_pit_count"] = (("nees_pit_bin",), pooled.pit_count)
+    scalars = {
+        "tgospa": tg.value,
+        "tgospa_gamma": tg.gamma,
+        "tgospa_n_switches": tg.n_switches,
+        "tgospa_n_half_switches": tg.n_half_switches,
+        "hota": ho.hota,
+        "deta": ho.deta,
+        "assa": ho.assa,
+        "loca": ho.loca,
+        "calibration_brier_sum_total": pooled.brier_sum,
+        "nees_dof": pooled.nees_dof,
+        "cardinality_coverage90": pooled.cardinality_coverage,
+        "cardinality_log_score_mean": pooled.cardinality_log_score,
+        "brier": pooled.brier,
+        "ece": pooled.ece,
+        "anees": pooled.anees,
+        "nees_inside95_share": pooled.nees_inside_share,
+    }
+    interval = pooled.anees_interval()
+    if interval is not None:
+        scalars["anees_ci95_low"], scalars["anees_ci95_high"] = interval
+    data.update({name: ((), value) for name, value in scalars.items() if value is not None})
+    return data
+
+
+def read_calibration_counts(ds):
+    """The pooled :class:`~nllbench.calibration.CalibrationCounts` of a metrics dataset (add over runs)."""
+    from nllbench.calibration import CalibrationCounts
+
+    def total(name):
+        return ds[name].values.sum()
+
+    return CalibrationCounts(
+        ds["reliability_count"].values.astype(np.int64),
+        ds["reliability_r_sum"].values.astype(float),
+        ds["reliability_explained"].values.astype(np.int64),
+        brier_sum=float(ds["calibration_brier_sum_total"].values),
+        nees_pairs=int(total("nees_pairs")),
+        nees_sum=float(total("nees_sum")),
+        nees_dof=int(ds["nees_dof"].values),
+        nees_inside=int(total("nees_inside95")),
+        pit_count=ds["nees_pit_count"].values.astype(np.int64),
+        card_steps=int(ds["step"].size),
+        card_covered=int(total("cardinality_covered90")),
+        card_log_score_sum=float(total("cardinality_log_score")),
+        unassociated=int(total("calibration_unassociated")),
+    )
 
 
 def read_metrics(path: str | os.PathLike):
