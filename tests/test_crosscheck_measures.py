@@ -132,3 +132,30 @@ def test_tgospa_below_frame_gospa_plus_its_switches():
                 total += 0.0 if a == b else (gamma if a is not None and b is not None else gamma / 2)
             before = now
         assert tgospa(T, TI, E, EI, c=2.0, p=1, gamma=gamma).value <= total + 1e-9
+
+
+def test_nees_panel_against_scipy_chi2():
+    """Step counts against NEES, ellipse test and PIT computed directly with scipy.stats.chi2."""
+    from scipy.stats import chi2
+
+    import nllbench as nb
+    from nllbench.calibration import step_counts
+
+    rng = np.random.default_rng(21)
+    for d in (2, 3):
+        M = 30
+        means = np.zeros((M, d))
+        means[:, 0] = 100.0 * np.arange(M)  # far apart: each truth is matched to its own Bernoulli
+        A = rng.normal(size=(M, d, d))
+        covs = A @ np.swapaxes(A, 1, 2) + 0.5 * np.eye(d)
+        y = np.array([rng.multivariate_normal(means[k], 2.0 * covs[k]) for k in range(M)])
+        mb = nb.MultiBernoulli.gaussian(np.full(M, 0.9), means, covs)
+        c = step_counts(mb, y, nb.nll(mb, y))
+        direct = np.array([(y[k] - means[k]) @ np.linalg.inv(covs[k]) @ (y[k] - means[k]) for k in range(M)])
+        assert c.nees_pairs == M and c.nees_sum == pytest.approx(direct.sum(), rel=1e-10)
+        assert c.nees_inside == int(np.sum(chi2.cdf(direct, d) <= 0.95))
+        np.testing.assert_array_equal(
+            c.pit_count, np.histogram(chi2.cdf(direct, d), bins=10, range=(0, 1))[0]
+        )
+        lo, hi = c.anees_interval()
+        assert (lo * M, hi * M) == pytest.approx(chi2.interval(0.95, M * d), rel=1e-10)

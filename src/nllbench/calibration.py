@@ -16,7 +16,7 @@ Three panels (all from the posterior the NLL is evaluated on):
   NEES over N pairs, times N, is chi-square with N d degrees of freedom, so its
   95 % interval is [chi2_{0.025}(N d), chi2_{0.975}(N d)] / N (Bar-Shalom,
   Li, Kirubarajan, *Estimation with Applications to Tracking and Navigation*,
-  2001, Sec. 5.4). Also the share of pairs inside their 95 % ellipse
+  2001, ch. 5). Also the share of pairs inside their 95 % ellipse
   (NEES <= chi2_{0.95}(d)) and a histogram of the probability integral
   transform chi2_cdf(NEES; d), uniform when consistent.
 * **Cardinality**: the posterior's distribution of the number of objects

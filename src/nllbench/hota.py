@@ -4,10 +4,10 @@ Multi-Object Tracking", IJCV 129, 2021).
 Similarity of a true point x and an estimate y: S = max(0, 1 - ||x - y|| / threshold).
 For each localisation threshold alpha in {0.05, 0.10, ..., 0.95}:
 
-    DetA  = |TP| / (|TP| + |FN| + |FP|)                         (paper eq. (4))
-    AssA  = (1 / |TP|) sum_{c in TP} |TPA(c)| / (|TPA(c)| + |FNA(c)| + |FPA(c)|)   (eq. (9))
-    HOTA  = sqrt(DetA * AssA)                                    (eq. (10))
-    LocA  = (1 / |TP|) sum_{c in TP} S(c)                        (eq. (12))
+    DetA  = |TP| / (|TP| + |FN| + |FP|)
+    AssA  = (1 / |TP|) sum_{c in TP} |TPA(c)| / (|TPA(c)| + |FNA(c)| + |FPA(c)|)
+    HOTA  = sqrt(DetA * AssA)
+    LocA  = (1 / |TP|) sum_{c in TP} S(c)
 
 where, for a true positive c pairing true identity i with estimated identity
 j, TPA(c) are the frames in which (i, j) are matched, FNA(c) the frames in
@@ -15,7 +15,7 @@ which i is present but not matched to j, FPA(c) those in which j is present
 but not matched to i; so |TPA| + |FNA| + |FPA| = n_i + n_j - |TPA| with n_i, n_j
 the frames in which i, j are present.
 
-Matching (paper Sec. 5, as in the authors' reference implementation
+Matching (as described in the paper and done by the authors' reference implementation
 TrackEval): one matching per frame, shared by every alpha, maximising
 sum A_ij S_ij over one-to-one pairs (Hungarian), with the global alignment
 
@@ -50,7 +50,8 @@ class HOTAResult:
     hota, deta, assa, loca : float
     hota_alpha, deta_alpha, assa_alpha, loca_alpha : (A,) float
     det_re_alpha, det_pr_alpha, ass_re_alpha, ass_pr_alpha : (A,) float
-        Detection / association recall and precision (paper eq. (5)-(6), (11)).
+        Detection recall TP / (TP + FN) and precision TP / (TP + FP); association recall and
+        precision: the AssA mean with |TPA| / (|TPA| + |FNA|) and |TPA| / (|TPA| + |FPA|).
     tp, fn, fp : (A,) int
         Detection counts per alpha.
     alphas : (A,) float
@@ -138,7 +139,7 @@ def _global_alignment(sims, gt_index, est_index, n_i, n_j) -> np.ndarray:
 
 
 def _scores(tp, fn, fp, loc_sum, pair_tp, n_i, n_j, threshold) -> HOTAResult:
-    """Paper eq. (4)-(12) from the counts (zero-division conventions as in the module notes)."""
+    """The scores from the counts (zero-division conventions as in the module notes)."""
     union = n_i[None, :, None] + n_j[None, None, :] - pair_tp
     per_tp = np.maximum(1, tp)
 

@@ -9,14 +9,15 @@ one or to 0 (injectively on the non-zero values), and
           + gamma^p sum_{k<T} sum_i s_i(pi^k, pi^{k+1}),
 
 with s_i = 0 if pi^k_i = pi^{k+1}_i, 1 if they differ and are both non-zero,
-1/2 otherwise (paper eq. (6)-(8) with the per-frame GOSPA base metric).
+1/2 otherwise (the paper's assignment-sequence definition with the per-frame
+GOSPA base metric).
 
 Computation: with binary w^k_ij = 1[pi^k_i = j], sum_i s_i is half the total
-variation (1/2) sum_ij |w^k_ij - w^{k+1}_ij| (paper eq. (12)), so the minimum
+variation (1/2) sum_ij |w^k_ij - w^{k+1}_ij| (as in the paper), so the minimum
 is a mixed-integer linear programme; it is solved exactly with HiGHS
 (``scipy.optimize.milp``, zero gap) and the value is recomputed from the
 integral assignment. Its LP relaxation (w in [0, 1]) is the paper's
-LP metric (Sec. IV), a lower bound that is itself a metric.
+LP metric, a lower bound that is itself a metric.
 """
 
 from __future__ import annotations
