@@ -298,7 +298,7 @@ def test_cli_writes_evaluate_metrics_format_and_aggregate_reads_it(tmp_path, cap
         [
             {"frame": k, "id": int(i), "x": x[0], "y": x[1]}
             for k, (X, ids) in enumerate(zip(data.truth, data.truth_ids, strict=True))
-            for x, i in zip(X, ids)
+            for x, i in zip(X, ids, strict=True)
         ]
     )
     tracks = truth.assign(r=0.8, x=truth.x + 0.3, var_x=1.0, var_y=1.0).drop(columns="id")
