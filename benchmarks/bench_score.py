@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nllbench.evaluate import EvaluationSettings, evaluate_run
-from nllbench.score import FillIns, build_densities, score
+from nllbench.scoring import FillIns, build_densities, score
 from nllbench.tracks import frame_list, truth_sets, validate_tracks, validate_truth
 
 N_BERNOULLI, N_TRUTH, SIZE = 50, 40, 300.0

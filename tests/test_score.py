@@ -14,7 +14,7 @@ import nllbench as nb
 from nllbench.cli import main
 from nllbench.evaluate import EvaluationSettings
 from nllbench.io import read_metrics
-from nllbench.score import (
+from nllbench.scoring import (
     FillIns,
     ScoreCalibration,
     calibration_nll,
@@ -78,7 +78,7 @@ def test_values_equal_nll_of_densities_built_by_hand(seed):
     rng = np.random.default_rng(seed)
     tracks, truth = _random_tables(rng)
     settings = EvaluationSettings(qs=(1, 3, 50))
-    res = score(tracks, truth, fill=FillIns(0.7, *FOV), settings=settings)
+    res = nb.score(tracks, truth, fill=nb.FillIns(0.7, *FOV), settings=settings)
     assert res.frames.tolist() == sorted(set(tracks.frame) | set(truth.frame))
     for k, f in enumerate(res.frames.tolist()):
         density, y = _by_hand(tracks, truth, f, 0.7)

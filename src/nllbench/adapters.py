@@ -8,7 +8,7 @@
   Benchmark for Multi-Object Tracking", arXiv:1603.00831, Sec. 3.3).
 
 Each returns a pandas DataFrame in the tidy format, ready for
-:func:`nllbench.score.score` or ``to_csv`` / ``to_parquet``.
+:func:`nllbench.scoring.score` or ``to_csv`` / ``to_parquet``.
 """
 
 from __future__ import annotations

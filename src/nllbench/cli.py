@@ -357,7 +357,7 @@ def _score(args: argparse.Namespace) -> int:
     import warnings
 
     from nllbench.io import read_scenario, write_metrics, write_summary_csv
-    from nllbench.score import FillIns, fit_score_calibration, fit_undetected_rate, score, score_attrs
+    from nllbench.scoring import FillIns, fit_score_calibration, fit_undetected_rate, score, score_attrs
 
     settings = _evaluation_settings(args)
     state = tuple(args.state)
