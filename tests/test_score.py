@@ -433,3 +433,32 @@ def test_stonesoup_tracker_output(tmp_path):
         nb.PMBM(nb.PPP.uniform(0.3, (0, 0), (300, 300)), (mb,), [1.0]), data.truth[k][:, :2], q=5
     )
     assert res.metrics.nll["value"][k, 0] == pytest.approx(expected.value, rel=1e-12)
+
+
+def test_stonesoup_existence_probability_becomes_r():
+    pytest.importorskip("stonesoup")
+    import datetime
+
+    from stonesoup.types.array import StateVectors
+    from stonesoup.types.state import BernoulliParticleState
+    from stonesoup.types.track import Track
+
+    from nllbench.adapters import tracks_from_stonesoup
+
+    rng = np.random.default_rng(0)
+    t0 = datetime.datetime(2021, 1, 1)
+    states = [
+        BernoulliParticleState(
+            StateVectors(rng.normal(loc=[[k], [0], [2 * k], [0]], size=(4, 300))),
+            weight=np.full(300, 1 / 300),
+            existence_probability=0.2 + 0.3 * k,
+            timestamp=t0 + datetime.timedelta(seconds=k),
+        )
+        for k in range(3)
+    ]
+    df = tracks_from_stonesoup([Track(states)])
+    assert df["r"].tolist() == pytest.approx([0.2, 0.5, 0.8])
+    assert "score" not in df.columns
+    assert df.x.tolist() == pytest.approx([float(s.mean[0]) for s in states])
+    assert df.y.tolist() == pytest.approx([float(s.mean[2]) for s in states])
+    assert df.var_y.tolist() == pytest.approx([float(s.covar[2, 2]) for s in states])

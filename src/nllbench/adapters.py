@@ -33,7 +33,8 @@ def tracks_from_stonesoup(
     Parameters
     ----------
     tracks : iterable of ``stonesoup.types.track.Track``
-        Every state must carry ``state_vector``, ``covar`` and ``timestamp``.
+        Every state must carry ``mean``, ``covar`` and ``timestamp`` (Gaussian
+        states; also particle states, summarised by their mean and covariance).
     timestamps : sequence of datetimes, optional
         Frame k is ``timestamps[k]``; a state at any other time is an error.
         Default: the sorted distinct timestamps of all states (frames 0, 1, ...).
@@ -66,7 +67,8 @@ def tracks_from_stonesoup(
     for track_no, s in states:
         if s.timestamp not in frame_of:
             raise ValueError(f"tracks: track {tracks[track_no].id}: timestamp {s.timestamp} is not a frame")
-        x = np.asarray(s.state_vector, dtype=float).reshape(-1)[mapping]
+        # ``mean`` is the state vector of a Gaussian state and the weighted mean of a particle state
+        x = np.asarray(s.mean, dtype=float).reshape(-1)[mapping]
         P = np.asarray(s.covar, dtype=float)[np.ix_(mapping, mapping)]
         row = {"frame": frame_of[s.timestamp], "id": track_no}
         if getattr(s, "existence_probability", None) is not None:
