@@ -462,3 +462,28 @@ def test_stonesoup_existence_probability_becomes_r():
     assert df.x.tolist() == pytest.approx([float(s.mean[0]) for s in states])
     assert df.y.tolist() == pytest.approx([float(s.mean[2]) for s in states])
     assert df.var_y.tolist() == pytest.approx([float(s.covar[2, 2]) for s in states])
+
+
+def test_empty_tables_and_unusable_fill_ins(tmp_path):
+    (tmp_path / "t.csv").write_text("frame,r,x,y\n")
+    (tmp_path / "g.csv").write_text("frame,id,x,y\n")
+    fill = FillIns(1.0, *FOV, default_std=1.0)
+    with pytest.raises(ValueError, match="no frames to score"):
+        score(tmp_path / "t.csv", tmp_path / "g.csv", fill=fill)
+    res = score(
+        tmp_path / "t.csv", tmp_path / "g.csv", frames=[0, 1], fill=fill, settings=EvaluationSettings(qs=(1,))
+    )
+    assert res.metrics.nll["value"][:, 0].tolist() == [1.0, 1.0]  # empty truth, empty tracks: NLL = Lambda
+    tracks = pd.DataFrame({"frame": [0], "r": [0.5], "x": [1.0], "y": [1.0]})
+    with pytest.raises(ValueError, match="silently unused"):
+        score(
+            tracks,
+            pd.DataFrame({"frame": [0], "id": [0], "x": [1.0], "y": [1.0]}),
+            fill=FillIns(default_std=1.0, calibration=ScoreCalibration(0.0, 1.0)),
+        )
+    sure = pd.DataFrame({"frame": [0, 1], "r": [1.0, 1.0], "x": [1.0, 1.0], "y": [1.0, 1.0]})
+    truth = pd.DataFrame({"frame": [0], "id": [0], "x": [1.0], "y": [1.0]})
+    with pytest.raises(ValueError, match="infinite at every rate"):
+        fit_undetected_rate(
+            sure, truth, fill=FillIns(0.0, *FOV, default_std=1.0), settings=EvaluationSettings(qs=(1,))
+        )

@@ -152,6 +152,11 @@ def _covariances(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
 
 def build_densities(table: TrackTable, frames: np.ndarray, fill: FillIns):
     """(one PMBM per frame, provenance dict) from a validated tracks table and the fill-ins."""
+    if fill.calibration is not None and table.score is None:
+        raise ValueError(
+            f"{table.label}: a score calibration was given but the table has no column 'score' "
+            "(it would be silently unused)"
+        )
     r, r_source = _existence(table, fill)
     covs, cov_source = _covariances(table, fill)
     dens = densities(table, frames, r, covs, fill.ppp(len(table.state)))
@@ -227,8 +232,8 @@ class ScoreResult:
 
 
 def _theorem_fov(tracks: TrackTable, truth: TruthTable, fill: FillIns):
-    """Position box of the Theorem 1 check: the PPP box, else the data's bounding box."""
-    if fill.undetected_rate > 0:
+    """Position box of the Theorem 1 check: the ``fov`` box, else the data's bounding box."""
+    if fill.fov_low is not None and fill.fov_high is not None:
         return [float(x) for x in np.asarray(fill.fov_low)[list(POSITION)]], [
             float(x) for x in np.asarray(fill.fov_high)[list(POSITION)]
         ]
@@ -282,6 +287,8 @@ def score(
     """
     t, y = _tables(tracks, truth, state)
     fr = frame_list(t, y, frames)
+    if fr.size == 0:
+        raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill)
@@ -431,6 +438,11 @@ def fit_undetected_rate(
         edge = objective(0.0)
         if edge <= value:  # the boundary (no undetected objects) can be the minimum
             rate, value = 0.0, edge
+    if not math.isfinite(value):
+        raise ValueError(
+            f"{t.label}, {y.label}: the calibration NLL is infinite at every rate (a truth no Bernoulli "
+            "or box explains, or an r = 1 Bernoulli with no object); the rate cannot be fitted"
+        )
     return {
         "rate": rate,
         "calibration_nll": value,
