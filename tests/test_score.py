@@ -487,3 +487,115 @@ def test_empty_tables_and_unusable_fill_ins(tmp_path):
         fit_undetected_rate(
             sure, truth, fill=FillIns(0.0, *FOV, default_std=1.0), settings=EvaluationSettings(qs=(1,))
         )
+
+
+def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys):
+    scen = tmp_path / "scenarios"
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                "williams15",
+                "--seeds",
+                "1",
+                "2",
+                "--steps",
+                "8",
+                "--output-dir",
+                str(scen),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["filter", "--filter", "pmb", "--input-dir", str(scen), "--output-dir", str(tmp_path / "post")])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "evaluate",
+                "--posterior-dir",
+                str(tmp_path / "post"),
+                "--scenario-dir",
+                str(scen),
+                "--output-dir",
+                str(tmp_path / "m_pmb"),
+                "--q",
+                "1",
+                "10",
+            ]
+        )
+        == 0
+    )
+    from nllbench.io import read_scenario
+    from nllbench.scoring import truth_from_scenario
+
+    tracks_dir = tmp_path / "tracks"
+    tracks_dir.mkdir()
+    for seed in (1, 2):
+        truth, steps = truth_from_scenario(scen / f"seed{seed}.nc")
+        assert steps == 8 and len(truth) == sum(len(x) for x in read_scenario(scen / f"seed{seed}.nc").truth)
+        truth = truth[truth.frame != 3]  # frame 3 has no track: it must still be scored (an empty set)
+        truth.drop(columns="id").assign(r=0.9, var_x=1.0, var_y=1.0).to_csv(
+            tracks_dir / f"seed{seed}.csv", index=False
+        )
+    rc = main(
+        [
+            "score",
+            "--tracks-dir",
+            str(tracks_dir),
+            "--scenario-dir",
+            str(scen),
+            "--output-dir",
+            str(tmp_path / "m_ext"),
+            "--fit-undetected-on",
+            str(tracks_dir / "seed1.csv"),
+            str(scen / "seed1.nc"),
+            "--fov",
+            "0",
+            "0",
+            "300",
+            "300",
+            "--tracker",
+            "mytracker",
+            "--q",
+            "1",
+            "10",
+        ]
+    )
+    assert rc == 0
+    ext = read_metrics(tmp_path / "m_ext" / "seed2.nc")
+    ref = read_metrics(tmp_path / "m_pmb" / "seed2.nc")
+    assert ext.sizes["step"] == ref.sizes["step"] == 8
+    assert ext["n_truth"].values.tolist() == ref["n_truth"].values.tolist()
+    assert ext["n_estimates"].values[3] == 0
+    assert (
+        main(
+            ["aggregate", str(tmp_path / "m_pmb"), str(tmp_path / "m_ext"), "--out-dir", str(tmp_path / "t")]
+        )
+        == 0
+    )
+    summary = pd.read_csv(tmp_path / "t" / "summary.csv")
+    assert set(summary["filter"]) == {"pmb", "mytracker"}
+    assert set(summary[summary["filter"] == "mytracker"]["scenario"]) == {"williams15"}
+    both = summary[summary.measure == "nll"].groupby("q")["filter"].nunique()
+    assert both.tolist() == [2, 2]
+    rc = main(["score", "--tracks-dir", str(tracks_dir), "-o", str(tmp_path / "x.nc")])
+    assert rc == 2 and "not both" in capsys.readouterr().err
+
+
+def test_fitted_rate_counts_frames_with_no_rows():
+    # two empty frames among four: they pull the rate down, as the closed form N / K says
+    tracks = pd.DataFrame(
+        {"frame": [0], "r": [0.5], "x": [1.0], "y": [1.0], "var_x": [1e-4], "var_y": [1e-4]}
+    )
+    truth = pd.DataFrame({"frame": [0, 1], "id": [1, 1], "x": [40.0, 30.0], "y": [40.0, 10.0]})
+    settings = EvaluationSettings(qs=(1,))
+    union = fit_undetected_rate(tracks, truth, fill=FillIns(0.0, *FOV), settings=settings)
+    every = fit_undetected_rate(
+        tracks, truth, frames=[0, 1, 2, 3], fill=FillIns(0.0, *FOV), settings=settings
+    )
+    assert union["rate"] == pytest.approx(2 / 2, rel=1e-6)
+    assert every["rate"] == pytest.approx(2 / 4, rel=1e-6)

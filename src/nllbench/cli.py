@@ -352,15 +352,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score(args: argparse.Namespace) -> int:
-    """``nllbench score``: a tracks table and a truth table in, a metrics file out."""
-    import warnings
+def _score_fill(args: argparse.Namespace, state, settings):
+    """The fill-ins of ``nllbench score``, with the calibrations fitted (and printed)."""
+    from nllbench.scoring import FillIns, fit_score_calibration, fit_undetected_rate
 
-    from nllbench.io import read_scenario, write_metrics, write_summary_csv
-    from nllbench.scoring import FillIns, fit_score_calibration, fit_undetected_rate, score, score_attrs
-
-    settings = _evaluation_settings(args)
-    state = tuple(args.state)
     fov_low = fov_high = None
     if args.fov is not None:
         if len(args.fov) % 2:
@@ -375,51 +370,106 @@ def _score(args: argparse.Namespace) -> int:
     if args.fit_score_on:
         calibration = fit_score_calibration(*args.fit_score_on, state=state, threshold=args.threshold)
         print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
-    fill = FillIns(
-        args.undetected_rate or 0.0, fov_low, fov_high, args.default_std, calibration, args.existence_one
-    )
+    options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
+    fill = FillIns(args.undetected_rate or 0.0, *options)
+    if args.fit_undetected_on:
+        fit = fit_undetected_rate(*args.fit_undetected_on, state=state, fill=fill, settings=settings)
+        print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
+        fill = FillIns(fit["rate"], *options, fit)
+    return fill
+
+
+def _score(args: argparse.Namespace) -> int:
+    """``nllbench score``: a tracks table and a truth table in, a metrics file out (or a batch)."""
+    import warnings
+
+    from nllbench.io import atomic_directory, write_summary_csv
+    from nllbench.scoring import score_file
+
+    settings = _evaluation_settings(args)
+    state = tuple(args.state)
+    batch = _score_batch_mode(args)
+    if batch and (
+        args.per_frame or args.summary or args.frames or args.scenario_file or args.seed is not None
+    ):
+        raise ValueError(
+            "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
+        )
+    options = dict(state=state, settings=settings, tracker=args.tracker, config=_config(args))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        if args.fit_undetected_on:
-            fit = fit_undetected_rate(*args.fit_undetected_on, state=state, fill=fill, settings=settings)
-            print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
-            fill = FillIns(
-                fit["rate"], fov_low, fov_high, args.default_std, calibration, args.existence_one, fit
+        options["fill"] = _score_fill(args, state, settings)
+        if not batch:
+            row, result = score_file(
+                args.tracks,
+                args.truth,
+                args.output,
+                frames=args.frames,
+                scenario_file=args.scenario_file,
+                seed=args.seed,
+                per_frame=args.per_frame,
+                **options,
             )
-        result = score(args.tracks, args.truth, state=state, frames=args.frames, fill=fill, settings=settings)
-    for w in {str(w.message) for w in caught}:
+            summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
+            write_summary_csv(row, summary_path)
+        else:
+            rows = []
+            with atomic_directory(args.output_dir) as tmp:
+                for f in _seed_tables(args.tracks_dir):
+                    scenario = Path(args.scenario_dir) / (f.stem + ".nc")
+                    row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), **options)
+                    rows.append(row)
+                write_summary_csv(rows, tmp / "summary.csv")
+    for w in sorted({str(w.message) for w in caught}):
         _warn("score")(w)
-    extra = {"tracks_file": str(args.tracks), "truth_file": str(args.truth)}
-    if args.scenario_file:
-        attrs = read_scenario(args.scenario_file).attrs
-        keep = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival", "steps")
-        extra.update({k: attrs[k] for k in keep if k in attrs}, scenario_file=Path(args.scenario_file).name)
-    if args.seed is not None:
-        extra["seed"] = args.seed
-    config = _config(args)
-    if config is not None:
-        extra["config"] = json.dumps(config, sort_keys=True)
-    write_metrics(result.metrics, args.output, score_attrs(result, args.tracker, extra))
-    row = {"filter": args.tracker, "seed": extra.get("seed", ""), **result.summary()}
-    summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
-    write_summary_csv(row, summary_path)
-    written = [args.output, summary_path]
-    if args.per_frame:
-        Path(args.per_frame).parent.mkdir(parents=True, exist_ok=True)
-        result.per_frame().to_csv(args.per_frame, index=False)
-        written.append(args.per_frame)
-    print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
+    if batch:
+        print(f"wrote {len(rows)} metrics files and summary.csv to {args.output_dir}")
+    else:
+        written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
+        print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
+        _print_row(row, settings.qs)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
-    _print_row(row, settings.qs)
     return 0
+
+
+def _score_batch_mode(args: argparse.Namespace) -> bool:
+    """True for ``--tracks-dir --scenario-dir --output-dir``; False for ``TRACKS TRUTH -o OUTPUT``."""
+    single = [args.tracks, args.truth, args.output]
+    batch = [args.tracks_dir, args.scenario_dir, args.output_dir]
+    usage = "score: give either TRACKS TRUTH -o OUTPUT (one run) or --tracks-dir --scenario-dir --output-dir"
+    if any(a is not None for a in single) and any(a is not None for a in batch):
+        raise ValueError(usage + ", not both")
+    if all(a is not None for a in batch):
+        return True
+    if all(a is not None for a in single):
+        return False
+    raise ValueError(usage)
+
+
+def _seed_tables(directory: str) -> list[Path]:
+    """seed<N>.csv / seed<N>.parquet files of a directory, by seed (one table per seed)."""
+    files = [
+        p for p in Path(directory).glob("seed*") if p.suffix in (".csv", ".parquet") and p.stem[4:].isdigit()
+    ]
+    stems = [p.stem for p in files]
+    if len(set(stems)) != len(stems):
+        raise ValueError(f"{directory}: expected one table per seed, got both .csv and .parquet for a seed")
+    if not files:
+        raise ValueError(f"{directory}: no seed<N>.csv or seed<N>.parquet tracks tables found")
+    return sorted(files, key=lambda p: int(p.stem[4:]))
 
 
 def _add_score_parser(sub) -> None:
     sc = sub.add_parser("score", help="score a tracks table (CSV/Parquet) against a truth table")
-    sc.add_argument("tracks", help="tracks table (.csv or .parquet; see docs/score.md)")
-    sc.add_argument("truth", help="truth table (.csv or .parquet): frame, id, state columns")
-    sc.add_argument("-o", "--output", required=True, help="output NetCDF metrics file (as evaluate's)")
+    sc.add_argument("tracks", nargs="?", help="tracks table (.csv or .parquet; see docs/score.md)")
+    sc.add_argument("truth", nargs="?", help="truth table (.csv/.parquet: frame, id, state) or scenario .nc")
+    sc.add_argument("-o", "--output", help="output NetCDF metrics file (as evaluate's; one run)")
+    sc.add_argument("--tracks-dir", help="batch: directory of seed<N>.csv / seed<N>.parquet tracks tables")
+    sc.add_argument(
+        "--scenario-dir", help="batch: directory of the matching seed<N>.nc scenario files (truth)"
+    )
+    sc.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
     sc.add_argument(
         "--per-frame", help="CSV with one row per frame (frame, nll, nll_lower, gospa, ospa, ...)"
     )

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment, minimize, minimize_scalar
@@ -247,7 +249,16 @@ def _theorem_fov(tracks: TrackTable, truth: TruthTable, fill: FillIns):
     return lo.tolist(), hi.tolist()
 
 
-def _tables(tracks, truth, state):
+def _tables(tracks, truth, state, frames=None):
+    """Validated (tracks, truth, frames); a scenario-file truth (.nc) gives all its steps as frames."""
+    if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
+        truth, steps = truth_from_scenario(truth, state)
+        frames = list(range(steps)) if frames is None else frames
+    t, y = _validated(tracks, truth, state)
+    return t, y, frame_list(t, y, frames)
+
+
+def _validated(tracks, truth, state):
     t = tracks if isinstance(tracks, TrackTable) else validate_tracks(tracks, state, "tracks")
     y = truth if isinstance(truth, TruthTable) else validate_truth(truth, state, "truth")
     if t.state != y.state:
@@ -275,7 +286,8 @@ def score(
 
     Parameters
     ----------
-    tracks, truth : path (.csv / .parquet), pandas DataFrame, or a validated table
+    tracks, truth : path (.csv / .parquet), pandas DataFrame, or a validated table;
+        the truth may also be a scenario file (.nc; its steps are then the frames)
     state : state column names; the first two are the position (GOSPA, ...)
     frames : frames to score (default: the union of both tables' frames)
     fill : the fill-ins (:class:`FillIns`)
@@ -285,8 +297,7 @@ def score(
     -------
     ScoreResult
     """
-    t, y = _tables(tracks, truth, state)
-    fr = frame_list(t, y, frames)
+    t, y, fr = _tables(tracks, truth, state, frames)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
@@ -343,7 +354,7 @@ def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: floa
     maximum exists iff the outcomes overlap in score both ways; otherwise
     (perfect separation) this refuses rather than return r = 0 or 1.
     """
-    t, y = _tables(tracks, truth, state)
+    t, y, _ = _tables(tracks, truth, state)
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
     live = ~t.placeholder
@@ -376,14 +387,15 @@ def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: floa
     return ScoreCalibration(float(a - b * centre / spread), float(b / spread), int(x.size), int(o.sum()))
 
 
-def calibration_nll(tracks, truth, rate: float, *, state=DEFAULT_STATE, fill: FillIns, settings) -> float:
+def calibration_nll(
+    tracks, truth, rate: float, *, state=DEFAULT_STATE, frames=None, fill: FillIns, settings
+) -> float:
     """Total NLL over a calibration set's frames at the largest Q, for undetected rate ``rate``."""
-    t, y = _tables(tracks, truth, state)
-    return _rate_objective(t, y, fill, settings)(rate)
+    t, y, fr = _tables(tracks, truth, state, frames)
+    return _rate_objective(t, y, fr, fill, settings)(rate)
 
 
-def _rate_objective(t: TrackTable, y: TruthTable, fill: FillIns, settings: EvaluationSettings):
-    fr = frame_list(t, y)
+def _rate_objective(t: TrackTable, y: TruthTable, fr, fill: FillIns, settings: EvaluationSettings):
     base = FillIns(0.0, None, None, fill.default_std, fill.calibration, fill.existence_one)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the r = 1 warning is given by the scoring run
@@ -410,6 +422,7 @@ def fit_undetected_rate(
     truth,
     *,
     state=DEFAULT_STATE,
+    frames=None,
     fill: FillIns,
     settings: EvaluationSettings = EvaluationSettings(),
 ) -> dict:
@@ -420,13 +433,16 @@ def fit_undetected_rate(
     existence. Every association term is c * exp(-rate) * rate^j with j
     objects left to the PPP (j <= n_k), so dL/drate >= K - N / rate > 0 for
     rate > N / K (N truths in K frames): the minimum lies in [0, N / K],
-    searched by bounded Brent. Returns rate, the minimum L and the bracket.
+    searched by bounded Brent. The frames are ``frames``, else all steps of a
+    scenario-file truth, else the union of both tables' frames (a frame with
+    no row in either table is then not part of the set). Returns rate, the
+    minimum L and the bracket.
     """
-    t, y = _tables(tracks, truth, state)
+    t, y, fr = _tables(tracks, truth, state, frames)
     if fill.fov_low is None or fill.fov_high is None:
         raise ValueError("fov: fitting the undetected rate needs the box (--fov LOW... HIGH...)")
-    objective = _rate_objective(t, y, fill, settings)
-    frames = frame_list(t, y).size
+    objective = _rate_objective(t, y, fr, fill, settings)
+    frames = fr.size
     bound = y.frame.size / max(frames, 1)
     if bound == 0:
         rate, value = 0.0, objective(0.0)
@@ -452,3 +468,86 @@ def fit_undetected_rate(
         "truth": y.label,
         "q": max(settings.qs),
     }
+
+
+# ---------------------------------------------------------------------------
+# files (the command line and the workflow call these)
+# ---------------------------------------------------------------------------
+
+_SCENARIO_STATE = ("x", "y", "vx", "vy")  # the state order of nllbench scenario files
+_SCENARIO_KEYS = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival", "steps")
+
+
+def truth_from_scenario(path, state=DEFAULT_STATE):
+    """(truth DataFrame, number of steps) from an nllbench scenario file; frame k is step k."""
+    import pandas as pd
+
+    from nllbench.io import read_scenario
+
+    missing = [s for s in state if s not in _SCENARIO_STATE]
+    if missing:
+        raise ValueError(
+            f"state: a scenario file's truth has columns {list(_SCENARIO_STATE)}, not {missing[0]!r}"
+        )
+    data = read_scenario(path)
+    cols = [_SCENARIO_STATE.index(s) for s in state]
+    frames = [np.full(len(i), k, dtype=np.int64) for k, i in enumerate(data.truth_ids)]
+    X = np.concatenate([x[:, cols] for x in data.truth]) if data.steps else np.empty((0, len(cols)))
+    df = pd.DataFrame(X.reshape(-1, len(cols)), columns=list(state))
+    df.insert(0, "id", np.concatenate(data.truth_ids) if data.steps else np.empty(0, dtype=np.int64))
+    df.insert(0, "frame", np.concatenate(frames) if data.steps else np.empty(0, dtype=np.int64))
+    return df, data.steps
+
+
+def score_file(
+    tracks,
+    truth,
+    output,
+    *,
+    state=DEFAULT_STATE,
+    frames=None,
+    fill: FillIns = FillIns(),
+    settings: EvaluationSettings = EvaluationSettings(),
+    tracker: str = "external",
+    scenario_file=None,
+    seed: int | None = None,
+    config: dict | None = None,
+    per_frame=None,
+):
+    """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
+
+    A truth given as a scenario file (``.nc``) is that scenario's truth, and
+    labels the run like ``scenario_file``; with a scenario, the frames default
+    to its steps 0..K-1, so that step k is the scenario's step k as for the
+    reference filters. Returns (one-row summary, :class:`ScoreResult`).
+    """
+    from nllbench.io import read_scenario, write_metrics
+
+    extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
+    if Path(truth).suffix == ".nc":
+        scenario_file = scenario_file or truth
+    if scenario_file is not None:
+        attrs = read_scenario(scenario_file).attrs
+        extra.update(
+            {k: attrs[k] for k in _SCENARIO_KEYS if k in attrs}, scenario_file=Path(scenario_file).name
+        )
+        if frames is None:
+            frames = list(range(int(attrs.get("steps", 0)))) or None
+    if seed is not None:
+        extra["seed"] = seed
+    if config is not None:
+        extra["config"] = json.dumps(config, sort_keys=True)
+    result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
+    write_metrics(result.metrics, output, score_attrs(result, tracker, extra))
+    if per_frame is not None:
+        Path(per_frame).parent.mkdir(parents=True, exist_ok=True)
+        result.per_frame().to_csv(per_frame, index=False)
+    row = {
+        **{k: extra.get(k, "") for k in ("scenario", "seed", "clutter_rate", "p_detection")},
+        "filter": tracker,
+        "marginal": settings.marginal,
+        "cov_scale": settings.cov_scale,
+        "temper": settings.temper,
+        **result.summary(),
+    }
+    return row, result
