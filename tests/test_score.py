@@ -9,6 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 import nllbench as nb
 from nllbench.cli import main
@@ -382,7 +385,16 @@ def test_motchallenge_real_files():
     y = truth[truth.frame == f][["x", "y"]].to_numpy()
     expected = nb.nll(nb.PMBM(nb.PPP.uniform(1.0, *fov), (mb,), [1.0]), y, q=10)
     assert res.metrics.nll["value"][k, 1] == pytest.approx(expected.value, rel=1e-12)
-    assert 0 < res.metrics.identity.idf1 <= 1
+    # MOTA, switches and IDF1 of the box centres agree with py-motmetrics fed the same distances
+    acc = mm.MOTAccumulator(auto_id=True)
+    for f in res.frames.tolist():
+        g, h = truth[truth.frame == f], tracks[tracks.frame == f]
+        d = np.linalg.norm(g[["x", "y"]].to_numpy()[:, None] - h[["x", "y"]].to_numpy()[None], axis=2)
+        acc.update(g.id.to_numpy(), h.id.to_numpy(), np.where(d <= 50.0, d, np.nan))
+    ref = mm.metrics.create().compute(acc, metrics=["mota", "num_switches", "idf1"], name="run").iloc[0]
+    assert res.metrics.clear.mota == pytest.approx(ref.mota, abs=1e-12)
+    assert res.metrics.clear.switches == ref.num_switches
+    assert res.metrics.identity.idf1 == pytest.approx(ref.idf1, abs=1e-12)
 
 
 def test_motchallenge_errors(tmp_path):
@@ -599,3 +611,67 @@ def test_fitted_rate_counts_frames_with_no_rows():
     )
     assert union["rate"] == pytest.approx(2 / 2, rel=1e-6)
     assert every["rate"] == pytest.approx(2 / 4, rel=1e-6)
+
+
+def test_full_state_nll_on_four_columns():
+    rng = np.random.default_rng(7)
+    state = ("x", "y", "vx", "vy")
+    means = rng.uniform(0, 10, (3, 4))
+    tracks = pd.DataFrame(means, columns=list(state)).assign(frame=0, r=[0.9, 0.5, 0.2])
+    for a in state:
+        tracks[f"var_{a}"] = 0.5
+    tracks["cov_x_vx"] = 0.1
+    truth = pd.DataFrame(means[:2] + 0.1, columns=list(state)).assign(frame=0, id=[1, 2])
+    fov = (0, 0, -5, -5), (10, 10, 5, 5)
+    full = score(
+        tracks,
+        truth,
+        state=state,
+        fill=FillIns(0.4, *fov),
+        settings=EvaluationSettings(qs=(10,), marginal="full"),
+    )
+    pos = score(tracks, truth, state=state, fill=FillIns(0.4, *fov), settings=EvaluationSettings(qs=(10,)))
+    P = 0.5 * np.eye(4)
+    P[0, 2] = P[2, 0] = 0.1
+    mb = nb.MultiBernoulli.gaussian([0.9, 0.5, 0.2], means, np.stack([P] * 3))
+    density = nb.PMBM(nb.PPP.uniform(0.4, *fov), (mb,), [1.0])
+    assert full.metrics.nll["value"][0, 0] == pytest.approx(
+        nb.nll(density, means[:2] + 0.1, q=10).value, rel=1e-12
+    )
+    from nllbench.transforms import marginal
+
+    expected = nb.nll(marginal(density, (0, 1)), means[:2, :2] + 0.1, q=10).value
+    assert pos.metrics.nll["value"][0, 0] == pytest.approx(expected, rel=1e-12)
+
+
+@hyp_settings(max_examples=25, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 4),
+            st.floats(0, 1),
+            st.floats(-1e6, 1e6),
+            st.floats(-1e6, 1e6),
+            st.floats(1e-6, 1e6),
+            st.floats(1e-6, 1e6),
+        ),
+        max_size=12,
+    ),
+    suffix=st.sampled_from([".csv", ".parquet"]),
+)
+def test_tables_round_trip_through_files(tmp_path_factory, rows, suffix):
+    """encode (DataFrame -> file) then decode (file -> densities) gives the densities of the DataFrame."""
+    df = pd.DataFrame(rows, columns=["frame", "r", "x", "y", "var_x", "var_y"]).astype({"frame": "int64"})
+    path = tmp_path_factory.mktemp("rt") / f"t{suffix}"
+    df.to_csv(path, index=False) if suffix == ".csv" else df.to_parquet(path, index=False)
+    a, b = validate_tracks(df), validate_tracks(path)
+    for name in ("frame", "means", "r", "covs"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    frames = np.arange(5)
+    from nllbench.tracks import densities
+
+    for da, db in zip(
+        densities(a, frames, a.r, a.covs, None), densities(b, frames, b.r, b.covs, None), strict=True
+    ):
+        np.testing.assert_array_equal(da.hypotheses[0].r, db.hypotheses[0].r)
+        np.testing.assert_array_equal(da.hypotheses[0].means, db.hypotheses[0].means)
