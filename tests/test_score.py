@@ -594,6 +594,11 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
     assert set(summary[summary["filter"] == "mytracker"]["scenario"]) == {"williams15"}
     both = summary[summary.measure == "nll"].groupby("q")["filter"].nunique()
     assert both.tolist() == [2, 2]
+    res = score(
+        tracks_dir / "seed2.csv", scen / "seed2.nc", fill=FillIns(), settings=EvaluationSettings(qs=(1,))
+    )
+    assert res.fill_ins["theorem1_fov"] == {"low": [0.0, 0.0], "high": [300.0, 300.0]}  # the scenario's
+    assert res.frames.tolist() == list(range(8))
     rc = main(["score", "--tracks-dir", str(tracks_dir), "-o", str(tmp_path / "x.nc")])
     assert rc == 2 and "not both" in capsys.readouterr().err
 

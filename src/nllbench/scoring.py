@@ -234,7 +234,10 @@ class ScoreResult:
 
 
 def _theorem_fov(tracks: TrackTable, truth: TruthTable, fill: FillIns):
-    """Position box of the Theorem 1 check: the ``fov`` box, else the data's bounding box."""
+    """Position box of the Theorem 1 check: the ``fov`` box, else the data's bounding box.
+
+    (:func:`score` uses a scenario-file truth's field of view when no ``fov`` is given.)
+    """
     if fill.fov_low is not None and fill.fov_high is not None:
         return [float(x) for x in np.asarray(fill.fov_low)[list(POSITION)]], [
             float(x) for x in np.asarray(fill.fov_high)[list(POSITION)]
@@ -250,12 +253,15 @@ def _theorem_fov(tracks: TrackTable, truth: TruthTable, fill: FillIns):
 
 
 def _tables(tracks, truth, state, frames=None):
-    """Validated (tracks, truth, frames); a scenario-file truth (.nc) gives all its steps as frames."""
+    """Validated (tracks, truth, frames, scenario field of view or None).
+
+    A scenario-file truth (.nc) gives all its steps as frames, and its field of view.
+    """
     if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
         truth, steps = truth_from_scenario(truth, state)
         frames = list(range(steps)) if frames is None else frames
     t, y = _validated(tracks, truth, state)
-    return t, y, frame_list(t, y, frames)
+    return t, y, frame_list(t, y, frames), getattr(truth, "attrs", {}).get("fov")
 
 
 def _validated(tracks, truth, state):
@@ -297,12 +303,12 @@ def score(
     -------
     ScoreResult
     """
-    t, y, fr = _tables(tracks, truth, state, frames)
+    t, y, fr, scene_fov = _tables(tracks, truth, state, frames)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
     X, ids = truth_sets(y, fr)
-    lo, hi = _theorem_fov(t, y, fill)
+    lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     metrics = evaluate_run(dens, X, ids, lo, hi, settings)
     prov["theorem1_fov"] = {"low": lo, "high": hi}
     return ScoreResult(metrics, fr, prov, (lo, hi))
@@ -354,7 +360,7 @@ def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: floa
     maximum exists iff the outcomes overlap in score both ways; otherwise
     (perfect separation) this refuses rather than return r = 0 or 1.
     """
-    t, y, _ = _tables(tracks, truth, state)
+    t, y, _, _ = _tables(tracks, truth, state)
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
     live = ~t.placeholder
@@ -391,7 +397,7 @@ def calibration_nll(
     tracks, truth, rate: float, *, state=DEFAULT_STATE, frames=None, fill: FillIns, settings
 ) -> float:
     """Total NLL over a calibration set's frames at the largest Q, for undetected rate ``rate``."""
-    t, y, fr = _tables(tracks, truth, state, frames)
+    t, y, fr, _ = _tables(tracks, truth, state, frames)
     return _rate_objective(t, y, fr, fill, settings)(rate)
 
 
@@ -438,7 +444,7 @@ def fit_undetected_rate(
     no row in either table is then not part of the set). Returns rate, the
     minimum L and the bracket.
     """
-    t, y, fr = _tables(tracks, truth, state, frames)
+    t, y, fr, _ = _tables(tracks, truth, state, frames)
     if fill.fov_low is None or fill.fov_high is None:
         raise ValueError("fov: fitting the undetected rate needs the box (--fov LOW... HIGH...)")
     objective = _rate_objective(t, y, fr, fill, settings)
@@ -479,7 +485,10 @@ _SCENARIO_KEYS = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival
 
 
 def truth_from_scenario(path, state=DEFAULT_STATE):
-    """(truth DataFrame, number of steps) from an nllbench scenario file; frame k is step k."""
+    """(truth DataFrame, number of steps) from an nllbench scenario file; frame k is step k.
+
+    The DataFrame's ``attrs["fov"]`` is the scenario's field of view (low, high).
+    """
     import pandas as pd
 
     from nllbench.io import read_scenario
@@ -496,6 +505,11 @@ def truth_from_scenario(path, state=DEFAULT_STATE):
     df = pd.DataFrame(X.reshape(-1, len(cols)), columns=list(state))
     df.insert(0, "id", np.concatenate(data.truth_ids) if data.steps else np.empty(0, dtype=np.int64))
     df.insert(0, "frame", np.concatenate(frames) if data.steps else np.empty(0, dtype=np.int64))
+    if "fov_low" in data.attrs and "fov_high" in data.attrs:
+        df.attrs["fov"] = (
+            list(np.atleast_1d(data.attrs["fov_low"])),
+            list(np.atleast_1d(data.attrs["fov_high"])),
+        )
     return df, data.steps
 
 
