@@ -575,9 +575,13 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
             "--q",
             "1",
             "10",
+            "--timing",
+            str(tmp_path / "timing.csv"),
         ]
     )
     assert rc == 0
+    timing = pd.read_csv(tmp_path / "timing.csv")
+    assert timing["item"].tolist() == ["seed1", "seed2"] and (timing["seconds"] > 0).all()
     ext = read_metrics(tmp_path / "m_ext" / "seed2.nc")
     ref = read_metrics(tmp_path / "m_pmb" / "seed2.nc")
     assert ext.sizes["step"] == ref.sizes["step"] == 8

@@ -389,6 +389,8 @@ def _score(args: argparse.Namespace) -> int:
     settings = _evaluation_settings(args)
     state = tuple(args.state)
     batch = _score_batch_mode(args)
+    if not batch and args.timing:
+        raise ValueError("score: --timing is for a batch (--tracks-dir --scenario-dir --output-dir)")
     if batch and (
         args.per_frame or args.summary or args.frames or args.scenario_file or args.seed is not None
     ):
@@ -413,13 +415,24 @@ def _score(args: argparse.Namespace) -> int:
             summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
             write_summary_csv(row, summary_path)
         else:
-            rows = []
+            rows, timing = [], []
             with atomic_directory(args.output_dir) as tmp:
                 for f in _seed_tables(args.tracks_dir):
                     scenario = Path(args.scenario_dir) / (f.stem + ".nc")
                     row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), **options)
                     rows.append(row)
+                    timing.append(
+                        {
+                            "item": f.stem,
+                            "filter": args.tracker,
+                            "q": max(settings.qs),
+                            "cov_scale": settings.cov_scale,
+                            "seconds": result.metrics.seconds,
+                            "nll_seconds": result.metrics.nll_seconds,
+                        }
+                    )
                 write_summary_csv(rows, tmp / "summary.csv")
+            _write_timing(args.timing, timing)
     for w in sorted({str(w.message) for w in caught}):
         _warn("score")(w)
     if batch:
@@ -470,6 +483,7 @@ def _add_score_parser(sub) -> None:
         "--scenario-dir", help="batch: directory of the matching seed<N>.nc scenario files (truth)"
     )
     sc.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
+    sc.add_argument("--timing", help="batch: CSV of compute seconds per item (as evaluate's)")
     sc.add_argument(
         "--per-frame", help="CSV with one row per frame (frame, nll, nll_lower, gospa, ospa, ...)"
     )
