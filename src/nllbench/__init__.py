@@ -8,6 +8,7 @@ from nllbench.assignment import RankedAssignments, murty
 from nllbench.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
 from nllbench.metrics import GOSPAResult, gospa
 from nllbench.nll import NLLResult, nll, nll_many
+from nllbench.scoring import FillIns, ScoreResult, score
 from nllbench.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 
 __version__ = "0.1.0"
@@ -18,17 +19,20 @@ __all__ = [
     "PMBM",
     "PPP",
     "GOSPAResult",
+    "FillIns",
     "Gaussians",
     "IIDCluster",
     "Laplaces",
     "MultiBernoulli",
     "NLLResult",
     "RankedAssignments",
+    "ScoreResult",
     "Theorem1Result",
     "gospa",
     "murty",
     "nll",
     "nll_many",
+    "score",
     "theorem1",
     "theorem1_pmb",
     "__version__",

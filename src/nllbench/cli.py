@@ -9,6 +9,8 @@ evaluate      score a posterior file against its scenario: NLL, GOSPA, OSPA,
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
+score         score any tracker's tracks table (CSV/Parquet) against a truth
+              table: the same metrics file as evaluate, with explicit fill-ins.
 """
 
 from __future__ import annotations
@@ -350,6 +352,177 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_fill(args: argparse.Namespace, state, settings):
+    """The fill-ins of ``nllbench score``, with the calibrations fitted (and printed)."""
+    from nllbench.scoring import FillIns, fit_score_calibration, fit_undetected_rate
+
+    fov_low = fov_high = None
+    if args.fov is not None:
+        if len(args.fov) % 2:
+            raise ValueError(f"--fov: expected LOW... HIGH... (an even count), got {len(args.fov)} numbers")
+        half = len(args.fov) // 2
+        fov_low, fov_high = tuple(args.fov[:half]), tuple(args.fov[half:])
+    if args.undetected_rate is not None and args.fit_undetected_on:
+        raise ValueError("score: give --undetected-rate or --fit-undetected-on, not both")
+    if (args.undetected_rate or args.fit_undetected_on) and fov_low is None:
+        raise ValueError("score: the undetected-object intensity needs its box: --fov LOW... HIGH...")
+    calibration = None
+    if args.fit_score_on:
+        calibration = fit_score_calibration(*args.fit_score_on, state=state, threshold=args.threshold)
+        print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
+    options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
+    fill = FillIns(args.undetected_rate or 0.0, *options)
+    if args.fit_undetected_on:
+        fit = fit_undetected_rate(*args.fit_undetected_on, state=state, fill=fill, settings=settings)
+        print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
+        fill = FillIns(fit["rate"], *options, fit)
+    return fill
+
+
+def _score(args: argparse.Namespace) -> int:
+    """``nllbench score``: a tracks table and a truth table in, a metrics file out (or a batch)."""
+    import warnings
+
+    from nllbench.io import atomic_directory, write_summary_csv
+    from nllbench.scoring import score_file
+
+    settings = _evaluation_settings(args)
+    state = tuple(args.state)
+    batch = _score_batch_mode(args)
+    if not batch and args.timing:
+        raise ValueError("score: --timing is for a batch (--tracks-dir --scenario-dir --output-dir)")
+    if batch and (
+        args.per_frame or args.summary or args.frames or args.scenario_file or args.seed is not None
+    ):
+        raise ValueError(
+            "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
+        )
+    options = dict(state=state, settings=settings, tracker=args.tracker, config=_config(args))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        options["fill"] = _score_fill(args, state, settings)
+        if not batch:
+            row, result = score_file(
+                args.tracks,
+                args.truth,
+                args.output,
+                frames=args.frames,
+                scenario_file=args.scenario_file,
+                seed=args.seed,
+                per_frame=args.per_frame,
+                **options,
+            )
+            summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
+            write_summary_csv(row, summary_path)
+        else:
+            rows, timing = [], []
+            with atomic_directory(args.output_dir) as tmp:
+                for f in _seed_tables(args.tracks_dir):
+                    scenario = Path(args.scenario_dir) / (f.stem + ".nc")
+                    row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), **options)
+                    rows.append(row)
+                    timing.append(
+                        {
+                            "item": f.stem,
+                            "filter": args.tracker,
+                            "q": max(settings.qs),
+                            "cov_scale": settings.cov_scale,
+                            "seconds": result.metrics.seconds,
+                            "nll_seconds": result.metrics.nll_seconds,
+                        }
+                    )
+                write_summary_csv(rows, tmp / "summary.csv")
+            _write_timing(args.timing, timing)
+    for w in sorted({str(w.message) for w in caught}):
+        _warn("score")(w)
+    if batch:
+        print(f"wrote {len(rows)} metrics files and summary.csv to {args.output_dir}")
+    else:
+        written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
+        print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
+        _print_row(row, settings.qs)
+    for key, value in result.fill_ins.items():
+        print(f"  fill-in {key}: {json.dumps(value)}")
+    return 0
+
+
+def _score_batch_mode(args: argparse.Namespace) -> bool:
+    """True for ``--tracks-dir --scenario-dir --output-dir``; False for ``TRACKS TRUTH -o OUTPUT``."""
+    single = [args.tracks, args.truth, args.output]
+    batch = [args.tracks_dir, args.scenario_dir, args.output_dir]
+    usage = "score: give either TRACKS TRUTH -o OUTPUT (one run) or --tracks-dir --scenario-dir --output-dir"
+    if any(a is not None for a in single) and any(a is not None for a in batch):
+        raise ValueError(usage + ", not both")
+    if all(a is not None for a in batch):
+        return True
+    if all(a is not None for a in single):
+        return False
+    raise ValueError(usage)
+
+
+def _seed_tables(directory: str) -> list[Path]:
+    """seed<N>.csv / seed<N>.parquet files of a directory, by seed (one table per seed)."""
+    files = [
+        p for p in Path(directory).glob("seed*") if p.suffix in (".csv", ".parquet") and p.stem[4:].isdigit()
+    ]
+    stems = [p.stem for p in files]
+    if len(set(stems)) != len(stems):
+        raise ValueError(f"{directory}: expected one table per seed, got both .csv and .parquet for a seed")
+    if not files:
+        raise ValueError(f"{directory}: no seed<N>.csv or seed<N>.parquet tracks tables found")
+    return sorted(files, key=lambda p: int(p.stem[4:]))
+
+
+def _add_score_parser(sub) -> None:
+    sc = sub.add_parser("score", help="score a tracks table (CSV/Parquet) against a truth table")
+    sc.add_argument("tracks", nargs="?", help="tracks table (.csv or .parquet; see docs/score.md)")
+    sc.add_argument("truth", nargs="?", help="truth table (.csv/.parquet: frame, id, state) or scenario .nc")
+    sc.add_argument("-o", "--output", help="output NetCDF metrics file (as evaluate's; one run)")
+    sc.add_argument("--tracks-dir", help="batch: directory of seed<N>.csv / seed<N>.parquet tracks tables")
+    sc.add_argument(
+        "--scenario-dir", help="batch: directory of the matching seed<N>.nc scenario files (truth)"
+    )
+    sc.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
+    sc.add_argument("--timing", help="batch: CSV of compute seconds per item (as evaluate's)")
+    sc.add_argument(
+        "--per-frame", help="CSV with one row per frame (frame, nll, nll_lower, gospa, ospa, ...)"
+    )
+    sc.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
+    sc.add_argument("--state", nargs="+", default=["x", "y"], help="state columns (first two: position)")
+    sc.add_argument("--frames", type=int, nargs="+", help="frames to score (default: union of both tables)")
+    sc.add_argument("--undetected-rate", type=float, help="fill-in: uniform undetected-object rate")
+    sc.add_argument(
+        "--fov", type=float, nargs="+", help="LOW... HIGH...: box of that intensity (per state column)"
+    )
+    sc.add_argument(
+        "--fit-undetected-on",
+        nargs=2,
+        metavar=("TRACKS", "TRUTH"),
+        help="fill-in: ML rate on a calibration set",
+    )
+    sc.add_argument(
+        "--fit-score-on", nargs=2, metavar=("TRACKS", "TRUTH"), help="fill-in: score -> r calibration set"
+    )
+    sc.add_argument("--existence-one", action="store_true", help="fill-in: r = 1 when there is no r or score")
+    sc.add_argument("--default-std", type=float, help="fill-in: std of the covariance when there is none")
+    sc.add_argument("--tracker", default="external", help="tracker name (the metrics file's 'filter')")
+    sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
+    sc.add_argument("--seed", type=int, help="run seed recorded in the metrics file")
+    sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
+    sc.add_argument("--q", type=int, nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
+    sc.add_argument("--full-state", action="store_true", help="NLL on the full state, not the position")
+    sc.add_argument("--cutoff", type=float, default=2.0, help="GOSPA/OSPA cut-off c")
+    sc.add_argument("--p", type=float, default=1.0, help="GOSPA/OSPA order p")
+    sc.add_argument("--threshold", type=float, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
+    sc.add_argument("--existence-threshold", type=float, default=0.4, help="estimator threshold on r")
+    sc.add_argument("--cov-scale", type=float, default=1.0, help="probe: scale every covariance by s")
+    sc.add_argument("--temper", type=float, default=1.0, help="probe: temper existence probabilities")
+    sc.add_argument("--theorem-rho", type=float, default=0.9, help="rho of the Theorem 1 check")
+    sc.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
+    sc.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
+    sc.set_defaults(func=_score)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -448,6 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--rho", type=float, default=0.8)
     th.add_argument("--scale", type=float, default=2.0)
     th.set_defaults(func=_theorem1)
+    _add_score_parser(sub)
     return p
 
 

@@ -1,0 +1,179 @@
+"""Adapters from real tracker outputs to the tidy tracks / truth tables of :mod:`nllbench.tracks`.
+
+* :func:`tracks_from_stonesoup`: Stone Soup ``Track`` objects (of Gaussian
+  states: ``GaussianState``, ``GaussianStatePrediction``, ``GaussianStateUpdate``,
+  ``TaggedWeightedGaussianState``), in memory.
+* :func:`read_motchallenge`: MOTChallenge text files (``frame, id, bb_left,
+  bb_top, bb_width, bb_height, conf, x, y, z``; Milan et al., "MOT16: A
+  Benchmark for Multi-Object Tracking", arXiv:1603.00831, Sec. 3.3).
+
+Each returns a pandas DataFrame in the tidy format, ready for
+:func:`nllbench.scoring.score` or ``to_csv`` / ``to_parquet``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+MOT_COLUMNS = ("frame", "id", "bb_left", "bb_top", "bb_width", "bb_height", "conf", "x", "y", "z")
+
+
+def tracks_from_stonesoup(
+    tracks: Iterable,
+    timestamps: Sequence | None = None,
+    *,
+    mapping: Sequence[int] = (0, 2),
+    state: Sequence[str] = ("x", "y"),
+):
+    """Tidy tracks table from Stone Soup tracks.
+
+    Parameters
+    ----------
+    tracks : iterable of ``stonesoup.types.track.Track``
+        Every state must carry ``mean``, ``covar`` and ``timestamp`` (Gaussian
+        states; also particle states, summarised by their mean and covariance).
+    timestamps : sequence of datetimes, optional
+        Frame k is ``timestamps[k]``; a state at any other time is an error.
+        Default: the sorted distinct timestamps of all states (frames 0, 1, ...).
+    mapping : indices of ``state`` in Stone Soup's state vector (default
+        (0, 2): x and y of a [x, vx, y, vy] constant-velocity state).
+    state : column names for those components.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame, id, [r | score], <state>, var_<a>, cov_<a>_<b>``. ``id`` numbers
+        the tracks in the order of their Stone Soup ``id`` strings. ``r`` is
+        the state's ``existence_probability`` where the tracker keeps one;
+        ``score`` is a ``TaggedWeightedGaussianState``'s ``weight`` (GM-PHD),
+        to be calibrated; otherwise neither column.
+    """
+    import pandas as pd
+
+    mapping = [int(i) for i in mapping]
+    names = [str(s) for s in state]
+    if len(mapping) != len(names):
+        raise ValueError(f"state: expected {len(mapping)} names for mapping {mapping}, got {names}")
+    tracks = sorted(tracks, key=lambda t: str(t.id))
+    states = [(k, s) for k, t in enumerate(tracks) for s in t.states]
+    if timestamps is None:
+        timestamps = sorted({s.timestamp for _, s in states})
+    frame_of = {t: k for k, t in enumerate(timestamps)}
+    rows = []
+    kinds = set()
+    for track_no, s in states:
+        if s.timestamp not in frame_of:
+            raise ValueError(f"tracks: track {tracks[track_no].id}: timestamp {s.timestamp} is not a frame")
+        # ``mean`` is the state vector of a Gaussian state and the weighted mean of a particle state
+        x = np.asarray(s.mean, dtype=float).reshape(-1)[mapping]
+        P = np.asarray(s.covar, dtype=float)[np.ix_(mapping, mapping)]
+        row = {"frame": frame_of[s.timestamp], "id": track_no}
+        if getattr(s, "existence_probability", None) is not None:
+            row["r"] = float(s.existence_probability)
+        elif getattr(s, "weight", None) is not None:
+            row["score"] = float(s.weight)
+        kinds.add(tuple(k for k in ("r", "score") if k in row))
+        row.update(zip(names, x.tolist(), strict=True))
+        for i, a in enumerate(names):
+            row[f"var_{a}"] = P[i, i]
+            for j in range(i + 1, len(names)):
+                row[f"cov_{a}_{names[j]}"] = P[i, j]
+        rows.append(row)
+    if len(kinds) > 1:
+        raise ValueError(
+            f"tracks: expected every state to carry the same of existence_probability / weight, got {kinds}"
+        )
+    cols = ["frame", "id", *sorted(kinds.pop() if kinds else ()), *names]
+    cols += [f"var_{a}" for a in names]
+    cols += [f"cov_{a}_{b}" for i, a in enumerate(names) for b in names[i + 1 :]]
+    df = pd.DataFrame(rows, columns=cols)
+    return df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
+
+
+def read_motchallenge(
+    path: str | os.PathLike,
+    *,
+    kind: str = "tracks",
+    box_std_fraction: float | None = None,
+    conf: str = "score",
+):
+    """Tidy table from a MOTChallenge text file (tracker results or ground truth).
+
+    Box-to-state rule: the state is the box centre,
+    ``x = bb_left + bb_width / 2``, ``y = bb_top + bb_height / 2`` (pixels).
+    With ``box_std_fraction`` f, the covariance is
+    ``diag((f * bb_width)^2, (f * bb_height)^2)``; without it the table has
+    no covariance columns (score it with a default std). Frames keep their
+    MOTChallenge numbers (1-based).
+
+    Parameters
+    ----------
+    kind : "tracks" or "truth"
+        For ``"truth"`` the 7th column is the ground truth's "consider" flag
+        (MOT16): rows with flag 0 are left out, and their number is kept in
+        ``df.attrs["ignored_rows"]``.
+    conf : "score", "r" or "ignore" (tracks only)
+        The 7th column as a score to calibrate, as an existence probability
+        (it must then lie in [0, 1]), or not at all.
+    """
+    import pandas as pd
+
+    if kind not in ("tracks", "truth"):
+        raise ValueError(f"kind: expected 'tracks' or 'truth', got {kind!r}")
+    if conf not in ("score", "r", "ignore"):
+        raise ValueError(f"conf: expected 'score', 'r' or 'ignore', got {conf!r}")
+    raw = pd.read_csv(path, header=None, sep=r"[,\s]+", engine="python")
+    if raw.shape[1] < 6 or raw.shape[1] > 10:
+        raise ValueError(
+            f"{path}: expected 6 to 10 comma-separated columns {MOT_COLUMNS}, got {raw.shape[1]}"
+        )
+    raw.columns = list(MOT_COLUMNS[: raw.shape[1]])
+    _check_mot(raw, path)
+    keep = np.ones(len(raw), dtype=bool)
+    if kind == "truth" and "conf" in raw.columns:
+        keep = raw["conf"].to_numpy() != 0
+    df = pd.DataFrame(
+        {
+            "frame": raw["frame"].astype(np.int64),
+            "id": raw["id"].astype(np.int64),
+            "x": raw["bb_left"] + raw["bb_width"] / 2.0,
+            "y": raw["bb_top"] + raw["bb_height"] / 2.0,
+        }
+    )
+    if kind == "tracks":
+        if conf != "ignore":
+            if "conf" not in raw.columns:
+                raise ValueError(f"{path}: conf={conf!r} needs the 7th column (conf), got 6 columns")
+            df.insert(2, conf, raw["conf"].astype(float))
+        if box_std_fraction is not None:
+            f = float(box_std_fraction)
+            if not np.isfinite(f) or f <= 0:
+                raise ValueError(f"box_std_fraction: expected a positive number, got {box_std_fraction!r}")
+            df["var_x"] = (f * raw["bb_width"]) ** 2
+            df["var_y"] = (f * raw["bb_height"]) ** 2
+    df = df[keep].reset_index(drop=True)
+    df.attrs["ignored_rows"] = int((~keep).sum())
+    return df
+
+
+def _check_mot(raw, path) -> None:
+    """Frame and id integers, box numbers finite, width and height positive; errors name the line."""
+    for col in raw.columns:
+        vals = raw[col].to_numpy(dtype=float)
+        bad = ~np.isfinite(vals)
+        if col in ("frame", "id"):
+            bad |= vals != np.round(vals)
+        if col in ("bb_width", "bb_height"):
+            bad |= vals <= 0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = {"frame": "an integer", "id": "an integer", "bb_width": "a positive width"}.get(
+                col, "a number"
+            )
+            what = "a positive height" if col == "bb_height" else what
+            raise ValueError(
+                f"{path}: line {i + 1}, column {col!r}: expected {what}, got {raw[col].iloc[i]!r}"
+            )

@@ -1,0 +1,388 @@
+"""Tidy tracks and truth tables (CSV or Parquet): reading, validation, densities.
+
+A *tracks* table has one row per (frame, Bernoulli component):
+
+========================  ==================================================
+column                    meaning
+========================  ==================================================
+``frame``                 integer frame (time step) number
+``id``                    optional integer track id (for MOTA switches, IDF1)
+``r``                     existence probability in [0, 1] ...
+``score``                 ... or a confidence mapped to r by a fitted
+                          calibration (:mod:`nllbench.scoring`)
+state columns             the mean, named by the user (default ``x y``)
+``var_<a>``               variance of state column ``a``
+``cov_<a>_<b>``           covariance of ``a`` and ``b`` (a before b in state
+                          order; a missing off-diagonal means 0)
+``hypothesis``, ``weight`` optional: global hypothesis number and its weight
+                          (one weight per (frame, hypothesis), summing to 1)
+========================  ==================================================
+
+A row of a tracks table whose state cells are all empty, with ``hypothesis``
+and ``weight`` set, stands for a global hypothesis without any Bernoulli.
+
+A *truth* table has ``frame``, ``id`` and the same state columns.
+
+Errors name the file, the row (1-based data row; the CSV line is one more,
+for the header) and the column. See ``docs/score.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nllbench.densities import PMBM, PPP, Gaussians, MultiBernoulli
+
+DEFAULT_STATE = ("x", "y")
+_TRACK_KNOWN = ("frame", "id", "r", "score", "hypothesis", "weight")
+
+
+def read_table(source, name: str = "table"):
+    """A pandas DataFrame from a CSV or Parquet path (by suffix), or a DataFrame as it is.
+
+    Returns ``(df, label)``, the label naming the source in error messages.
+    """
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        return source.reset_index(drop=True), name
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"{name}: expected a path or a pandas DataFrame, got {type(source).__name__}")
+    path = Path(source)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        df = pd.read_csv(path)
+    elif suffix in (".parquet", ".pq"):
+        df = pd.read_parquet(path)
+    else:
+        raise ValueError(f"{name}: expected a .csv or .parquet file, got {str(path)!r}")
+    return df, str(path)
+
+
+def _where(label: str, row: int, column: str) -> str:
+    """'file: row R (line L), column 'c'' for the 0-based data row ``row``."""
+    line = f" (line {row + 2})" if label.lower().endswith(".csv") else ""
+    return f"{label}: row {row + 1}{line}, column {column!r}"
+
+
+def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray:
+    """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf)."""
+    import pandas as pd
+
+    raw = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = np.isnan(raw) & df[column].notna().to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{_where(label, i, column)}: expected a number, got {str(df[column].iloc[i])!r}")
+    bad = np.isinf(raw) | (np.isnan(raw) if not allow_nan else False)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        got = "an empty cell" if np.isnan(raw[i]) else repr(str(df[column].iloc[i]))
+        raise ValueError(f"{_where(label, i, column)}: expected a finite number, got {got}")
+    return raw
+
+
+def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
+    """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1)."""
+    if skip is None:
+        raw = _numbers(df, column, label)
+    else:
+        raw = _numbers(df, column, label, allow_nan=True)
+        _no_nan(raw, ~skip, df, column, label)
+        raw = np.where(skip & np.isnan(raw), -1.0, raw)
+    bad = raw != np.round(raw)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(df[column].iloc[i])!r}")
+    return raw.astype(np.int64)
+
+
+def _state_names(state) -> tuple[str, ...]:
+    names = tuple(str(s) for s in state)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"state: expected distinct column names, got {list(state)!r}")
+    clash = [s for s in names if s in _TRACK_KNOWN or s.startswith(("var_", "cov_"))]
+    if clash:
+        raise ValueError(f"state: column name {clash[0]!r} is reserved; rename the state column")
+    return names
+
+
+def _require(df, columns, label: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{label}: column {missing[0]!r} is missing (columns: {list(df.columns)})")
+
+
+@dataclass(frozen=True)
+class TrackTable:
+    """A validated tracks table (N rows, d state columns).
+
+    frame : (N,) int; means : (N, d) (NaN rows: empty-hypothesis placeholders);
+    ids : (N,) int or None; r, score : (N,) float or None (at most one given);
+    covs : (N, d, d) or None (no covariance columns); hypothesis : (N,) int
+    or None; weight : (N,) float or None; state : column names; label : source;
+    ignored : columns that are not part of the format.
+    """
+
+    frame: np.ndarray
+    means: np.ndarray
+    ids: np.ndarray | None
+    r: np.ndarray | None
+    score: np.ndarray | None
+    covs: np.ndarray | None
+    hypothesis: np.ndarray | None
+    weight: np.ndarray | None
+    state: tuple[str, ...]
+    label: str
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def placeholder(self) -> np.ndarray:
+        """(N,) bool: rows that only carry an empty hypothesis' weight."""
+        return np.isnan(self.means).all(axis=1)
+
+
+@dataclass(frozen=True)
+class TruthTable:
+    """A validated truth table: frame (N,), ids (N,), states (N, d), state names, label."""
+
+    frame: np.ndarray
+    ids: np.ndarray
+    states: np.ndarray
+    state: tuple[str, ...]
+    label: str
+
+
+def _covariance_columns(df, names, label: str, placeholder: np.ndarray) -> np.ndarray | None:
+    """(N, d, d) covariances from var_/cov_ columns, or None if there are none."""
+    d = len(names)
+    pos = {s: i for i, s in enumerate(names)}
+    var_cols = [c for c in df.columns if str(c).startswith("var_")]
+    cov_cols = [c for c in df.columns if str(c).startswith("cov_")]
+    if not var_cols and not cov_cols:
+        return None
+    for c in var_cols:
+        if c[4:] not in pos:
+            raise ValueError(f"{label}: column {c!r}: expected var_<a> for a state column in {list(names)}")
+    _require(df, [f"var_{s}" for s in names], label)
+    n = len(df)
+    covs = np.zeros((n, d, d))
+    live = ~placeholder
+    for i, s in enumerate(names):
+        col = f"var_{s}"
+        vals = _numbers(df, col, label, allow_nan=True)
+        _no_nan(vals, live, df, col, label)
+        covs[:, i, i] = np.where(live, vals, 1.0)
+    for c in cov_cols:
+        pair = _cov_pair(c, names)
+        if pair is None:
+            raise ValueError(
+                f"{label}: column {c!r}: expected cov_<a>_<b> with a before b "
+                f"in the state order {list(names)}"
+            )
+        i, j = pair
+        vals = np.where(live, np.nan_to_num(_numbers(df, c, label, allow_nan=True)), 0.0)
+        _no_nan(_numbers(df, c, label, allow_nan=True), live, df, c, label)
+        covs[:, i, j] = covs[:, j, i] = vals
+    eig = np.linalg.eigvalsh(covs) if n else np.empty((0, d))
+    bad = eig.min(axis=1, initial=np.inf) <= 0 if d else np.zeros(n, dtype=bool)
+    if np.any(bad):
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_where(label, k, 'var_' + names[0])}: expected a positive definite covariance, "
+            f"got eigenvalues {eig[k].tolist()}"
+        )
+    return covs
+
+
+def _cov_pair(column: str, names) -> tuple[int, int] | None:
+    """State indices (i, j), i < j, of a cov_<a>_<b> column (names may contain '_')."""
+    rest = column[4:]
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            if rest == f"{a}_{names[j]}":
+                return i, j
+    return None
+
+
+def _no_nan(vals, live, df, column: str, label: str) -> None:
+    bad = np.isnan(vals) & live
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{_where(label, i, column)}: expected a number, got an empty cell")
+
+
+def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackTable:
+    """Read and validate a tracks table (path or DataFrame); see the module docstring."""
+    df, label = read_table(source, name)
+    names = _state_names(state)
+    _require(df, ["frame", *names], label)
+    has_h, has_w = "hypothesis" in df.columns, "weight" in df.columns
+    if has_h != has_w:
+        raise ValueError(f"{label}: columns 'hypothesis' and 'weight' go together; got only one of them")
+    frame = _integers(df, "frame", label)
+    means = np.stack([_numbers(df, s, label, allow_nan=True) for s in names], axis=1)
+    empty = np.isnan(means).all(axis=1)
+    partial = np.isnan(means).any(axis=1) & ~empty
+    if partial.any() or (empty.any() and not has_h):
+        i = int(np.flatnonzero(partial | empty)[0])
+        col = names[int(np.flatnonzero(np.isnan(means[i]))[0])]
+        raise ValueError(
+            f"{_where(label, i, col)}: expected a number, got an empty cell (only a row with "
+            "'hypothesis' and 'weight' may leave every state cell empty: a hypothesis with no Bernoulli)"
+        )
+    if "r" in df.columns and "score" in df.columns:
+        raise ValueError(f"{label}: expected column 'r' or column 'score', got both")
+    r = score = None
+    if "r" in df.columns:
+        r = _numbers(df, "r", label, allow_nan=True)
+        _no_nan(r, ~empty, df, "r", label)
+        bad = (r < 0) | (r > 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{_where(label, i, 'r')}: expected a probability in [0, 1], got {r[i]!r}")
+    if "score" in df.columns:
+        score = _numbers(df, "score", label, allow_nan=True)
+        _no_nan(score, ~empty, df, "score", label)
+    ids = _integers(df, "id", label, empty) if "id" in df.columns else None
+    hyp = _integers(df, "hypothesis", label) if has_h else None
+    weight = _hypothesis_weights(df, frame, hyp, label) if has_h else None
+    covs = _covariance_columns(df, names, label, empty)
+    if ids is not None:
+        _unique_ids(frame, ids, hyp, label)
+    known = set(_TRACK_KNOWN) | set(names)
+    ignored = tuple(str(c) for c in df.columns if c not in known and not str(c).startswith(("var_", "cov_")))
+    return TrackTable(frame, means, ids, r, score, covs, hyp, weight, names, label, ignored)
+
+
+def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
+    """Per-row weights, checked: one value per (frame, hypothesis), summing to 1 per frame."""
+    w = _numbers(df, "weight", label)
+    bad = w < 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{_where(label, i, 'weight')}: expected a non-negative weight, got {w[i]!r}")
+    keys = np.stack([frame, hyp], axis=1)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    differs = w != w[first][inverse]
+    if differs.any():
+        i = int(np.flatnonzero(differs)[0])
+        raise ValueError(
+            f"{_where(label, i, 'weight')}: expected the weight {w[first][inverse][i]!r} of frame "
+            f"{frame[i]}, hypothesis {hyp[i]} as on its first row, got {w[i]!r}"
+        )
+    ukeys = keys[first]
+    totals: dict[int, float] = {}
+    for (f, _), wk in zip(ukeys.tolist(), w[first].tolist(), strict=True):
+        totals[f] = totals.get(f, 0.0) + wk
+    for f, total in totals.items():
+        if abs(total - 1.0) > 1e-9 * max(1, len(ukeys)):
+            raise ValueError(
+                f"{label}: column 'weight': frame {f}: expected weights summing to 1, got {total!r}"
+            )
+    return w
+
+
+def _unique_ids(frame, ids, hyp, label: str) -> None:
+    keys = np.stack([frame, ids] if hyp is None else [frame, hyp, ids], axis=1)
+    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    if np.any(counts > 1):
+        key = keys[first[np.flatnonzero(counts > 1)[0]]]
+        rows = np.flatnonzero((keys == key).all(axis=1))
+        raise ValueError(
+            f"{_where(label, int(rows[1]), 'id')}: expected one row per id and frame"
+            f"{'' if hyp is None else ' and hypothesis'}, got id {key[-1]} again (also on row {rows[0] + 1})"
+        )
+
+
+def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTable:
+    """Read and validate a truth table (path or DataFrame): frame, id, state columns."""
+    df, label = read_table(source, name)
+    names = _state_names(state)
+    _require(df, ["frame", "id", *names], label)
+    frame = _integers(df, "frame", label)
+    ids = _integers(df, "id", label)
+    states = np.stack([_numbers(df, s, label) for s in names], axis=1)
+    _unique_ids(frame, ids, None, label)
+    return TruthTable(frame, ids, states, names, label)
+
+
+def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray:
+    """The frames to score: ``frames`` if given (every row's frame must be in it), else the union."""
+    if frames is None:
+        return np.union1d(tracks.frame, truth.frame)
+    out = np.asarray(frames)
+    if out.ndim != 1 or (out.size and not np.issubdtype(out.dtype, np.integer)):
+        raise ValueError(f"frames: expected a list of integers, got {frames!r}")
+    if np.unique(out).size != out.size:
+        raise ValueError(f"frames: expected distinct frames, got {frames!r}")
+    for table in (tracks, truth):
+        outside = ~np.isin(table.frame, out)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ValueError(
+                f"{_where(table.label, i, 'frame')}: frame {table.frame[i]} is not among --frames; "
+                "a row outside the scored frames would be dropped"
+            )
+    return np.sort(out.astype(np.int64))
+
+
+def _split(frame: np.ndarray, frames: np.ndarray) -> list[np.ndarray]:
+    """Row indices of each frame in ``frames`` (stable order)."""
+    order = np.argsort(frame, kind="stable")
+    lo = np.searchsorted(frame[order], frames, side="left")
+    hi = np.searchsorted(frame[order], frames, side="right")
+    return [order[a:b] for a, b in zip(lo, hi, strict=True)]
+
+
+def truth_sets(truth: TruthTable, frames: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per frame: truth states (n_k, d) and ids (n_k,); empty frames give (0, d) and (0,)."""
+    rows = _split(truth.frame, frames)
+    return [truth.states[i] for i in rows], [truth.ids[i] for i in rows]
+
+
+def densities(
+    tracks: TrackTable,
+    frames: np.ndarray,
+    r: np.ndarray,
+    covs: np.ndarray,
+    ppp: PPP | None,
+) -> list[PMBM]:
+    """One PMBM per frame from a validated table, its r (N,) and covariances (N, d, d).
+
+    Rows of one frame and hypothesis form one multi-Bernoulli (its labels the
+    ids); ``ppp`` (undetected objects) is shared by every frame; a frame
+    with no row is a single hypothesis with no Bernoulli.
+    """
+    d = len(tracks.state)
+    out = []
+    placeholder = tracks.placeholder
+    for rows in _split(tracks.frame, frames):
+        hyps, weights = _frame_hypotheses(tracks, rows, placeholder)
+        mbs = []
+        for hrows in hyps:
+            mbs.append(
+                MultiBernoulli(
+                    r[hrows],
+                    Gaussians(tracks.means[hrows], covs[hrows])
+                    if hrows.size
+                    else Gaussians(np.empty((0, d)), np.empty((0, d, d))),
+                    None if tracks.ids is None else tracks.ids[hrows],
+                )
+            )
+        out.append(PMBM(ppp, tuple(mbs), weights))
+    return out
+
+
+def _frame_hypotheses(tracks: TrackTable, rows: np.ndarray, placeholder: np.ndarray):
+    """(row indices per hypothesis, hypothesis weights) of one frame."""
+    if tracks.hypothesis is None or rows.size == 0:
+        return [rows], np.ones(1)
+    hs, first = np.unique(tracks.hypothesis[rows], return_index=True)
+    groups = [rows[(tracks.hypothesis[rows] == h) & ~placeholder[rows]] for h in hs]
+    return groups, tracks.weight[rows[first]]
