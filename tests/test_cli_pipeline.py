@@ -86,7 +86,7 @@ def test_errors_are_one_line(tmp_path):
     assert proc.returncode == 2 and "not a readable NetCDF file" in proc.stderr
     assert not (tmp_path / "o.nc").exists()
     proc = run_cli("simulate", "--scenario", "williams15", "--pd", "2", "-o", str(tmp_path / "s.nc"))
-    assert proc.returncode == 2 and "p_detection: expected a probability" in proc.stderr
+    assert proc.returncode == 2 and "argument --pd: expected a finite number in (0, 1]" in proc.stderr
     assert not (tmp_path / "s.nc").exists()
 
 
