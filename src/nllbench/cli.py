@@ -41,8 +41,9 @@ def integer(low: int | None = None):
 
 def number(low: float | None = None, high: float | None = None, *, open_low=False, open_high=False):
     """argparse type: a finite number in [low, high] (``open_*``: that end excluded); never NaN or inf."""
-    left, right = "(" if open_low else "[", ")" if open_high else "]"
-    span = f"in {left}{'-inf' if low is None else low}, {'inf' if high is None else high}{right}"
+    left = "(-inf" if low is None else ("(" if open_low else "[") + f"{low:g}"
+    right = "inf)" if high is None else f"{high:g}" + (")" if open_high else "]")
+    span = f"in {left}, {right}"
 
     def parse(text: str) -> float:
         try:
@@ -98,7 +99,8 @@ def _example(args: argparse.Namespace) -> int:
 def _aggregate(args: argparse.Namespace) -> int:
     from nllbench.aggregate import write_tables
 
-    counts = write_tables(args.metrics_dirs, args.out_dir, _config(args))
+    with _outputs(("--out-dir", args.out_dir, True)) as (out,):
+        counts = write_tables(args.metrics_dirs, out, _config(args))
     print(
         f"wrote {args.out_dir}: {counts['steps']} per-step rows, {counts['runs']} per-run rows, "
         f"{counts['summary']} summary rows from {len(args.metrics_dirs)} directories"
@@ -119,15 +121,25 @@ def _timing(args: argparse.Namespace) -> int:
 FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks")
 
 
+def _checked_plot(args: argparse.Namespace) -> int:
+    """``plot``, with its output paths checked before anything is drawn (plots.save writes them)."""
+    from nllbench.io import check_output, remove_created_dirs
+
+    created = []
+    try:
+        for path in (args.output, Path(args.output).with_suffix(".pdf")):
+            created += check_output(path, "-o")
+        return _plot(args)
+    except BaseException:
+        remove_created_dirs(created)
+        raise
+
+
 def _plot(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from nllbench import plots
-    from nllbench.io import check_output
 
-    # the figure is written by plots.save; check its paths before drawing anything
-    for suffix in (".png", ".pdf"):
-        check_output(Path(args.output).with_suffix(suffix), "-o")
     if args.figure == "example":
         if not args.example_dir:
             raise ValueError("plot example: --example-dir is required")
@@ -530,7 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--q", type=integer(1), help="the Murty budget to show (default: the largest)")
     pl.add_argument("-o", "--output", required=True, help="output .png (a .pdf is written beside it)")
     pl.add_argument("--provenance", help="JSON object stored in the figures' metadata")
-    pl.set_defaults(func=_plot)
+    pl.set_defaults(func=_checked_plot)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
     ex.add_argument("--out-dir", help="also write the trackers' posteriors, truth and table there")

@@ -181,7 +181,7 @@ def check_output(path: str | os.PathLike, option: str = "output", directory: boo
         probe.mkdir() if directory else probe.touch()
         _remove(probe)
     except OSError as exc:
-        _remove_created(created)
+        remove_created_dirs(created)
         cause = exc.strerror or str(exc)
         if exc.errno == errno.ENOENT and target.parent.is_dir():
             cause = f"the directory does not accept new files ({cause})"  # e.g. /proc
@@ -189,7 +189,8 @@ def check_output(path: str | os.PathLike, option: str = "output", directory: boo
     return created
 
 
-def _remove_created(created: Sequence[Path]) -> None:
+def remove_created_dirs(created: Sequence[Path]) -> None:
+    """Remove the directories :func:`check_output` created, deepest first, while they are empty."""
     for d in reversed(created):
         try:
             d.rmdir()
@@ -224,7 +225,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
             for o in self.outputs:
                 self.created += check_output(o.path, o.option, o.directory)
         except BaseException:
-            _remove_created(self.created)
+            remove_created_dirs(self.created)
             raise
         self.tmps = [partial_name(o.path) for o in self.outputs]
         for o, tmp in zip(self.outputs, self.tmps, strict=True):
@@ -236,7 +237,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         if exc_type is not None:
             for tmp in self.tmps:
                 _remove(tmp)
-            _remove_created(self.created)
+            remove_created_dirs(self.created)
             return False
         missing = [o.option for o, t in zip(self.outputs, self.tmps, strict=True) if not t.exists()]
         if missing:
