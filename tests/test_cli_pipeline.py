@@ -311,3 +311,33 @@ def test_sigkill_of_a_batch_then_a_rerun_leaves_only_the_output(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["sim"]
     assert sorted(p.name for p in out.iterdir()) == ["seed0.nc", "seed1.nc"]
+
+
+def test_mbm_step1_nll_is_what_its_posterior_says(tmp_path):
+    """After the first update the MBM has no PPP: an object missed at step 1 must be explained by a
+    Bernoulli started at a distant measurement, so its NLL is in the thousands (docs/evaluation.md)."""
+    from bruteforce import pmbm_log_likelihood
+
+    from nllbench.transforms import marginal
+
+    s, p, m = tmp_path / "s.nc", tmp_path / "mbm.nc", tmp_path / "m.nc"
+    assert main(["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "3", "-o", str(s)]) == 0
+    assert main(["filter", "-q", "--filter", "mbm", str(s), "-o", str(p)]) == 0
+    assert main(["evaluate", str(p), str(s), "-o", str(m), "--q", "1", "--exact"]) == 0
+    data, f = read_scenario(s), marginal(read_posterior(p)[0])
+    X = data.truth[0][:, :2]
+    missed = set(data.truth_ids[0].tolist()) - set(data.origins[0].tolist())
+    assert len(missed) == 2 and f.ppp is None
+    # fewer Bernoullis near the four objects (all start together) than objects
+    near = [
+        np.min(np.linalg.norm(h.densities.means[:, None] - X[None], axis=-1), axis=1) < 5
+        for h in f.hypotheses
+    ]
+    assert max(int(n.sum()) for n in near) < len(X)
+    brute = -pmbm_log_likelihood(f, X)[0]
+    stored = float(read_metrics(m)["nll_exact_value"].values[0])
+    assert brute > 1000 and stored == pytest.approx(brute, rel=1e-9)
+    assert nb.nll(f, X, method="exact").value == pytest.approx(brute, rel=1e-9)
+    # the PMBM keeps the missed objects in its PPP: a small NLL at the same step
+    assert main(["filter", "-q", "--filter", "pmbm", str(s), "-o", str(tmp_path / "pmbm.nc")]) == 0
+    assert nb.nll(marginal(read_posterior(tmp_path / "pmbm.nc")[0]), X, method="exact").value < 50
