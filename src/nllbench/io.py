@@ -124,7 +124,7 @@ def _remove(path: Path) -> None:
 
 def _remove_stale(path: Path) -> None:
     """Remove what an interrupted write of ``path`` left: its partial and old names, and the
-    random-named temporaries (``.NAME.XXXXXXXX[.tmp]``) of nllbench versions before 0.2."""
+    random-named temporaries (``.NAME.XXXXXXXX[.tmp]``) of earlier nllbench versions."""
     import re
 
     for name in (partial_name(path), path.with_name(f".{path.name}.nllbench-old")):
@@ -172,6 +172,7 @@ def check_output(path: str | os.PathLike, option: str = "output", directory: boo
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        remove_created_dirs(created)
         raise ValueError(
             f"{where}: cannot create directory {str(target.parent)!r}: {exc.strerror or exc}"
         ) from None
