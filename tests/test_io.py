@@ -237,6 +237,16 @@ def test_output_in_an_unwritable_directory(tmp_path):
         check_output(locked / "x.csv", "--summary")
 
 
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs Linux sysfs")
+def test_output_where_even_root_may_not_write():
+    with pytest.raises(
+        ValueError, match=r"--summary '/sys/x\.csv': cannot write in '/sys': Permission denied"
+    ):
+        check_output("/sys/x.csv", "--summary")
+    with pytest.raises(ValueError, match=r"-o '/sys/kernel/new/x\.nc': cannot create directory"):
+        check_output("/sys/kernel/new/x.nc", "-o")
+
+
 def test_a_failed_command_leaves_none_of_its_outputs(tmp_path):
     a, b = tmp_path / "new" / "a.csv", tmp_path / "b"
     with pytest.raises(RuntimeError, match="boom"):
