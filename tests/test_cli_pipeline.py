@@ -285,9 +285,9 @@ def test_every_subcommand_names_the_users_output_path(scored_pair, tmp_path, cap
     )
     assert main([a.format(**names) for a in command]) == 2
     err = capsys.readouterr().err
-    assert (
-        f"{str(out)!r}: cannot write there: {str(tmp_path / 'sc12.nc')!r} is a file, not a directory" in err
-    )
+    option = command[command.index("{out}") - 1]
+    cause = f"cannot write there: {str(tmp_path / 'sc12.nc')!r} is a file, not a directory"
+    assert f"{option} {str(out)!r}: {cause}" in err
     assert "Errno" not in err and ".tmp" not in err
 
 

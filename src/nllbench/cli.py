@@ -92,7 +92,8 @@ def _example(args: argparse.Namespace) -> int:
         text = format_example(number)
         print(text)
         if args.out_dir:
-            write_example(number, args.out_dir, text)
+            with _outputs(("--out-dir", args.out_dir, True)) as (out,):
+                write_example(number, out, text)
     return 0
 
 
