@@ -4,7 +4,7 @@
 #   snakemake --report results/report.html                (after a run)
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from nllbench.workflow import (
     EVALUATION_KEYS,
@@ -14,15 +14,23 @@ from nllbench.workflow import (
     evaluation_timing_files,
     filter_flags,
     metric_dirs,
+    validated_config,
 )
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# config/config.yaml only when no --configfile is given: a --configfile must be
+# complete by itself (snakemake would fill its missing keys from this file).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# checked against the schema (finite numbers, every required key named when
+# missing); optional keys take the schema's defaults
+SCHEMA = f"{workflow.basedir}/workflow/schemas/config.schema.yaml"
+config.update(validated_config(config, SCHEMA))
 
 RESULTS = config["results"]
 SWEEP = Sweep.from_config(config)

@@ -11,7 +11,7 @@ import pytest
 
 import nllbench as nb
 from nllbench.cli import main
-from nllbench.io import read_posterior, read_scenario
+from nllbench.io import read_metrics, read_posterior, read_scenario
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_errors_are_one_line(tmp_path):
     assert proc.returncode == 2 and "not a readable NetCDF file" in proc.stderr
     assert not (tmp_path / "o.nc").exists()
     proc = run_cli("simulate", "--scenario", "williams15", "--pd", "2", "-o", str(tmp_path / "s.nc"))
-    assert proc.returncode == 2 and "p_detection: expected a probability" in proc.stderr
+    assert proc.returncode == 2 and "argument --pd: expected a finite number in (0, 1]" in proc.stderr
     assert not (tmp_path / "s.nc").exists()
 
 
@@ -182,3 +182,162 @@ def test_batch_equals_single_runs(tmp_path):
     a, b = read_scenario(sim / "seed4.nc"), read_scenario(tmp_path / "one.nc")
     for x, y in zip(a.measurements, b.measurements, strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+def sim(path, seed=1, scenario="williams15"):
+    args = ["simulate", "--scenario", scenario, "--seed", str(seed), "--steps", "4", "-o", str(path)]
+    assert main(args) == 0
+
+
+@pytest.fixture(scope="module")
+def scored_pair(tmp_path_factory):
+    """A williams15 seed-1 scenario and its PMB posterior."""
+    d = tmp_path_factory.mktemp("pair")
+    sim(d / "s1.nc")
+    assert main(["filter", "-q", "--filter", "pmb", str(d / "s1.nc"), "-o", str(d / "p1.nc")]) == 0
+    return d
+
+
+@pytest.mark.parametrize(
+    "other, differs, same_truth",
+    [
+        # williams15 draws its truth from truth_seed: another seed has the same truth
+        (dict(seed=99), "seed: posterior 1, scenario 99", True),
+        (dict(scenario="chalmers"), "scenario: posterior 'williams15', scenario 'chalmers'", False),
+    ],
+)
+def test_evaluate_refuses_a_posterior_of_another_scenario(
+    scored_pair, tmp_path, capsys, other, differs, same_truth
+):
+    sim(tmp_path / "other.nc", **other)
+    post, out = scored_pair / "p1.nc", tmp_path / "m.nc"
+    assert main(["evaluate", str(post), str(tmp_path / "other.nc"), "-o", str(out), "--q", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "expected a posterior of the scenario in" in err and differs in err
+    assert ("truth_sha256" in err) != same_truth
+    assert not out.exists() and not (tmp_path / "m.summary.csv").exists()
+    args = ["evaluate", str(post), str(tmp_path / "other.nc"), "-o", str(out), "--q", "1", "--allow-mismatch"]
+    assert main(args) == 0
+    assert "mismatch allowed" in capsys.readouterr().err
+    check = read_metrics(out).attrs["scenario_check"]
+    assert check.startswith("mismatch allowed (--allow-mismatch)") and differs in check
+
+
+def test_evaluate_checks_the_truth_itself(scored_pair, tmp_path, capsys):
+    import xarray as xr
+
+    with xr.open_dataset(scored_pair / "s1.nc", decode_cf=False) as ds:
+        edited = ds.load()
+    edited["truth_state"].values[0, 0] += 1.0  # same attributes, another truth
+    edited.to_netcdf(tmp_path / "edited.nc")
+    out = tmp_path / "m.nc"
+    assert main(["evaluate", str(scored_pair / "p1.nc"), str(tmp_path / "edited.nc"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "truth_sha256: posterior" in err and "seed" not in err.split("differ in")[1]
+    assert main(["evaluate", str(scored_pair / "p1.nc"), str(scored_pair / "s1.nc"), "-o", str(out)]) == 0
+    assert read_metrics(out).attrs["scenario_check"].startswith("matched: scenario, seed, truth_seed")
+
+
+def test_a_posterior_without_scenario_record_is_scored_with_a_note(scored_pair, tmp_path, capsys):
+    from nllbench.io import write_posterior
+
+    write_posterior(list(read_posterior(scored_pair / "p1.nc")), tmp_path / "mine.nc", {"filter": "mine"})
+    out = tmp_path / "m.nc"
+    assert main(["evaluate", str(tmp_path / "mine.nc"), str(scored_pair / "s1.nc"), "-o", str(out)]) == 0
+    assert "not recorded in the posterior" in capsys.readouterr().err
+    assert read_metrics(out).attrs["scenario_check"] == "not recorded in the posterior"
+
+
+def test_a_failed_evaluate_leaves_no_output(scored_pair, tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    out = tmp_path / "out.nc"
+    for summary in (tmp_path / "file" / "x.csv", "/proc/x.csv"):
+        args = ["evaluate", str(scored_pair / "p1.nc"), str(scored_pair / "s1.nc"), "-o", str(out)]
+        assert main([*args, "--summary", str(summary), "--timing", str(tmp_path / "t.csv")]) == 2
+        assert f"--summary {str(summary)!r}" in capsys.readouterr().err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate", "--scenario", "williams15", "--steps", "2", "-o", "{out}"],
+        ["simulate", "--scenario", "williams15", "--steps", "2", "--seeds", "0", "--output-dir", "{out}"],
+        ["filter", "-q", "--filter", "phd", "{scenario}", "-o", "{out}"],
+        ["evaluate", "{posterior}", "{scenario}", "-o", "{out}"],
+        ["timing", "{timing}", "-o", "{out}"],
+        ["example", "1", "--out-dir", "{out}"],
+        ["aggregate", "{metrics}", "--out-dir", "{out}"],
+        ["plot", "theorem1", "--tables", "{metrics}", "-o", "{out}"],
+    ],
+)
+def test_every_subcommand_names_the_users_output_path(scored_pair, tmp_path, capsys, command):
+    (tmp_path / "sc12.nc").write_text("a file")
+    (tmp_path / "t.csv").write_text("item,seconds\nseed0,1.0\n")
+    (tmp_path / "metrics").mkdir()
+    out = tmp_path / "sc12.nc" / "out.nc"
+    names = dict(
+        out=out,
+        scenario=scored_pair / "s1.nc",
+        posterior=scored_pair / "p1.nc",
+        timing=tmp_path / "t.csv",
+        metrics=tmp_path / "metrics",
+    )
+    assert main([a.format(**names) for a in command]) == 2
+    err = capsys.readouterr().err
+    option = command[command.index("{out}") - 1]
+    cause = f"cannot write there: {str(tmp_path / 'sc12.nc')!r} is a file, not a directory"
+    assert f"{option} {str(out)!r}: {cause}" in err
+    assert "Errno" not in err and ".tmp" not in err
+
+
+def test_sigkill_of_a_batch_then_a_rerun_leaves_only_the_output(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "sim"
+    seeds = [str(s) for s in range(2000)]
+    args = ["simulate", "--scenario", "chalmers", "--steps", "3", "--seeds", *seeds, "--output-dir", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "nllbench.cli", *args], stderr=subprocess.PIPE)
+    partial = tmp_path / ".sim.nllbench-partial"
+    deadline = time.monotonic() + 60
+    while not (partial.is_dir() and any(partial.glob("seed*.nc"))) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the batch finished before it could be killed"
+    assert [p.name for p in tmp_path.iterdir()] == [partial.name]
+    rerun = run_cli(*args[: args.index("--seeds") + 1], "0", "1", "--output-dir", str(out))
+    assert rerun.returncode == 0, rerun.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["sim"]
+    assert sorted(p.name for p in out.iterdir()) == ["seed0.nc", "seed1.nc"]
+
+
+def test_mbm_step1_nll_is_what_its_posterior_says(tmp_path):
+    """After the first update the MBM has no PPP: an object missed at step 1 must be explained by a
+    Bernoulli started at a distant measurement, so its NLL is in the thousands (docs/evaluation.md)."""
+    from bruteforce import pmbm_log_likelihood
+
+    from nllbench.transforms import marginal
+
+    s, p, m = tmp_path / "s.nc", tmp_path / "mbm.nc", tmp_path / "m.nc"
+    assert main(["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "3", "-o", str(s)]) == 0
+    assert main(["filter", "-q", "--filter", "mbm", str(s), "-o", str(p)]) == 0
+    assert main(["evaluate", str(p), str(s), "-o", str(m), "--q", "1", "--exact"]) == 0
+    data, f = read_scenario(s), marginal(read_posterior(p)[0])
+    X = data.truth[0][:, :2]
+    missed = set(data.truth_ids[0].tolist()) - set(data.origins[0].tolist())
+    assert len(missed) == 2 and f.ppp is None
+    # fewer Bernoullis near the four objects (all start together) than objects
+    near = [
+        np.min(np.linalg.norm(h.densities.means[:, None] - X[None], axis=-1), axis=1) < 5
+        for h in f.hypotheses
+    ]
+    assert max(int(n.sum()) for n in near) < len(X)
+    brute = -pmbm_log_likelihood(f, X)[0]
+    stored = float(read_metrics(m)["nll_exact_value"].values[0])
+    assert brute > 1000 and stored == pytest.approx(brute, rel=1e-9)
+    assert nb.nll(f, X, method="exact").value == pytest.approx(brute, rel=1e-9)
+    # the PMBM keeps the missed objects in its PPP: a small NLL at the same step
+    assert main(["filter", "-q", "--filter", "pmbm", str(s), "-o", str(tmp_path / "pmbm.nc")]) == 0
+    assert nb.nll(marginal(read_posterior(tmp_path / "pmbm.nc")[0]), X, method="exact").value < 50

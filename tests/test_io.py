@@ -12,7 +12,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nllbench as nb
-from nllbench.io import SchemaError, read_posterior, read_scenario, write_posterior, write_scenario
+from nllbench.io import (
+    Output,
+    SchemaError,
+    check_output,
+    committed_together,
+    read_posterior,
+    read_scenario,
+    truth_digest,
+    write_posterior,
+    write_scenario,
+)
 from nllbench.scenarios import get_scenario, simulate
 
 
@@ -200,3 +210,113 @@ def test_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(ValueError, match="expected one family"):
         write_posterior([nb.PPP.empty(2), laplace], path)
     assert os.listdir(tmp_path) == []
+
+
+def test_output_errors_name_the_users_path_and_the_cause(tmp_path):
+    (tmp_path / "sc12.nc").write_text("a file")
+    with pytest.raises(ValueError, match=r"-o '.*sc12\.nc/out\.nc': .*sc12\.nc' is a file, not a directory"):
+        check_output(tmp_path / "sc12.nc" / "out.nc", "-o")
+    with pytest.raises(ValueError, match=r"is a directory"):
+        check_output(tmp_path, "-o")
+    with pytest.raises(ValueError, match=r"expected a directory path, but .* is a file"):
+        check_output(tmp_path / "sc12.nc", "--output-dir", directory=True)
+    with pytest.raises(
+        ValueError, match=r"-o '/proc/x\.nc': cannot write in '/proc': the directory does not"
+    ):
+        check_output("/proc/x.nc", "-o")
+    with pytest.raises(ValueError, match=r"--summary '.*a\.nc': the same path as -o"):
+        committed_together(Output(tmp_path / "a.nc", "-o"), Output(tmp_path / "a.nc", "--summary"))
+    assert sorted(os.listdir(tmp_path)) == ["sc12.nc"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only directory")
+def test_output_in_an_unwritable_directory(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(ValueError, match=r"cannot write in '.*locked': Permission denied"):
+        check_output(locked / "x.csv", "--summary")
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs Linux sysfs")
+def test_output_where_even_root_may_not_write():
+    with pytest.raises(
+        ValueError, match=r"--summary '/sys/x\.csv': cannot write in '/sys': Permission denied"
+    ):
+        check_output("/sys/x.csv", "--summary")
+    with pytest.raises(ValueError, match=r"-o '/sys/kernel/new/x\.nc': cannot create directory"):
+        check_output("/sys/kernel/new/x.nc", "-o")
+
+
+def test_a_failed_command_leaves_none_of_its_outputs(tmp_path):
+    a, b = tmp_path / "new" / "a.csv", tmp_path / "b"
+    with pytest.raises(RuntimeError, match="boom"):
+        with committed_together(Output(a, "-o"), Output(b, "--output-dir", directory=True)) as (ta, tb):
+            ta.write_text("x")
+            (tb / "f").write_text("y")
+            raise RuntimeError("boom")
+    assert os.listdir(tmp_path) == []  # no outputs, no temporaries, not even the created parent
+    with committed_together(Output(a, "-o"), Output(b, "--output-dir", directory=True)) as (ta, tb):
+        ta.write_text("x")
+        (tb / "f").write_text("y")
+    assert a.read_text() == "x" and os.listdir(b) == ["f"]
+    with committed_together(Output(b, "--output-dir", directory=True)) as (tb,):
+        (tb / "g").write_text("z")
+    assert os.listdir(b) == ["g"] and sorted(os.listdir(tmp_path)) == ["b", "new"]
+
+
+KILLED_WRITER = """
+import sys, time
+from pathlib import Path
+from nllbench.io import Output, committed_together
+d = Path(sys.argv[1])
+outputs = Output(d / "out.nc", "-o"), Output(d / "batch0", "--output-dir", directory=True)
+with committed_together(*outputs) as (f, b):
+    f.write_text("half")
+    (b / "seed0.nc").write_text("half")
+    print("writing", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_sigkill_during_a_write_leaves_temporaries_that_the_next_write_removes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    left = sorted(os.listdir(tmp_path))
+    assert left == [".batch0.nllbench-partial", ".out.nc.nllbench-partial"]
+    # and the random-named temporaries of earlier versions
+    (tmp_path / ".out.nc.k2j4_x9a.tmp").write_text("old")
+    (tmp_path / ".batch0.a8sd9f_k").mkdir()
+    with committed_together(
+        Output(tmp_path / "out.nc", "-o"), Output(tmp_path / "batch0", "--output-dir", directory=True)
+    ) as (f, b):
+        f.write_text("whole")
+        (b / "seed0.nc").write_text("whole")
+    assert sorted(os.listdir(tmp_path)) == ["batch0", "out.nc"]
+    assert (tmp_path / "out.nc").read_text() == "whole"
+
+
+def test_truth_digest_identifies_the_truth(tmp_path):
+    sc = get_scenario("williams15", steps=4)
+    sim = simulate(sc, np.random.default_rng(3), seed=3)
+    write_scenario(sim, tmp_path / "s.nc")
+    data = read_scenario(tmp_path / "s.nc")
+    digest = truth_digest(sim.truth, sim.truth_ids)
+    assert data.attrs["truth_sha256"] == digest == truth_digest(data.truth, data.truth_ids)
+    moved = [x.copy() for x in sim.truth]
+    moved[2][0, 0] = np.nextafter(moved[2][0, 0], np.inf)
+    assert truth_digest(moved, sim.truth_ids) != digest
+    relabelled = [i.copy() for i in sim.truth_ids]
+    relabelled[0][0] += 100
+    assert truth_digest(sim.truth, relabelled) != digest
+    assert truth_digest(sim.truth[:3], sim.truth_ids[:3]) != digest

@@ -15,6 +15,7 @@ import xarray as xr
 import yaml
 
 from nllbench.aggregate import write_tables
+from nllbench.workflow import Sweep, evaluate_flags, filter_flags, validated_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
@@ -133,6 +134,74 @@ def test_schema_violation_stops_before_any_job(tmp_path):
     assert proc.returncode != 0
     assert "filters" in proc.stdout + proc.stderr and "glmb" in proc.stdout + proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+
+
+def test_every_shipped_config_loads_through_the_schema():
+    shipped = sorted({*CONFIGS, *(str(p.relative_to(ROOT)) for p in (ROOT / "config").glob("*.yaml"))})
+    for name in shipped:
+        config = validated_config(yaml.safe_load((ROOT / name).read_text()), SCHEMA)
+        sweep = Sweep.from_config(config)
+        assert sweep.filters and sweep.evaluations(), name
+        assert "--gate" in filter_flags(config) and "--cutoff" in evaluate_flags(config, sweep.qs[0], 1.0)
+
+
+def test_schema_defaults_fill_only_optional_keys():
+    config = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    del config["sweep"]["steps"], config["filter"]["cphd_max_card"]
+    out = validated_config(config, SCHEMA)
+    assert out["sweep"]["steps"] is None and out["filter"]["cphd_max_card"] is None
+    assert "steps" not in config["sweep"]  # the input is not modified
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_numbers_are_refused_with_the_key_named(bad):
+    config = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    config["sweep"]["clutter_rates"] = [5, bad]
+    with pytest.raises(ValueError, match=r"sweep\.clutter_rates\[1\]: expected a finite number"):
+        validated_config(config, SCHEMA)
+    config["sweep"]["clutter_rates"] = [5]
+    config["evaluation"]["cutoff"] = bad
+    with pytest.raises(ValueError, match=r"evaluation\.cutoff: expected a finite number"):
+        validated_config(config, SCHEMA)
+
+
+def test_missing_keys_are_named():
+    config = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    del config["evaluation"], config["sweep"]["filters"]
+    with pytest.raises(ValueError, match="missing key evaluation") as info:
+        validated_config(config, SCHEMA)
+    assert "missing key sweep.filters" in str(info.value)
+
+
+def test_an_incomplete_configfile_is_refused_not_completed_from_the_default(tmp_path):
+    cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    cfg["results"] = str(tmp_path / "r")
+    del cfg["evaluation"], cfg["sweep"]["filters"]
+    path = tmp_path / "incomplete.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = snakemake("-n", "--cores", "1", "--configfile", str(path))
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "missing key evaluation" in out and "missing key sweep.filters" in out
+    cfg["sweep"]["clutter_rates"] = [float("nan")]
+    path.write_text(yaml.safe_dump(cfg))
+    proc = snakemake("-n", "--cores", "1", "--configfile", str(path))
+    assert (
+        proc.returncode != 0
+        and "sweep.clutter_rates[0]: expected a finite number" in proc.stdout + proc.stderr
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_without_configfile_the_default_config_runs(tmp_path):
+    proc = snakemake("-n", "--cores", "2", "--config", f"results={tmp_path}", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    default = Sweep.from_config(yaml.safe_load((ROOT / "config/config.yaml").read_text()))
+    counts = job_counts(proc.stdout + proc.stderr)
+    assert counts["filter"] == len(default.settings()) * len(default.filters) * len(default.batches)
 
 
 def test_tables_do_not_depend_on_job_order(test_run, tmp_path):

@@ -17,11 +17,70 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+
+def integer(low: int | None = None):
+    """argparse type: an integer, at least ``low``; argparse names the option in the error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if low is not None and value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        return value
+
+    return parse
+
+
+def number(low: float | None = None, high: float | None = None, *, open_low=False, open_high=False):
+    """argparse type: a finite number in [low, high] (``open_*``: that end excluded); never NaN or inf."""
+    left = "(-inf" if low is None else ("(" if open_low else "[") + f"{low:g}"
+    right = "inf)" if high is None else f"{high:g}" + (")" if open_high else "]")
+    span = f"in {left}, {right}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        too_low = low is not None and (value <= low if open_low else value < low)
+        too_high = high is not None and (value >= high if open_high else value > high)
+        if not math.isfinite(value) or too_low or too_high:
+            raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
+        return value
+
+    return parse
+
+
+POSITIVE = number(0, open_low=True)
+NON_NEGATIVE = number(0)
+PROBABILITY = number(0, 1)
+
+
+@contextmanager
+def _outputs(*targets: tuple[str, str | None, bool]):
+    """Every output of a command, given as (option, path or None, is a directory).
+
+    Yields the temporary path of each given target (None for absent ones).
+    All targets are checked before anything is computed and are renamed into
+    place together at the end; a failure leaves none of them
+    (:class:`nllbench.io.committed_together`).
+    """
+    from nllbench.io import Output, committed_together
+
+    given = [Output(Path(path), option, directory) for option, path, directory in targets if path]
+    with committed_together(*given) as tmps:
+        it = iter(tmps)
+        yield [next(it) if path else None for _, path, _ in targets]
 
 
 def _example(args: argparse.Namespace) -> int:
@@ -35,14 +94,16 @@ def _example(args: argparse.Namespace) -> int:
         text = format_example(number)
         print(text)
         if args.out_dir:
-            write_example(number, args.out_dir, text)
+            with _outputs(("--out-dir", args.out_dir, True)) as (out,):
+                write_example(number, out, text)
     return 0
 
 
 def _aggregate(args: argparse.Namespace) -> int:
     from nllbench.aggregate import write_tables
 
-    counts = write_tables(args.metrics_dirs, args.out_dir, _config(args))
+    with _outputs(("--out-dir", args.out_dir, True)) as (out,):
+        counts = write_tables(args.metrics_dirs, out, _config(args))
     print(
         f"wrote {args.out_dir}: {counts['steps']} per-step rows, {counts['runs']} per-run rows, "
         f"{counts['summary']} summary rows from {len(args.metrics_dirs)} directories"
@@ -53,14 +114,28 @@ def _aggregate(args: argparse.Namespace) -> int:
 def _timing(args: argparse.Namespace) -> int:
     from nllbench.aggregate import collect_timing
 
-    df = collect_timing(args.files)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(args.output, index=False)
+    with _outputs(("-o", args.output, False)) as (out,):
+        df = collect_timing(args.files)
+        df.to_csv(out, index=False)
     print(f"wrote {args.output}: {len(df)} items, {df['seconds'].sum():.1f} s of compute")
     return 0
 
 
 FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks")
+
+
+def _checked_plot(args: argparse.Namespace) -> int:
+    """``plot``, with its output paths checked before anything is drawn (plots.save writes them)."""
+    from nllbench.io import check_output, remove_created_dirs
+
+    created = []
+    try:
+        for path in (args.output, Path(args.output).with_suffix(".pdf")):
+            created += check_output(path, "-o")
+        return _plot(args)
+    except BaseException:
+        remove_created_dirs(created)
+        raise
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -176,7 +251,6 @@ def _batch_mode(args, single: tuple[str, ...], batch: tuple[str, ...], command: 
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from nllbench.io import atomic_directory
     from nllbench.runs import simulate_file
 
     overrides = {
@@ -193,8 +267,9 @@ def _simulate(args: argparse.Namespace) -> int:
     if not _batch_mode(args, ("output",), ("output_dir",), "simulate"):
         if args.seeds:
             raise ValueError("simulate: --seeds needs --output-dir (a batch); use --seed with -o")
-        sim, sec = simulate_file(args.scenario, args.seed, args.output, overrides, config)
-        _write_timing(args.timing, [{"item": f"seed{args.seed}", "seconds": sec}])
+        with _outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
+            sim, sec = simulate_file(args.scenario, args.seed, out, overrides, config)
+            _write_timing(timing, [{"item": f"seed{args.seed}", "seconds": sec}])
         n = sum(len(x) for x in sim.truth)
         z = sum(len(x) for x in sim.measurements)
         print(
@@ -204,11 +279,11 @@ def _simulate(args: argparse.Namespace) -> int:
         return 0
     seeds = args.seeds if args.seeds else [args.seed]
     timing = []
-    with atomic_directory(args.output_dir) as tmp:
+    with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
         for seed in seeds:
             _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config)
             timing.append({"item": f"seed{seed}", "seconds": sec})
-    _write_timing(args.timing, timing)
+        _write_timing(tt, timing)
     print(f"wrote {len(seeds)} scenario files to {args.output_dir}")
     return 0
 
@@ -242,7 +317,6 @@ def _seed_files(directory: str) -> list[Path]:
 
 
 def _filter(args: argparse.Namespace) -> int:
-    from nllbench.io import atomic_directory
     from nllbench.runs import filter_file
 
     phd, pmbm = _filter_settings(args)
@@ -255,13 +329,14 @@ def _filter(args: argparse.Namespace) -> int:
 
         steps = read_scenario(args.scenario_file).steps
         progress = Progress(args.filter, steps, enabled=not args.quiet)
-        posts, sec = filter_file(args.scenario_file, args.filter, args.output, progress=progress, **options)
-        _write_timing(args.timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
+        with _outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
+            posts, sec = filter_file(args.scenario_file, args.filter, out, progress=progress, **options)
+            _write_timing(timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
         print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {sec:.2f} s")
         return 0
     files = _seed_files(args.input_dir)
     timing = []
-    with atomic_directory(args.output_dir) as tmp:
+    with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
         for i, f in enumerate(files):
             _, sec = filter_file(f, args.filter, tmp / f.name, **options)
             timing.append({"item": f.stem, "seconds": sec})
@@ -271,7 +346,7 @@ def _filter(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
-    _write_timing(args.timing, timing)
+        _write_timing(tt, timing)
     print(f"wrote {len(files)} posterior files to {args.output_dir}")
     return 0
 
@@ -307,23 +382,32 @@ def _print_row(row: dict, qs) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from nllbench.io import atomic_directory, write_summary_csv
+    from nllbench.io import write_summary_csv
     from nllbench.runs import evaluate_file
 
     settings = _evaluation_settings(args)
     config = _config(args)
+    check = dict(allow_mismatch=args.allow_mismatch, warn=_warn("evaluate"))
     if not _batch_mode(
         args,
         ("posterior", "scenario_file", "output"),
         ("posterior_dir", "scenario_dir", "output_dir"),
         "evaluate",
     ):
-        row, sec, nll_sec = evaluate_file(args.posterior, args.scenario_file, args.output, settings, config)
-        _write_timing(
-            args.timing, [{"item": Path(args.posterior).stem, "seconds": sec, "nll_seconds": nll_sec}]
-        )
         summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
-        write_summary_csv(row, summary_path)
+        targets = (
+            ("-o", args.output, False),
+            ("--summary", summary_path, False),
+            ("--timing", args.timing, False),
+        )
+        with _outputs(*targets) as (out, summary, timing):
+            row, sec, nll_sec = evaluate_file(
+                args.posterior, args.scenario_file, out, settings, config, **check
+            )
+            write_summary_csv(row, summary)
+            _write_timing(
+                timing, [{"item": Path(args.posterior).stem, "seconds": sec, "nll_seconds": nll_sec}]
+            )
         print(f"wrote {args.output} and {summary_path} ({sec:.2f} s)")
         _print_row(row, settings.qs)
         return 0
@@ -331,10 +415,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
     files = _seed_files(args.posterior_dir)
     rows, timing = [], []
-    with atomic_directory(args.output_dir) as tmp:
+    with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
         for f in files:
             scenario = Path(args.scenario_dir) / f.name
-            row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config)
+            row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config, **check)
             rows.append(row)
             timing.append(
                 {
@@ -347,7 +431,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 }
             )
         write_summary_csv(rows, tmp / "summary.csv")
-    _write_timing(args.timing, timing)
+        _write_timing(tt, timing)
     print(f"wrote {len(files)} metrics files and summary.csv to {args.output_dir}")
     return 0
 
@@ -528,15 +612,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
     sim.add_argument("--scenario", required=True, choices=["williams15", "chalmers"])
-    sim.add_argument("--seed", type=int, default=0, help="seed of the measurement (and truth) generator")
-    sim.add_argument("--seeds", type=int, nargs="+", help="batch: one file per seed in --output-dir")
-    sim.add_argument("--clutter-rate", type=float, help="expected clutter per scan")
-    sim.add_argument("--pd", type=float, help="detection probability")
-    sim.add_argument("--ps", type=float, help="survival probability")
-    sim.add_argument("--steps", type=int, help="number of time steps")
-    sim.add_argument("--process-noise", type=float, help="q of the constant-velocity model")
-    sim.add_argument("--measurement-noise", type=float, help="std of each position measurement")
-    sim.add_argument("--truth-seed", type=int, help="seed of the truth (-1: draw it from --seed)")
+    sim.add_argument(
+        "--seed", type=integer(0), default=0, help="seed of the measurement (and truth) generator"
+    )
+    sim.add_argument("--seeds", type=integer(0), nargs="+", help="batch: one file per seed in --output-dir")
+    sim.add_argument("--clutter-rate", type=NON_NEGATIVE, help="expected clutter per scan")
+    sim.add_argument("--pd", type=number(0, 1, open_low=True), help="detection probability")
+    sim.add_argument("--ps", type=PROBABILITY, help="survival probability")
+    sim.add_argument("--steps", type=integer(1), help="number of time steps")
+    sim.add_argument("--process-noise", type=POSITIVE, help="q of the constant-velocity model")
+    sim.add_argument("--measurement-noise", type=POSITIVE, help="std of each position measurement")
+    sim.add_argument("--truth-seed", type=integer(-1), help="seed of the truth (-1: draw it from --seed)")
     sim.add_argument("-o", "--output", help="output NetCDF file (one run)")
     sim.add_argument("--output-dir", help="batch: directory of seed<N>.nc files (written atomically)")
     sim.add_argument("--timing", help="batch: CSV of compute seconds per item")
@@ -550,18 +636,26 @@ def build_parser() -> argparse.ArgumentParser:
     flt.add_argument("--output-dir", help="batch: directory for the posterior files (written atomically)")
     flt.add_argument("--timing", help="batch: CSV of compute seconds per item")
     flt.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
-    flt.add_argument("--gate", type=float, default=20.0, help="squared Mahalanobis gate (PMBM family)")
-    flt.add_argument("--max-hypotheses", type=int, default=200, help="cap on global hypotheses")
+    flt.add_argument("--gate", type=POSITIVE, default=20.0, help="squared Mahalanobis gate (PMBM family)")
+    flt.add_argument("--max-hypotheses", type=integer(1), default=200, help="cap on global hypotheses")
     flt.add_argument(
-        "--hypothesis-floor", type=float, default=1e-4, help="prune hypotheses below this weight"
+        "--hypothesis-floor", type=PROBABILITY, default=1e-4, help="prune hypotheses below this weight"
     )
-    flt.add_argument("--existence-floor", type=float, default=1e-5, help="prune Bernoullis below this r")
-    flt.add_argument("--ppp-floor", type=float, default=1e-5, help="prune PPP components below this weight")
-    flt.add_argument("--recycle", type=float, default=0.0, help="recycle Bernoullis below this r (0: off)")
-    flt.add_argument("--phd-prune", type=float, default=1e-5, help="(C)PHD pruning threshold")
-    flt.add_argument("--phd-merge", type=float, default=4.0, help="(C)PHD merging distance")
-    flt.add_argument("--phd-cap", type=int, default=100, help="(C)PHD maximum components")
-    flt.add_argument("--cphd-max-card", type=int, help="CPHD cardinality bound (default: from the scene)")
+    flt.add_argument(
+        "--existence-floor", type=PROBABILITY, default=1e-5, help="prune Bernoullis below this r"
+    )
+    flt.add_argument(
+        "--ppp-floor", type=NON_NEGATIVE, default=1e-5, help="prune PPP components below this weight"
+    )
+    flt.add_argument(
+        "--recycle", type=PROBABILITY, default=0.0, help="recycle Bernoullis below this r (0: off)"
+    )
+    flt.add_argument("--phd-prune", type=NON_NEGATIVE, default=1e-5, help="(C)PHD pruning threshold")
+    flt.add_argument("--phd-merge", type=NON_NEGATIVE, default=4.0, help="(C)PHD merging distance")
+    flt.add_argument("--phd-cap", type=integer(1), default=100, help="(C)PHD maximum components")
+    flt.add_argument(
+        "--cphd-max-card", type=integer(0), help="CPHD cardinality bound (default: from the scene)"
+    )
     flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     flt.set_defaults(func=_filter)
     ev = sub.add_parser("evaluate", help="score a posterior file against its scenario file")
@@ -574,19 +668,34 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--timing", help="batch: CSV of compute seconds per item")
     ev.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
     ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
-    ev.add_argument("--q", type=int, nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
+    ev.add_argument("--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
     ev.add_argument(
         "--full-state", action="store_true", help="NLL on the full state, not the position marginal"
     )
-    ev.add_argument("--cutoff", type=float, default=2.0, help="GOSPA/OSPA cut-off c")
-    ev.add_argument("--p", type=float, default=1.0, help="GOSPA/OSPA order p")
-    ev.add_argument("--threshold", type=float, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
-    ev.add_argument("--existence-threshold", type=float, default=0.4, help="estimator threshold on r")
-    ev.add_argument("--cov-scale", type=float, default=1.0, help="probe: scale every covariance by s")
-    ev.add_argument("--temper", type=float, default=1.0, help="probe: temper existence probabilities")
-    ev.add_argument("--theorem-rho", type=float, default=0.9, help="rho of the Theorem 1 check")
+    ev.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
+    ev.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
+    ev.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
+    ev.add_argument(
+        "--existence-threshold",
+        type=number(0, 1, open_high=True),
+        default=0.4,
+        help="estimator threshold on r",
+    )
+    ev.add_argument("--cov-scale", type=POSITIVE, default=1.0, help="probe: scale every covariance by s")
+    ev.add_argument("--temper", type=POSITIVE, default=1.0, help="probe: temper existence probabilities")
+    ev.add_argument(
+        "--theorem-rho",
+        type=number(0, 1, open_low=True, open_high=True),
+        default=0.9,
+        help="rho of the Theorem 1 check",
+    )
     ev.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
     ev.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
+    ev.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="score a posterior against a scenario other than its own (recorded in the metrics file)",
+    )
     ev.set_defaults(func=_evaluate)
     ag = sub.add_parser("aggregate", help="tidy tables and summary statistics from metrics directories")
     ag.add_argument("metrics_dirs", nargs="+", help="directories of seed<N>.nc metrics files")
@@ -604,22 +713,22 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument(
         "--example-dir", help="directory written by 'nllbench example N --out-dir' (figure example)"
     )
-    pl.add_argument("--q", type=int, help="the Murty budget to show (default: the largest)")
+    pl.add_argument("--q", type=integer(1), help="the Murty budget to show (default: the largest)")
     pl.add_argument("-o", "--output", required=True, help="output .png (a .pdf is written beside it)")
     pl.add_argument("--provenance", help="JSON object stored in the figures' metadata")
-    pl.set_defaults(func=_plot)
+    pl.set_defaults(func=_checked_plot)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
     ex.add_argument("--out-dir", help="also write the trackers' posteriors, truth and table there")
     ex.set_defaults(func=_example)
     th = sub.add_parser("theorem1", help="check Theorem 1 (NLL vs GOSPA) on random sets")
-    th.add_argument("--trials", type=int, default=10)
-    th.add_argument("--seed", type=int, default=0)
-    th.add_argument("--dim", type=int, default=2)
-    th.add_argument("--size", type=float, default=20.0, help="field of view [0, size]^dim")
-    th.add_argument("--max-objects", type=int, default=8)
-    th.add_argument("--rho", type=float, default=0.8)
-    th.add_argument("--scale", type=float, default=2.0)
+    th.add_argument("--trials", type=integer(1), default=10)
+    th.add_argument("--seed", type=integer(0), default=0)
+    th.add_argument("--dim", type=integer(1), default=2)
+    th.add_argument("--size", type=POSITIVE, default=20.0, help="field of view [0, size]^dim")
+    th.add_argument("--max-objects", type=integer(0), default=8)
+    th.add_argument("--rho", type=number(0, 1, open_low=True, open_high=True), default=0.8)
+    th.add_argument("--scale", type=POSITIVE, default=2.0)
     th.set_defaults(func=_theorem1)
     _add_score_parser(sub)
     return p

@@ -51,16 +51,18 @@ Metrics file (``content = "metrics"``), from ``nllbench evaluate``
     the posterior's provenance.
 
 Every file carries ``nllbench_schema_version``, ``nllbench_version``,
-``content`` and ``Conventions``. Writes go to a temporary file that is
-renamed into place, so a failed write leaves no partial file. Reads
+``content`` and ``Conventions``. Writes go to a temporary file
+(``.NAME.nllbench-partial``, one name per target) that is renamed into place,
+so a failed write leaves no partial file and a killed one leaves one
+temporary that the next write of the same target removes. Reads
 validate the file and name the variable that is wrong.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,34 +105,174 @@ def _provenance_attrs() -> dict:
     return {"software_versions": json.dumps(software_versions(), sort_keys=True)}
 
 
-class atomic_directory:  # noqa: N801 - used as a context manager, like a function
+def partial_name(path: str | os.PathLike) -> Path:
+    """The one temporary name under which ``path`` is written: ``.NAME.nllbench-partial`` beside it.
+
+    The name is deterministic, so that a run killed during a write (SIGKILL,
+    power loss) leaves at most one temporary per target, which the next write
+    of that target finds and removes; temporaries cannot accumulate.
+    """
+    path = Path(path)
+    return path.with_name(f".{path.name}.nllbench-partial")
+
+
+def _remove(path: Path) -> None:
+    import shutil
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove what an interrupted write of ``path`` left: its partial and old names, and the
+    random-named temporaries (``.NAME.XXXXXXXX[.tmp]``) of earlier nllbench versions."""
+    import re
+
+    for name in (partial_name(path), path.with_name(f".{path.name}.nllbench-old")):
+        _remove(name)
+    legacy = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9_]{{8}}(\.tmp)?")
+    if path.parent.is_dir():
+        for p in path.parent.iterdir():
+            if legacy.fullmatch(p.name):
+                _remove(p)
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output of a command: its path, the option that named it (for errors), file or directory."""
+
+    path: Path
+    option: str = "output"
+    directory: bool = False
+
+
+def check_output(path: str | os.PathLike, option: str = "output", directory: bool = False) -> list[Path]:
+    """Check that ``path`` can be written, create its missing parents, return the directories created.
+
+    Errors name the user's path and the real cause: a parent that is a file,
+    a file where a directory is expected (or the reverse), a directory that
+    cannot be created or written (read-only, ``/proc``).
+    """
+    target = Path(path)
+    where = f"{option} {str(path)!r}" if option else repr(str(path))
+    if not str(path) or target.name in ("", ".", ".."):
+        raise ValueError(f"{where}: expected a path that names a {'directory' if directory else 'file'}")
+    for parent in reversed(target.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{where}: cannot write there: {str(parent)!r} is a file, not a directory")
+    if target.exists() and target.is_dir() != directory:
+        found, wanted = ("a directory", "file") if target.is_dir() else ("a file", "directory")
+        raise ValueError(f"{where}: expected a {wanted} path, but {str(target)!r} is {found}")
+    created = [p for p in reversed(target.parents) if not p.exists()]
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        remove_created_dirs(created)
+        raise ValueError(
+            f"{where}: cannot create directory {str(target.parent)!r}: {exc.strerror or exc}"
+        ) from None
+    probe = partial_name(target)
+    try:
+        _remove_stale(target)
+        probe.mkdir() if directory else probe.touch()
+        _remove(probe)
+    except OSError as exc:
+        remove_created_dirs(created)
+        cause = exc.strerror or str(exc)
+        if exc.errno == errno.ENOENT and target.parent.is_dir():
+            cause = f"the directory does not accept new files ({cause})"  # e.g. /proc
+        raise ValueError(f"{where}: cannot write in {str(target.parent)!r}: {cause}") from None
+    return created
+
+
+def remove_created_dirs(created: Sequence[Path]) -> None:
+    """Remove the directories :func:`check_output` created, deepest first, while they are empty."""
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            break
+
+
+class committed_together:  # noqa: N801 - used as a context manager, like a function
+    """Write all outputs of one command under temporary names; rename them into place together.
+
+    ``with committed_together(Output(a, "-o"), Output(b, "--summary")) as (ta, tb):``
+    write to ``ta`` and ``tb``. Every target is checked (:func:`check_output`)
+    before anything is computed; on an exception every temporary and every
+    directory created for the outputs is removed, so a failed command leaves
+    no output at all. Temporaries have deterministic names
+    (:func:`partial_name`): a killed run's are removed by the next write of
+    the same target.
+    """
+
+    def __init__(self, *outputs: Output):
+        outputs = tuple(Output(Path(o.path), o.option, o.directory) for o in outputs)
+        paths = [o.path.resolve() for o in outputs]
+        for i, p in enumerate(paths):
+            if p in paths[:i]:
+                other = outputs[paths.index(p)].option
+                raise ValueError(f"{outputs[i].option} {str(outputs[i].path)!r}: the same path as {other}")
+        self.outputs = outputs
+
+    def __enter__(self) -> list[Path]:
+        self.created: list[Path] = []
+        try:
+            for o in self.outputs:
+                self.created += check_output(o.path, o.option, o.directory)
+        except BaseException:
+            remove_created_dirs(self.created)
+            raise
+        self.tmps = [partial_name(o.path) for o in self.outputs]
+        for o, tmp in zip(self.outputs, self.tmps, strict=True):
+            if o.directory:
+                tmp.mkdir()
+        return self.tmps
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is not None:
+            for tmp in self.tmps:
+                _remove(tmp)
+            remove_created_dirs(self.created)
+            return False
+        missing = [o.option for o, t in zip(self.outputs, self.tmps, strict=True) if not t.exists()]
+        if missing:
+            self.__exit__(RuntimeError, None, None)
+            raise RuntimeError(f"output {missing[0]} was not written")
+        umask = _umask()
+        for o, tmp in zip(self.outputs, self.tmps, strict=True):
+            os.chmod(tmp, (0o777 if o.directory else 0o666) & ~umask)
+            if o.directory and o.path.exists():
+                # a directory cannot be replaced in one rename: move the old one aside first
+                old = o.path.with_name(f".{o.path.name}.nllbench-old")
+                os.replace(o.path, old)
+                os.replace(tmp, o.path)
+                _remove(old)
+            else:
+                os.replace(tmp, o.path)
+        return False
+
+
+def atomic_directory(path: str | os.PathLike, option: str = "output directory") -> committed_together:
     """Fill a directory under a temporary name; rename it into place on success.
 
     ``with atomic_directory("out/batch0") as tmp: write files into tmp``.
     On an exception the temporary directory is removed and nothing appears.
     """
+    return _OneDirectory(Output(Path(path), option, directory=True))
 
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
 
+class _OneDirectory(committed_together):
     def __enter__(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=self.path.parent))
-        return self.tmp
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        import shutil
-
-        if exc_type is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            return False
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.tmp, 0o777 & ~umask)
-        if self.path.exists():
-            shutil.rmtree(self.path)
-        os.replace(self.tmp, self.path)
-        return False
+        return super().__enter__()[0]
 
 
 # ---------------------------------------------------------------------------
@@ -157,25 +299,14 @@ def _split(counts: np.ndarray, data: np.ndarray) -> list[np.ndarray]:
 def _atomic_write(ds, path: str | os.PathLike) -> None:
     """Write ``ds`` to ``path`` through a temporary file in the same directory."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     # compressed, and no fill value: nllbench files have no missing data
     encoding = {
         name: {**_COMPRESS, "_FillValue": None}
         for name, var in ds.data_vars.items()
         if var.dtype.kind in "fiu"
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with committed_together(Output(path, "")) as (tmp,):
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _open(path: str | os.PathLike, content: str):
@@ -277,6 +408,54 @@ class ScenarioData:
         return len(self.truth)
 
 
+#: Attributes that identify a scenario run. A filter's posterior file copies
+#: them from its scenario file, so that ``nllbench evaluate`` can refuse a
+#: posterior scored against another scenario.
+SCENARIO_IDENTITY = (
+    "scenario",
+    "seed",
+    "truth_seed",
+    "steps",
+    "p_detection",
+    "p_survival",
+    "clutter_rate",
+    "process_noise",
+    "measurement_noise",
+    "fov_low",
+    "fov_high",
+    "truth_sha256",
+)
+
+
+def truth_digest(truth: Sequence[np.ndarray], truth_ids: Sequence[np.ndarray]) -> str:
+    """SHA-256 (hex) of a truth: per-step counts, states (float64) and ids (int64), little-endian.
+
+    Equal truths give equal digests whatever produced them; any changed
+    count, state bit or identity changes it.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    counts = np.array([len(x) for x in truth], dtype="<i8")
+    states = np.concatenate([np.asarray(x, dtype="<f8").ravel() for x in truth] or [np.empty(0)])
+    ids = np.concatenate([np.asarray(i, dtype="<i8").ravel() for i in truth_ids] or [np.empty(0, "<i8")])
+    for arr in (counts, states.astype("<f8"), ids.astype("<i8")):
+        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(b"|")
+    return h.hexdigest()
+
+
+def scenario_identity(data: ScenarioData) -> dict:
+    """The identifying attributes of a scenario file (:data:`SCENARIO_IDENTITY`), for a posterior's attrs.
+
+    A tracker that writes its posterior with these attributes lets
+    ``nllbench evaluate`` check that it is scored against its own scenario.
+    """
+    out = {k: data.attrs[k] for k in SCENARIO_IDENTITY if k in data.attrs}
+    out["truth_sha256"] = truth_digest(data.truth, data.truth_ids)
+    return out
+
+
 def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> None:
     """Write a :class:`nllbench.scenarios.Simulation` (truth, measurements, model) to NetCDF.
 
@@ -320,6 +499,7 @@ def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> 
                 "Conventions": "CF-1.8",
                 "seed": sim.seed,
                 **sim.scenario.parameters(),
+                "truth_sha256": truth_digest(sim.truth, sim.truth_ids),
                 **({"config": json.dumps(config, sort_keys=True)} if config is not None else {}),
             }
         ),
@@ -957,20 +1137,9 @@ def write_summary_csv(rows: dict | Sequence[dict], path: str | os.PathLike) -> N
 
     rows = [rows] if isinstance(rows, dict) else list(rows)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fields = list(rows[0]) if rows else []
-            writer = csv.DictWriter(fh, fieldnames=fields)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: _jsonable(v) for k, v in row.items()})
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with committed_together(Output(path, "")) as (tmp,), open(tmp, "w", newline="") as fh:
+        fields = list(rows[0]) if rows else []
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _jsonable(v) for k, v in row.items()})

@@ -17,7 +17,15 @@ import numpy as np
 
 from nllbench.evaluate import EvaluationSettings, evaluate_run
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter
-from nllbench.io import read_posterior, read_scenario, write_metrics, write_posterior, write_scenario
+from nllbench.io import (
+    ScenarioData,
+    read_posterior,
+    read_scenario,
+    scenario_identity,
+    write_metrics,
+    write_posterior,
+    write_scenario,
+)
 from nllbench.scenarios import get_scenario, simulate
 
 
@@ -88,16 +96,78 @@ def filter_file(
     return posts, time.perf_counter() - t0
 
 
+class ScenarioMismatchError(ValueError):
+    """A posterior file records a scenario other than the one it is scored against."""
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return str(a) == str(b)
+    a, b = np.atleast_1d(np.asarray(a)), np.atleast_1d(np.asarray(b))
+    return a.shape == b.shape and bool(np.all(a == b))
+
+
+def scenario_mismatches(posterior_attrs: dict, data: ScenarioData) -> dict[str, tuple]:
+    """Identifying attributes on which a posterior and a scenario disagree: key -> (posterior, scenario).
+
+    Compares every attribute of :data:`nllbench.io.SCENARIO_IDENTITY` that the
+    posterior records (preset, seeds, model parameters, field of view) with
+    the scenario file's, and the posterior's ``truth_sha256`` with the digest
+    of the scenario's truth as read (so an edited truth is caught too).
+    """
+    expected = scenario_identity(data)
+    plain = lambda v: v if isinstance(v, str) else np.asarray(v).tolist()  # noqa: E731 - for messages
+    return {
+        k: (plain(posterior_attrs[k]), plain(v))
+        for k, v in expected.items()
+        if k in posterior_attrs and not _same(posterior_attrs[k], v)
+    }
+
+
+def check_scenario(
+    posterior_attrs: dict, data: ScenarioData, posterior_path, scenario_path, allow_mismatch: bool = False
+) -> str:
+    """Refuse a posterior scored against the wrong scenario; return the check's record for provenance.
+
+    Raises :class:`ScenarioMismatchError` naming every differing attribute,
+    unless ``allow_mismatch`` (a deliberate cross-scoring), in which case the
+    differences are returned for the metrics file's ``scenario_check``.
+    """
+    diffs = scenario_mismatches(posterior_attrs, data)
+    recorded = [k for k in scenario_identity(data) if k in posterior_attrs]
+    if not diffs:
+        return "matched: " + ", ".join(recorded) if recorded else "not recorded in the posterior"
+    text = "; ".join(f"{k}: posterior {a!r}, scenario {b!r}" for k, (a, b) in diffs.items())
+    if allow_mismatch:
+        return "mismatch allowed (--allow-mismatch): " + text
+    raise ScenarioMismatchError(
+        f"{posterior_path}: expected a posterior of the scenario in {scenario_path}, but they differ in "
+        f"{text} (pass --allow-mismatch to score it anyway)"
+    )
+
+
 def evaluate_file(
-    posterior_path, scenario_path, path, settings: EvaluationSettings, config: dict | None = None
+    posterior_path,
+    scenario_path,
+    path,
+    settings: EvaluationSettings,
+    config: dict | None = None,
+    allow_mismatch: bool = False,
+    warn: Callable[[str], None] | None = None,
 ):
     """Evaluate one posterior file against its scenario file; write the metrics file.
 
-    Returns the one-row summary (with the run's identifying columns), the
-    evaluation's seconds and the seconds of its Murty NLL part.
+    The posterior must record the same scenario (:func:`check_scenario`)
+    unless ``allow_mismatch``; the check's outcome is stored in the metrics
+    file (attribute ``scenario_check``). Returns the one-row summary (with the
+    run's identifying columns), the evaluation's seconds and the seconds of
+    its Murty NLL part.
     """
     post = read_posterior(posterior_path)
     data = read_scenario(scenario_path)
+    scenario_check = check_scenario(post.attrs, data, posterior_path, scenario_path, allow_mismatch)
+    if warn and not scenario_check.startswith("matched"):
+        warn(f"{posterior_path}: scenario check: {scenario_check}")
     if len(post) != data.steps:
         raise ValueError(
             f"{posterior_path}: expected {data.steps} steps like {scenario_path}, got {len(post)}"
@@ -116,7 +186,11 @@ def evaluate_file(
         "filter_parameters",
     )
     attrs = {k: post.attrs[k] for k in keep if k in post.attrs}
-    attrs.update(posterior_file=Path(posterior_path).name, scenario_file=Path(scenario_path).name)
+    attrs.update(
+        posterior_file=Path(posterior_path).name,
+        scenario_file=Path(scenario_path).name,
+        scenario_check=scenario_check,
+    )
     if config is not None:
         attrs["config"] = json.dumps(config, sort_keys=True)
     write_metrics(metrics, path, attrs)

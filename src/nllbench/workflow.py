@@ -7,9 +7,71 @@ records), so that the rule files stay free of logic and the logic is tested.
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 from dataclasses import dataclass
 from itertools import product
+from pathlib import Path
+
+
+def _finite_number(checker, instance) -> bool:
+    """JSON-schema type ``number`` without NaN and infinity (YAML ``.nan``/``.inf`` parse as floats)."""
+    return isinstance(instance, (int, float)) and not isinstance(instance, bool) and math.isfinite(instance)
+
+
+def _key(path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(error) -> str:
+    """One validation error as 'config key <dotted path>: <what is wrong>'."""
+    where = _key(error.absolute_path)
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return "config: missing key " + ", ".join(f"{where}.{k}" if where else k for k in missing)
+    if error.validator == "additionalProperties":
+        return f"config key {where or '(top level)'}: {error.message}"
+    if error.validator == "type" and isinstance(error.instance, float) and not math.isfinite(error.instance):
+        return f"config key {where}: expected a finite number, got {error.instance}"
+    return f"config key {where}: {error.message}"
+
+
+def _fill_defaults(node, schema) -> None:
+    """Add the schema's ``default`` of every absent optional key, in every object present."""
+    if not isinstance(node, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+        if key in node:
+            _fill_defaults(node[key], sub)
+
+
+def validated_config(config: dict, schema_path: str | Path) -> dict:
+    """The configuration checked against the JSON schema, with the schema's defaults filled in.
+
+    Numbers must be finite (``.nan`` and ``.inf`` are refused); a missing
+    required key is named with its dotted path (``sweep.filters``); optional
+    keys take the ``default`` written in the schema, nowhere else. Raises
+    ValueError listing every problem.
+    """
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    base = jsonschema.Draft202012Validator
+    types = base.TYPE_CHECKER.redefine("number", _finite_number)
+    validator = jsonschema.validators.extend(base, type_checker=types)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        raise ValueError("invalid configuration:\n  " + "\n  ".join(_describe(e) for e in errors))
+    out = copy.deepcopy(config)
+    _fill_defaults(out, schema)
+    return out
 
 
 @dataclass(frozen=True)
