@@ -24,13 +24,23 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
-from nllbench.assignment import count_assignments_log, murty
+from nllbench.assignment import (
+    MAX_FINITE_COST,
+    count_assignments,
+    count_assignments_log,
+    murty,
+    ranked_in_search_order,
+)
 from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, batched_logpdf
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
 # Largest min(n, m) * max(n, m) * 2**min(n, m) the exact method accepts.
 EXACT_WORK_LIMIT = 2e8
+# Association costs above this are forbidden cells: exp(-1e250) is 0 in double
+# precision (it underflows below 1e-308 long before), and the Murty core only
+# takes finite costs whose sums cannot overflow.
+FORBIDDEN_COST = MAX_FINITE_COST
 
 
 @dataclass(frozen=True)
@@ -145,9 +155,7 @@ def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypoth
         raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise ValueError(f"q: expected a positive integer, got {q!r}")
-    q = int(q)
+    q = _budget_value(q, "q")
     if isinstance(density, MultiBernoulli):
         density = PMBM(None, (density,), np.ones(1))
     if not isinstance(density, (PPP, IIDCluster, PMBM)):
@@ -169,9 +177,11 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
     ``qs`` are prefixes of one ranking at ``max(qs)``, so this costs about as
     much as the largest Q alone. Values equal those of separate calls.
     """
-    qs = [int(q) for q in qs]
-    if not qs or any(q < 1 for q in qs):
-        raise ValueError(f"qs: expected positive integers, got {qs!r}")
+    if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
+        raise TypeError(f"qs: expected a sequence of positive integers, got {qs!r}")
+    qs = [_budget_value(q, f"qs[{i}]") for i, q in enumerate(qs)]
+    if not qs:
+        raise ValueError("qs: expected at least one positive integer, got an empty sequence")
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
     if isinstance(density, MultiBernoulli):
@@ -180,6 +190,24 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
         return [nll(density, truth, q=q) for q in qs]
     y = v.truth_set(truth, density.dim)
     return _nll_pmbm_murty(density, y, qs, budget)
+
+
+def _budget_value(q, name: str) -> int:
+    """A Murty budget: a positive integer (``bool`` and non-integral numbers refused)."""
+    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {q!r}")
+    return int(q)
+
+
+def _association_remainder(value: float, named: float) -> float:
+    """The association term ``value - named`` (the other terms' sum).
+
+    When the likelihood is 0 (``value = +inf``), the infinite named term
+    already accounts for it and the remainder is 0, never ``inf - inf``.
+    """
+    if value == math.inf:
+        return 0.0
+    return value - named
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +249,9 @@ class AssociationProblem:
     cost : (n, m + n) float
         ``cost[l, k]`` for Bernoulli k < m: ``-log(r_k p_k(y_l) / (1 - r_k))``
         (``-log p_k(y_l)`` when r_k = 1, ``+inf`` when r_k = 0);
-        ``cost[l, m + l] = -log lambda(y_l)``; other PPP cells ``+inf``.
+        ``cost[l, m + l] = -log lambda(y_l)``; other PPP cells ``+inf``, and
+        so is every cell above ``FORBIDDEN_COST`` (its likelihood factor
+        ``exp(-cost)`` is exactly 0 in double precision).
     mandatory : (m + n,) bool
         Bernoullis with r = 1 (they must take an object).
     base : float
@@ -261,6 +291,11 @@ def association_problem(
     # -(log r + log p - log(1 - r)); for r = 1 the (1 - r) factor is absent
     cost[:, :m] = -(log_r[:, None] + log_p - np.where(sure, 0.0, log_1mr)[:, None]).T
     cost[np.arange(n), m + np.arange(n)] = -log_lam
+    # A factor exp(-cost) with cost above FORBIDDEN_COST is 0 in double
+    # precision whatever the other factors (|log| of any density value stays
+    # far below it), so such a cell is forbidden in all but name: mark it so,
+    # which also keeps every sum of costs finite.
+    cost[cost > FORBIDDEN_COST] = np.inf
     mandatory = np.zeros(m + n, dtype=bool)
     mandatory[:m] = sure
     base = total_rate - float(np.sum(log_1mr[~sure]))
@@ -326,7 +361,9 @@ def _impossible(pmbm: PMBM, problems: dict[int, AssociationProblem], method: str
     h = int(np.argmax(pmbm.weights))
     prob = problems.get(h)
     objects_unexplained = True
-    if prob is not None and prob.cost.shape[0] <= prob.cost.shape[1]:
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == inf:
+        pass  # exp(-Lambda) = 0: the PPP's term (missed) is the infinite one
+    elif prob is not None and prob.cost.shape[0] <= prob.cost.shape[1]:
         free = murty(prob.cost, 1) if prob.cost.shape[0] else None
         objects_unexplained = free is not None and free.costs.size == 0
     if objects_unexplained:
@@ -356,6 +393,8 @@ def _pmbm_problems(pmbm: PMBM, y: np.ndarray):
 
 
 def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NLLResult:
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+        return _impossible(pmbm, {}, method, q)  # exp(-Lambda) = 0 multiplies every term
     if method == "exact":
         problems, log_w, _ = _pmbm_problems(pmbm, y)
         return _nll_pmbm_exact(pmbm, problems, log_w, q)
@@ -364,23 +403,38 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
 
 def _nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> list[NLLResult]:
     """Murty results for several budgets; per-hypothesis budgets share one ranking."""
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+        return [_impossible(pmbm, {}, "murty", q) for q in qs]  # exp(-Lambda) = 0 multiplies every term
     problems, log_w, log_lam = _pmbm_problems(pmbm, y)
     live = list(problems)
     if budget == "global":
         return [
             _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
         ]
+    # Rank each hypothesis once, one association beyond the largest budget:
+    # for every q the listed associations are the first q found (a prefix
+    # that does not depend on the budget, see ranked_in_search_order) and
+    # the (q+1)-th bounds every unlisted one, so nll(q) and nll_many agree
+    # to the last bit.
     qmax = max(qs)
-    ranked = {h: murty(problems[h].cost, qmax, problems[h].mandatory) for h in live}
+    n = y.shape[0]
+    n_forced = int(np.sum(log_lam == -np.inf))
+    ranked = {}
+    for h in live:
+        prob = problems[h]
+        count = count_assignments(n, int(np.sum(pmbm.hypotheses[h].r > 0)), n_forced)
+        ranked[h] = ranked_in_search_order(prob.cost, prob.mandatory, qmax + 1, math.inf, count)
     out = []
     for q in qs:
         found, rest_by_h = {}, {}
         for h in live:
             offset = problems[h].base - log_w[h]
-            r = ranked[h]
-            found[h] = (r.costs[:q] + offset, r.columns[:q])
-            # the (q+1)-th cost bounds every unlisted one when the ranking went that far
-            rest = r.costs[q] if r.costs.size > q else r.rest
+            costs, cols, rest = ranked[h]
+            order = np.argsort(costs[:q], kind="stable")
+            found[h] = (costs[:q][order] + offset, cols[:q][order])
+            if costs.size > q:
+                nxt = float(costs[q])
+                rest = nxt - 1e-12 * (1.0 + abs(nxt))  # rounding slack, as for the kernel's bound
             rest_by_h[h] = rest + offset
         out.append(_murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q))
     return out
@@ -430,11 +484,12 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
         upper_terms.append(max(log_listed, min(by_count, by_rows)))
     # (min: the per-hypothesis sums may round an ulp away from the global one)
     lower = value if exact else min(value, -_logsumexp(np.array(upper_terms)))
-    best_h = min(live, key=lambda h: costs_by_h[h][0] if costs_by_h[h].size else math.inf)
+    listed = [h for h in live if costs_by_h[h].size]  # not empty: all_costs is not
+    best_h = min(listed, key=lambda h: costs_by_h[h][0])
     best_cols = found[best_h][1][0]
     loc, false, missed = _decompose(problems[best_h], best_cols)
     mixture = -float(log_w[best_h]) + 0.0
-    assoc = value - (loc + false + missed + mixture)
+    assoc = _association_remainder(value, loc + false + missed + mixture)
     return NLLResult(
         value,
         lower,
@@ -540,7 +595,7 @@ def _nll_pmbm_exact(
     _, best_h, best_cols = best
     loc, false, missed = _decompose(problems[best_h], best_cols)
     mixture = -float(log_w[best_h]) + 0.0
-    assoc = value - (loc + false + missed + mixture)
+    assoc = _association_remainder(value, loc + false + missed + mixture)
     return NLLResult(
         value,
         value,
