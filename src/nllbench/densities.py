@@ -99,8 +99,8 @@ def _extended_cholesky(covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return L.astype(np.float64), np.log(diag).astype(np.float64)
 
 
-def _set_gaussians(g, means, covs, chol=None, log_diag=None) -> None:
-    """Fill a Gaussians' fields; the factor is computed unless given."""
+def _set_gaussians(g, means, covs, chol=None, log_diag=None, log_norm=None) -> None:
+    """Fill a Gaussians' fields; the factor and normaliser are computed unless given."""
     k, d = means.shape
     if chol is None:
         chol, log_diag = _extended_cholesky(covs) if k else (np.empty((0, d, d)), np.empty((0, d)))
@@ -108,7 +108,7 @@ def _set_gaussians(g, means, covs, chol=None, log_diag=None) -> None:
     object.__setattr__(g, "covs", covs)
     object.__setattr__(g, "_chol", chol)
     object.__setattr__(g, "_log_diag", log_diag)
-    object.__setattr__(g, "_log_norm", _log_normaliser(log_diag))
+    object.__setattr__(g, "_log_norm", _log_normaliser(log_diag) if log_norm is None else log_norm)
 
 
 def _log_normaliser(log_diag: np.ndarray) -> np.ndarray:
@@ -140,17 +140,20 @@ class Gaussians:
         _set_gaussians(self, means, covs)
 
     @classmethod
-    def _trusted(cls, means: np.ndarray, covs: np.ndarray, chol=None, log_diag=None) -> Gaussians:
+    def _trusted(
+        cls, means: np.ndarray, covs: np.ndarray, chol=None, log_diag=None, log_norm=None
+    ) -> Gaussians:
         """Private constructor for members derived from validated ones (no checks).
 
         ``means`` (k, d) and ``covs`` (k, d, d) must already be finite float64
         arrays with symmetric positive-definite covariances (e.g. blocks or
         positive multiples of validated ones, or a file that passed its schema
         check). ``chol`` and ``log_diag``, if given, are their factors as
-        :func:`_extended_cholesky` returns them.
+        :func:`_extended_cholesky` returns them, and ``log_norm`` the
+        normalisers :func:`_log_normaliser` computes from ``log_diag``.
         """
         out = object.__new__(cls)
-        _set_gaussians(out, means, covs, chol, log_diag)
+        _set_gaussians(out, means, covs, chol, log_diag, log_norm)
         return out
 
     @property
@@ -254,6 +257,20 @@ def log_box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
         half = np.log(0.5 * highs[huge] - 0.5 * lows[huge]) + math.log(2.0)
         log_width[huge] = half
     return log_width.sum(axis=1)
+
+
+def _trusted(cls, **fields):
+    """An instance of the frozen dataclass ``cls`` with ``fields`` set as given, unchecked.
+
+    The private route for densities derived from validated ones (marginals,
+    scaled or tempered copies, a file that passed its schema check): the
+    public constructors keep every check, and whoever calls this one vouches
+    that the fields have the types, shapes and ranges the class documents.
+    """
+    out = object.__new__(cls)
+    for name, value in fields.items():
+        object.__setattr__(out, name, value)
+    return out
 
 
 def _labels(labels, count: int) -> np.ndarray | None:

@@ -24,14 +24,22 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
+from nllbench._mixture import mixture_murty
 from nllbench.assignment import (
     MAX_FINITE_COST,
     count_assignments,
     count_assignments_log,
     murty,
-    ranked_in_search_order,
 )
-from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, batched_logpdf
+from nllbench.densities import (
+    PMBM,
+    PPP,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    _gaussian_logpdf,
+    batched_logpdf,
+)
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
@@ -405,39 +413,120 @@ def _nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> li
     """Murty results for several budgets; per-hypothesis budgets share one ranking."""
     if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
         return [_impossible(pmbm, {}, "murty", q) for q in qs]  # exp(-Lambda) = 0 multiplies every term
-    problems, log_w, log_lam = _pmbm_problems(pmbm, y)
-    live = list(problems)
     if budget == "global":
+        problems, log_w, log_lam = _pmbm_problems(pmbm, y)
         return [
             _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
         ]
-    # Rank each hypothesis once, one association beyond the largest budget:
-    # for every q the listed associations are the first q found (a prefix
-    # that does not depend on the budget, see ranked_in_search_order) and
-    # the (q+1)-th bounds every unlisted one, so nll(q) and nll_many agree
-    # to the last bit.
-    qmax = max(qs)
+    return _nll_pmbm_compiled(pmbm, y, qs)
+
+
+def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResult]:
+    """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench._mixture`).
+
+    Every hypothesis is ranked once, one association beyond the largest
+    budget: for every q the listed associations are the first q found (a
+    prefix that does not depend on the budget, see
+    :func:`nllbench.assignment.ranked_in_search_order`) and the (q+1)-th
+    bounds every unlisted one, so ``nll(q)`` and ``nll_many`` agree to the
+    last bit.
+    """
     n = y.shape[0]
+    total_rate, log_lam = _ppp_at(pmbm, y)
+    with np.errstate(divide="ignore"):
+        log_w_all = np.log(pmbm.weights)
+    live = np.flatnonzero(pmbm.weights > 0)
+    hyps = [pmbm.hypotheses[h] for h in live]
+    log_p = _shared_logpdf([mb.densities for mb in hyps], y)
+    r = np.concatenate([mb.r for mb in hyps])
+    starts = np.zeros(len(hyps) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(mb) for mb in hyps])
     n_forced = int(np.sum(log_lam == -np.inf))
-    ranked = {}
-    for h in live:
-        prob = problems[h]
-        count = count_assignments(n, int(np.sum(pmbm.hypotheses[h].r > 0)), n_forced)
-        ranked[h] = ranked_in_search_order(prob.cost, prob.mandatory, qmax + 1, math.inf, count)
+    cumulative = np.concatenate([[0], np.cumsum(r > 0)])
+    alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
+    cap = max(qs) + 2
+    sizes, which = np.unique(alive, return_inverse=True)
+    counts = np.array([_capped_count(n, int(a), n_forced, cap) for a in sizes], dtype=np.int64)[which]
+    log_counts = np.array([count_assignments_log(n, int(a), n_forced) for a in sizes])[which]
+    ranked = mixture_murty(log_p, r, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs)
     out = []
-    for q in qs:
-        found, rest_by_h = {}, {}
-        for h in live:
-            offset = problems[h].base - log_w[h]
-            costs, cols, rest = ranked[h]
-            order = np.argsort(costs[:q], kind="stable")
-            found[h] = (costs[:q][order] + offset, cols[:q][order])
-            if costs.size > q:
-                nxt = float(costs[q])
-                rest = nxt - 1e-12 * (1.0 + abs(nxt))  # rounding slack, as for the kernel's bound
-            rest_by_h[h] = rest + offset
-        out.append(_murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q))
+    for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
+        if best < 0:
+            h = int(np.argmax(pmbm.weights))
+            i = int(np.searchsorted(live, h))
+            prob = association_problem(
+                pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[i] : starts[i + 1]]
+            )
+            out.append(_impossible(pmbm, {h: prob}, "murty", q))
+            continue
+        h = int(live[best])
+        prob = association_problem(
+            pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[best] : starts[best + 1]]
+        )
+        loc, false, missed = _decompose(prob, best_cols)
+        mixture = -float(log_w_all[h]) + 0.0
+        out.append(
+            NLLResult(
+                value,
+                lower,
+                value,
+                exact,
+                localization=loc,
+                false=false,
+                missed=missed,
+                mixture=mixture,
+                association=_association_remainder(value, loc + false + missed + mixture),
+                n_terms=n_terms,
+                method="murty",
+                q=q,
+                best_hypothesis=h,
+                best_assignment=best_cols,
+            )
+        )
     return out
+
+
+def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
+    """min(number of associations, cap), without big integers when the count is clearly larger."""
+    if count_assignments_log(n, m, forced) > math.log(cap) + 1.0:
+        return cap
+    return min(count_assignments(n, m, forced), cap)
+
+
+def _ppp_at(pmbm: PMBM, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """(Lambda, log lambda(y)) of the PMBM's PPP; (0, -inf) without one."""
+    if pmbm.ppp is None:
+        return 0.0, np.full(y.shape[0], -np.inf)
+    return pmbm.ppp.total_rate, pmbm.ppp.log_intensity(y)
+
+
+def _shared_logpdf(families: list, y: np.ndarray) -> np.ndarray:
+    """log p_k(y_l) of every member of ``families``, stacked (M, n).
+
+    Global hypotheses of a PMBM share most single-target hypotheses: a
+    Gaussian that appears in several of them (same mean and factor, bit for
+    bit) is evaluated once. Each entry is computed on its own, so sharing
+    changes no bit.
+    """
+    n = y.shape[0]
+    sizes = [len(f) for f in families]
+    if sum(sizes) == 0 or n == 0:
+        return np.zeros((sum(sizes), n))
+    if not all(isinstance(f, Gaussians) for f in families):
+        return np.concatenate([f.logpdf(y) if len(f) else np.zeros((0, n)) for f in families])
+    means = np.concatenate([f.means for f in families])
+    chol = np.concatenate([f._chol for f in families])
+    log_norm = np.concatenate([f._log_norm for f in families])
+    key = np.concatenate([means, chol.reshape(chol.shape[0], -1), log_norm[:, None]], axis=1)
+    order = np.lexsort(key.T[::-1])
+    ordered = key[order]
+    new_group = np.ones(order.size, dtype=bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    first = order[new_group]
+    group = np.empty(order.size, dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
+    unique_p = _gaussian_logpdf(means[first], chol[first], log_norm[first], y)
+    return unique_p[group]
 
 
 def _rank_global(problems, log_w, q: int):
