@@ -494,6 +494,15 @@ class MultiBernoulli:
     def __len__(self) -> int:
         return self.r.shape[0]
 
+    def subset(self, idx: np.ndarray, labels: np.ndarray | None = None) -> MultiBernoulli:
+        """Bernoullis ``idx`` (integer indices), with ``labels`` (len(idx),) if given.
+
+        Trusted: members of a validated MB need no new checks; ``labels``, when
+        given, must already be validated integers of the right length.
+        """
+        lab = labels if labels is not None else (None if self.labels is None else self.labels[idx])
+        return _trusted(MultiBernoulli, r=self.r[idx], densities=self.densities.subset(idx), labels=lab)
+
     @property
     def means(self) -> np.ndarray:
         """(m, d) locations (Gaussian means or Laplace centres)."""
