@@ -42,9 +42,7 @@ def _scene(rng, H, m, n):
     pool_covs = random_covs(rng, m, 2)
     for _ in range(H):
         keep = rng.random(m) < 0.8  # hypotheses share most Bernoullis, as in a track-oriented PMBM
-        hyps.append(
-            nb.MultiBernoulli.gaussian(pool_r[keep], base[keep], random_covs(rng, int(keep.sum()), 2))
-        )
+        hyps.append(nb.MultiBernoulli.gaussian(pool_r[keep], base[keep], pool_covs[keep]))
     ppp = nb.PPP.uniform(2.0, [0, 0], [50, 50])
     return nb.PMBM(ppp, hyps, rng.dirichlet(np.ones(H))), truth + rng.normal(0, 0.5, truth.shape)
 
