@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -74,6 +75,106 @@ def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+@nb.njit(cache=True)
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@nb.njit(cache=True)
+def _split(a):
+    c = 134217729.0 * a  # 2^27 + 1 (Dekker); |a| <= 4 after scaling, so no overflow
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@nb.njit(cache=True)
+def _two_prod(a, b):
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+@nb.njit(cache=True)
+def _dd_sub_mul(sh, sl, ah, al, bh, bl):
+    """(sh, sl) - (ah, al) * (bh, bl) in double-double arithmetic."""
+    p, e = _two_prod(ah, bh)
+    e += ah * bl + al * bh
+    s, f = _two_sum(sh, -p)
+    f += sl - e
+    hi = s + f
+    return hi, f - (hi - s)
+
+
+@nb.njit(cache=True)
+def _dd_div(ah, al, bh, bl):
+    q1 = ah / bh
+    p, e = _two_prod(q1, bh)
+    e += q1 * bl
+    r = ((ah - p) - e) + al
+    q2 = r / bh
+    hi = q1 + q2
+    return hi, q2 - (hi - q1)
+
+
+@nb.njit(cache=True)
+def _dd_sqrt(ah, al):
+    x = math.sqrt(ah)
+    p, e = _two_prod(x, x)
+    r = ((ah - p) - e) + al
+    y = r / (2.0 * x)
+    hi = x + y
+    return hi, y - (hi - x)
+
+
+@nb.njit(cache=True)
+def _cholesky_dd(covs):
+    """Lower Cholesky factors of (k, d, d) matrices in double-double arithmetic (about 106 bits).
+
+    Each matrix is first scaled by an exact power of 4 (so that Dekker's
+    splitting cannot overflow and the factor's scale is an exact power of 2).
+    Returns the factors rounded to float64, log of their diagonals, and a flag
+    per matrix that is False where the extended factorisation met a
+    non-positive pivot (the caller then falls back to float64).
+    """
+    k, d, _ = covs.shape
+    L = np.zeros((k, d, d))
+    log_diag = np.zeros((k, d))
+    ok = np.ones(k, dtype=np.bool_)
+    hi = np.zeros((d, d))
+    lo = np.zeros((d, d))
+    for m in range(k):
+        top = 0.0
+        for i in range(d):
+            for j in range(d):
+                top = max(top, abs(covs[m, i, j]))
+        e = math.floor(math.log2(top) / 2.0) if top > 0 else 0
+        scale = math.ldexp(1.0, -2 * e)  # 4^-e: exact
+        for j in range(d):
+            sh, sl = covs[m, j, j] * scale, 0.0
+            for t in range(j):
+                sh, sl = _dd_sub_mul(sh, sl, hi[j, t], lo[j, t], hi[j, t], lo[j, t])
+            if not sh > 0.0:
+                ok[m] = False
+                break
+            hi[j, j], lo[j, j] = _dd_sqrt(sh, sl)
+            for i in range(j + 1, d):
+                th, tl = covs[m, i, j] * scale, 0.0
+                for t in range(j):
+                    th, tl = _dd_sub_mul(th, tl, hi[i, t], lo[i, t], hi[j, t], lo[j, t])
+                hi[i, j], lo[i, j] = _dd_div(th, tl, hi[j, j], lo[j, j])
+        if not ok[m]:
+            continue
+        back = math.ldexp(1.0, e)  # sqrt(4^e): exact
+        for i in range(d):
+            for j in range(i + 1):
+                L[m, i, j] = hi[i, j] * back
+            log_diag[m, i] = math.log(L[m, i, i]) + math.log1p(lo[i, i] / hi[i, i])
+    return L, log_diag, ok
+
+
 def _extended_cholesky(covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lower Cholesky factors of symmetric positive-definite (k, d, d) matrices, in extended precision.
 
@@ -81,22 +182,20 @@ def _extended_cholesky(covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (k, d) taken before rounding. The factor's error grows like the
     condition number times the unit roundoff (Higham, "Accuracy and
     Stability of Numerical Algorithms", 2nd ed., Theorem 10.3); computing it
-    in ``numpy.longdouble`` (64-bit mantissa on x86-64 Linux) keeps the
-    log-density of a covariance of condition 1e11 within ~1e-8 relative of
-    exact rational arithmetic, where float64 alone gives ~1e-5. Where
-    longdouble is float64 this is the plain factorisation. Column j depends
-    only on columns < j, so the leading p x p block of L is the factor of the
-    leading p x p block of the matrix, bit for bit.
+    in double-double arithmetic (Dekker 1971; about 106 bits) keeps the
+    log-density of a covariance of condition 1e11 within ~1e-9 relative of
+    exact rational arithmetic, where float64 alone gives ~1e-5. Column j
+    depends only on columns < j, and the arithmetic is exactly equivariant
+    under the power-of-4 scaling applied first, so the leading p x p block of
+    L is the factor of the leading p x p block of the matrix, bit for bit.
     """
-    A = covs.astype(np.longdouble)
-    k, d, _ = A.shape
-    L = np.zeros_like(A)
-    for j in range(d):
-        L[:, j, j] = np.sqrt(A[:, j, j] - np.sum(L[:, j, :j] ** 2, axis=1))
-        for i in range(j + 1, d):
-            L[:, i, j] = (A[:, i, j] - np.sum(L[:, i, :j] * L[:, j, :j], axis=1)) / L[:, j, j]
-    diag = np.diagonal(L, axis1=1, axis2=2)
-    return L.astype(np.float64), np.log(diag).astype(np.float64)
+    covs = np.ascontiguousarray(covs, dtype=np.float64)
+    L, log_diag, ok = _cholesky_dd(covs)
+    if not ok.all():  # a pivot lost to rounding in a barely positive-definite matrix: float64
+        plain = np.linalg.cholesky(covs[~ok])
+        L[~ok] = plain
+        log_diag[~ok] = np.log(np.diagonal(plain, axis1=1, axis2=2))
+    return L, log_diag
 
 
 def _set_gaussians(g, means, covs, chol=None, log_diag=None, log_norm=None) -> None:
