@@ -183,7 +183,8 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
 
     With the per-hypothesis budget the Q best associations for every Q in
     ``qs`` are prefixes of one ranking at ``max(qs)``, so this costs about as
-    much as the largest Q alone. Values equal those of separate calls.
+    much as the largest Q alone. Results equal those of separate calls to the
+    last bit (see docs/nll.md, "Floating-point edges").
     """
     if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
         raise TypeError(f"qs: expected a sequence of positive integers, got {qs!r}")
