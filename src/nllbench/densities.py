@@ -35,23 +35,41 @@ def _gaussian_logpdf(means, chol, log_norm, y):
     substitution (a triangular solve, backward stable), not z = L^-1 (y - m)
     with an explicit inverse, whose rounding grows with the condition
     number (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed.,
-    sections 8.1 and 14.1).
+    sections 8.1 and 14.1). Returns (k, n).
     """
-    # Overflow (a point ~1e154 standard deviations away) only happens when the
-    # quadratic form exceeds ~1e308: its density is then 0 (log -inf), and an
-    # inf - inf met on the way (NaN) stands for the same.
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff = y[None, :, :] - means[:, None, :]  # (k, n, d)
-        d = diff.shape[2]
-        z = np.empty_like(diff)
-        for i in range(d):
-            acc = diff[:, :, i]
-            for j in range(i):
-                acc = acc - chol[:, i, j][:, None] * z[:, :, j]
-            z[:, :, i] = acc / chol[:, i, i][:, None]
-        quad = np.square(z).sum(axis=2)
-    quad[np.isnan(quad)] = np.inf
-    return log_norm[:, None] - 0.5 * quad
+    k, n = means.shape[0], y.shape[0]
+    if k == 0 or n == 0:
+        return np.zeros((k, n)) + log_norm[:, None]
+    return _gaussian_logpdf_kernel(
+        np.ascontiguousarray(means),
+        np.ascontiguousarray(chol),
+        np.ascontiguousarray(log_norm),
+        np.ascontiguousarray(y, dtype=np.float64),
+    )
+
+
+@nb.njit(cache=True)
+def _gaussian_logpdf_kernel(means, chol, log_norm, y):
+    k, d = means.shape
+    n = y.shape[0]
+    out = np.empty((k, n))
+    z = np.empty(d)
+    for j in range(k):
+        for l in range(n):
+            quad = 0.0
+            for i in range(d):
+                acc = y[l, i] - means[j, i]
+                for t in range(i):
+                    acc = acc - chol[j, i, t] * z[t]
+                z[i] = acc / chol[j, i, i]
+                quad = z[i] * z[i] if i == 0 else quad + z[i] * z[i]
+            # Overflow (a point ~1e154 standard deviations away) only happens
+            # when the quadratic form exceeds ~1e308: its density is then 0
+            # (log -inf), and an inf - inf met on the way (NaN) stands for the same.
+            if quad != quad:
+                quad = np.inf
+            out[j, l] = log_norm[j] - 0.5 * quad
+    return out
 
 
 def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
