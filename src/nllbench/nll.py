@@ -519,7 +519,11 @@ def _shared_logpdf(families: list, y: np.ndarray) -> np.ndarray:
     chol = np.concatenate([f._chol for f in families])
     log_norm = np.concatenate([f._log_norm for f in families])
     key = np.concatenate([means, chol.reshape(chol.shape[0], -1), log_norm[:, None]], axis=1)
-    order = np.lexsort(key.T[::-1])
+    # sort by a fixed linear hash (identical rows hash identically), then
+    # group runs of identical rows: a collision only splits a group
+    weights = np.random.default_rng(20211).uniform(0.5, 1.5, key.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN hash only splits groups
+        order = np.argsort(key @ weights, kind="stable")
     ordered = key[order]
     new_group = np.ones(order.size, dtype=bool)
     new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
