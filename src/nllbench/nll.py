@@ -24,13 +24,31 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
-from nllbench.assignment import count_assignments_log, murty
-from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, batched_logpdf
+from nllbench._mixture import mixture_murty
+from nllbench.assignment import (
+    MAX_FINITE_COST,
+    count_assignments,
+    count_assignments_log,
+    murty,
+)
+from nllbench.densities import (
+    PMBM,
+    PPP,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    _gaussian_logpdf,
+    batched_logpdf,
+)
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
 # Largest min(n, m) * max(n, m) * 2**min(n, m) the exact method accepts.
 EXACT_WORK_LIMIT = 2e8
+# Association costs above this are forbidden cells: exp(-1e250) is 0 in double
+# precision (it underflows below 1e-308 long before), and the Murty core only
+# takes finite costs whose sums cannot overflow.
+FORBIDDEN_COST = MAX_FINITE_COST
 
 
 @dataclass(frozen=True)
@@ -145,9 +163,7 @@ def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypoth
         raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise ValueError(f"q: expected a positive integer, got {q!r}")
-    q = int(q)
+    q = _budget_value(q, "q")
     if isinstance(density, MultiBernoulli):
         density = PMBM(None, (density,), np.ones(1))
     if not isinstance(density, (PPP, IIDCluster, PMBM)):
@@ -167,11 +183,14 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
 
     With the per-hypothesis budget the Q best associations for every Q in
     ``qs`` are prefixes of one ranking at ``max(qs)``, so this costs about as
-    much as the largest Q alone. Values equal those of separate calls.
+    much as the largest Q alone. Results equal those of separate calls to the
+    last bit (see docs/nll.md, "Floating-point edges").
     """
-    qs = [int(q) for q in qs]
-    if not qs or any(q < 1 for q in qs):
-        raise ValueError(f"qs: expected positive integers, got {qs!r}")
+    if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
+        raise TypeError(f"qs: expected a sequence of positive integers, got {qs!r}")
+    qs = [_budget_value(q, f"qs[{i}]") for i, q in enumerate(qs)]
+    if not qs:
+        raise ValueError("qs: expected at least one positive integer, got an empty sequence")
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
     if isinstance(density, MultiBernoulli):
@@ -180,6 +199,24 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
         return [nll(density, truth, q=q) for q in qs]
     y = v.truth_set(truth, density.dim)
     return _nll_pmbm_murty(density, y, qs, budget)
+
+
+def _budget_value(q, name: str) -> int:
+    """A Murty budget: a positive integer (``bool`` and non-integral numbers refused)."""
+    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {q!r}")
+    return int(q)
+
+
+def _association_remainder(value: float, named: float) -> float:
+    """The association term ``value - named`` (the other terms' sum).
+
+    When the likelihood is 0 (``value = +inf``), the infinite named term
+    already accounts for it and the remainder is 0, never ``inf - inf``.
+    """
+    if value == math.inf:
+        return 0.0
+    return value - named
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +258,9 @@ class AssociationProblem:
     cost : (n, m + n) float
         ``cost[l, k]`` for Bernoulli k < m: ``-log(r_k p_k(y_l) / (1 - r_k))``
         (``-log p_k(y_l)`` when r_k = 1, ``+inf`` when r_k = 0);
-        ``cost[l, m + l] = -log lambda(y_l)``; other PPP cells ``+inf``.
+        ``cost[l, m + l] = -log lambda(y_l)``; other PPP cells ``+inf``, and
+        so is every cell above ``FORBIDDEN_COST`` (its likelihood factor
+        ``exp(-cost)`` is exactly 0 in double precision).
     mandatory : (m + n,) bool
         Bernoullis with r = 1 (they must take an object).
     base : float
@@ -261,6 +300,11 @@ def association_problem(
     # -(log r + log p - log(1 - r)); for r = 1 the (1 - r) factor is absent
     cost[:, :m] = -(log_r[:, None] + log_p - np.where(sure, 0.0, log_1mr)[:, None]).T
     cost[np.arange(n), m + np.arange(n)] = -log_lam
+    # A factor exp(-cost) with cost above FORBIDDEN_COST is 0 in double
+    # precision whatever the other factors (|log| of any density value stays
+    # far below it), so such a cell is forbidden in all but name: mark it so,
+    # which also keeps every sum of costs finite.
+    cost[cost > FORBIDDEN_COST] = np.inf
     mandatory = np.zeros(m + n, dtype=bool)
     mandatory[:m] = sure
     base = total_rate - float(np.sum(log_1mr[~sure]))
@@ -326,7 +370,9 @@ def _impossible(pmbm: PMBM, problems: dict[int, AssociationProblem], method: str
     h = int(np.argmax(pmbm.weights))
     prob = problems.get(h)
     objects_unexplained = True
-    if prob is not None and prob.cost.shape[0] <= prob.cost.shape[1]:
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == inf:
+        pass  # exp(-Lambda) = 0: the PPP's term (missed) is the infinite one
+    elif prob is not None and prob.cost.shape[0] <= prob.cost.shape[1]:
         free = murty(prob.cost, 1) if prob.cost.shape[0] else None
         objects_unexplained = free is not None and free.costs.size == 0
     if objects_unexplained:
@@ -356,6 +402,8 @@ def _pmbm_problems(pmbm: PMBM, y: np.ndarray):
 
 
 def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NLLResult:
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+        return _impossible(pmbm, {}, method, q)  # exp(-Lambda) = 0 multiplies every term
     if method == "exact":
         problems, log_w, _ = _pmbm_problems(pmbm, y)
         return _nll_pmbm_exact(pmbm, problems, log_w, q)
@@ -364,26 +412,126 @@ def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NL
 
 def _nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> list[NLLResult]:
     """Murty results for several budgets; per-hypothesis budgets share one ranking."""
-    problems, log_w, log_lam = _pmbm_problems(pmbm, y)
-    live = list(problems)
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+        return [_impossible(pmbm, {}, "murty", q) for q in qs]  # exp(-Lambda) = 0 multiplies every term
     if budget == "global":
+        problems, log_w, log_lam = _pmbm_problems(pmbm, y)
         return [
             _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
         ]
-    qmax = max(qs)
-    ranked = {h: murty(problems[h].cost, qmax, problems[h].mandatory) for h in live}
+    return _nll_pmbm_compiled(pmbm, y, qs)
+
+
+def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResult]:
+    """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench._mixture`).
+
+    Every hypothesis is ranked once, one association beyond the largest
+    budget: for every q the listed associations are the first q found (a
+    prefix that does not depend on the budget, see
+    :func:`nllbench.assignment.ranked_in_search_order`) and the (q+1)-th
+    bounds every unlisted one, so ``nll(q)`` and ``nll_many`` agree to the
+    last bit.
+    """
+    n = y.shape[0]
+    total_rate, log_lam = _ppp_at(pmbm, y)
+    with np.errstate(divide="ignore"):
+        log_w_all = np.log(pmbm.weights)
+    live = np.flatnonzero(pmbm.weights > 0)
+    hyps = [pmbm.hypotheses[h] for h in live]
+    log_p = _shared_logpdf([mb.densities for mb in hyps], y)
+    r = np.concatenate([mb.r for mb in hyps])
+    starts = np.zeros(len(hyps) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(mb) for mb in hyps])
+    n_forced = int(np.sum(log_lam == -np.inf))
+    cumulative = np.concatenate([[0], np.cumsum(r > 0)])
+    alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
+    cap = max(qs) + 2
+    sizes, which = np.unique(alive, return_inverse=True)
+    counts = np.array([_capped_count(n, int(a), n_forced, cap) for a in sizes], dtype=np.int64)[which]
+    log_counts = np.array([count_assignments_log(n, int(a), n_forced) for a in sizes])[which]
+    ranked = mixture_murty(log_p, r, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs)
     out = []
-    for q in qs:
-        found, rest_by_h = {}, {}
-        for h in live:
-            offset = problems[h].base - log_w[h]
-            r = ranked[h]
-            found[h] = (r.costs[:q] + offset, r.columns[:q])
-            # the (q+1)-th cost bounds every unlisted one when the ranking went that far
-            rest = r.costs[q] if r.costs.size > q else r.rest
-            rest_by_h[h] = rest + offset
-        out.append(_murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q))
+    for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
+        if best < 0:
+            h = int(np.argmax(pmbm.weights))
+            i = int(np.searchsorted(live, h))
+            prob = association_problem(
+                pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[i] : starts[i + 1]]
+            )
+            out.append(_impossible(pmbm, {h: prob}, "murty", q))
+            continue
+        h = int(live[best])
+        prob = association_problem(
+            pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[best] : starts[best + 1]]
+        )
+        loc, false, missed = _decompose(prob, best_cols)
+        mixture = -float(log_w_all[h]) + 0.0
+        out.append(
+            NLLResult(
+                value,
+                lower,
+                value,
+                exact,
+                localization=loc,
+                false=false,
+                missed=missed,
+                mixture=mixture,
+                association=_association_remainder(value, loc + false + missed + mixture),
+                n_terms=n_terms,
+                method="murty",
+                q=q,
+                best_hypothesis=h,
+                best_assignment=best_cols,
+            )
+        )
     return out
+
+
+def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
+    """min(number of associations, cap), without big integers when the count is clearly larger."""
+    if count_assignments_log(n, m, forced) > math.log(cap) + 1.0:
+        return cap
+    return min(count_assignments(n, m, forced), cap)
+
+
+def _ppp_at(pmbm: PMBM, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """(Lambda, log lambda(y)) of the PMBM's PPP; (0, -inf) without one."""
+    if pmbm.ppp is None:
+        return 0.0, np.full(y.shape[0], -np.inf)
+    return pmbm.ppp.total_rate, pmbm.ppp.log_intensity(y)
+
+
+def _shared_logpdf(families: list, y: np.ndarray) -> np.ndarray:
+    """log p_k(y_l) of every member of ``families``, stacked (M, n).
+
+    Global hypotheses of a PMBM share most single-target hypotheses: a
+    Gaussian that appears in several of them (same mean and factor, bit for
+    bit) is evaluated once. Each entry is computed on its own, so sharing
+    changes no bit.
+    """
+    n = y.shape[0]
+    sizes = [len(f) for f in families]
+    if sum(sizes) == 0 or n == 0:
+        return np.zeros((sum(sizes), n))
+    if not all(isinstance(f, Gaussians) for f in families):
+        return np.concatenate([f.logpdf(y) if len(f) else np.zeros((0, n)) for f in families])
+    means = np.concatenate([f.means for f in families])
+    chol = np.concatenate([f._chol for f in families])
+    log_norm = np.concatenate([f._log_norm for f in families])
+    key = np.concatenate([means, chol.reshape(chol.shape[0], -1), log_norm[:, None]], axis=1)
+    # sort by a fixed linear hash (identical rows hash identically), then
+    # group runs of identical rows: a collision only splits a group
+    weights = np.random.default_rng(20211).uniform(0.5, 1.5, key.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN hash only splits groups
+        order = np.argsort(key @ weights, kind="stable")
+    ordered = key[order]
+    new_group = np.ones(order.size, dtype=bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    first = order[new_group]
+    group = np.empty(order.size, dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
+    unique_p = _gaussian_logpdf(means[first], chol[first], log_norm[first], y)
+    return unique_p[group]
 
 
 def _rank_global(problems, log_w, q: int):
@@ -430,11 +578,12 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
         upper_terms.append(max(log_listed, min(by_count, by_rows)))
     # (min: the per-hypothesis sums may round an ulp away from the global one)
     lower = value if exact else min(value, -_logsumexp(np.array(upper_terms)))
-    best_h = min(live, key=lambda h: costs_by_h[h][0] if costs_by_h[h].size else math.inf)
+    listed = [h for h in live if costs_by_h[h].size]  # not empty: all_costs is not
+    best_h = min(listed, key=lambda h: costs_by_h[h][0])
     best_cols = found[best_h][1][0]
     loc, false, missed = _decompose(problems[best_h], best_cols)
     mixture = -float(log_w[best_h]) + 0.0
-    assoc = value - (loc + false + missed + mixture)
+    assoc = _association_remainder(value, loc + false + missed + mixture)
     return NLLResult(
         value,
         lower,
@@ -540,7 +689,7 @@ def _nll_pmbm_exact(
     _, best_h, best_cols = best
     loc, false, missed = _decompose(problems[best_h], best_cols)
     mixture = -float(log_w[best_h]) + 0.0
-    assoc = value - (loc + false + missed + mixture)
+    assoc = _association_remainder(value, loc + false + missed + mixture)
     return NLLResult(
         value,
         value,

@@ -6,7 +6,9 @@
   *uncertainty* but not its point estimates: the NLL moves while GOSPA, OSPA,
   MOTA and MOTP cannot (the paper's argument, made measurable).
 
-All functions are pure: they return new densities.
+All functions are pure: they return new densities, built without
+re-validation (the input was validated when it was constructed, and each
+transform keeps what was checked).
 """
 
 from __future__ import annotations
@@ -15,32 +17,81 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, _trusted
 
 POSITION = (0, 1)
 
 
 def _map(density, fn, box_fn=None):
-    """Apply ``fn(means, covs) -> (means, covs)`` to every Gaussian of ``density``
-    and ``box_fn(lows, highs) -> (lows, highs)`` to every uniform PPP box."""
+    """Apply ``fn(Gaussians) -> Gaussians`` to every Gaussian family of ``density``
+    and ``box_fn(lows, highs) -> (lows, highs)`` to every uniform PPP box.
+
+    The result is built through the densities' private trusted constructor:
+    ``density`` was validated when it was built, and ``fn``/``box_fn`` keep
+    what was checked (finite values, symmetric positive-definite covariances,
+    lows < highs), so nothing is checked or factorised twice.
+    """
     if isinstance(density, PPP):
-        means, covs = fn(density.gaussians.means, density.gaussians.covs)
         lows, highs = (density.lows, density.highs) if box_fn is None else box_fn(density.lows, density.highs)
-        return PPP(density.weights, Gaussians(means, covs), density.rates, lows, highs, labels=density.labels)
+        return _trusted(
+            PPP,
+            weights=density.weights,
+            gaussians=fn(density.gaussians),
+            rates=density.rates,
+            lows=lows,
+            highs=highs,
+            labels=density.labels,
+        )
     if isinstance(density, IIDCluster):
-        means, covs = fn(density.gaussians.means, density.gaussians.covs)
-        return IIDCluster(density.cardinality, density.weights, gaussians=Gaussians(means, covs))
+        g = fn(density.gaussians)
+        return _trusted(IIDCluster, cardinality=density.cardinality, weights=density.weights, gaussians=g)
     if isinstance(density, MultiBernoulli):
         if not isinstance(density.densities, Gaussians):
             raise TypeError("density: expected Gaussian Bernoulli densities, got Laplace ones")
-        means, covs = fn(density.densities.means, density.densities.covs)
-        return MultiBernoulli(density.r, Gaussians(means, covs), density.labels)
+        return _trusted(MultiBernoulli, r=density.r, densities=fn(density.densities), labels=density.labels)
     if isinstance(density, PMBM):
         ppp = None if density.ppp is None else _map(density.ppp, fn, box_fn)
-        return PMBM(ppp, tuple(_map(mb, fn, box_fn) for mb in density.hypotheses), density.weights)
+        return _trusted(
+            PMBM, ppp=ppp, hypotheses=_map_hypotheses(density.hypotheses, fn), weights=density.weights
+        )
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )
+
+
+def _map_hypotheses(hypotheses: tuple, fn) -> tuple:
+    """``fn`` applied to the Gaussians of all hypotheses at once, then sliced back (views, no copies)."""
+    if not all(isinstance(mb.densities, Gaussians) for mb in hypotheses):
+        return tuple(_map(mb, fn) for mb in hypotheses)
+    fields = ("means", "covs", "_chol", "_log_diag", "_log_norm")
+    g = fn(
+        Gaussians._trusted(*(np.concatenate([getattr(mb.densities, a) for mb in hypotheses]) for a in fields))
+    )
+    arrays = [getattr(g, a) for a in fields]
+    out = []
+    start = 0
+    for mb in hypotheses:
+        stop = start + mb.r.shape[0]
+        part = Gaussians._trusted(*(a[start:stop] for a in arrays))
+        out.append(_trusted(MultiBernoulli, r=mb.r, densities=part, labels=mb.labels))
+        start = stop
+    return tuple(out)
+
+
+def _marginal_gaussians(g: Gaussians, idx: np.ndarray) -> Gaussians:
+    """Mean entries ``idx`` and the covariance block ``idx x idx`` of every member.
+
+    For leading components (0, ..., p - 1) the Cholesky factor of the block is
+    the leading block of the factor, bit for bit (column j of the
+    factorisation only uses columns < j), so it is reused.
+    """
+    means = np.ascontiguousarray(g.means[:, idx])
+    covs = np.ascontiguousarray(g.covs[:, idx[:, None], idx[None, :]])
+    p = idx.size
+    if np.array_equal(idx, np.arange(p)):
+        chol = np.ascontiguousarray(g._chol[:, :p, :p])
+        return Gaussians._trusted(means, covs, chol, np.ascontiguousarray(g._log_diag[:, :p]))
+    return Gaussians._trusted(means, covs)
 
 
 def marginal(density, dims: Sequence[int] = POSITION):
@@ -57,8 +108,8 @@ def marginal(density, dims: Sequence[int] = POSITION):
         raise ValueError(f"dims: expected indices in 0..{density.dim - 1}, got {dims!r}")
     return _map(
         density,
-        lambda m, P: (m[:, idx], P[:, idx[:, None], idx[None, :]]),
-        lambda lo, hi: (lo[:, idx], hi[:, idx]),
+        lambda g: _marginal_gaussians(g, idx),
+        lambda lo, hi: (np.ascontiguousarray(lo[:, idx]), np.ascontiguousarray(hi[:, idx])),
     )
 
 
@@ -67,7 +118,8 @@ def scale_covariances(density, s: float):
     s = float(s)
     if not np.isfinite(s) or s <= 0:
         raise ValueError(f"s: expected a positive covariance scale, got {s!r}")
-    return _map(density, lambda m, P: (m, s * P))
+    # s P is symmetric positive definite whenever P is: no re-validation, a new factor
+    return _map(density, lambda g: Gaussians._trusted(g.means, s * g.covs))
 
 
 def temper_existence(density, tau: float, about: float = 0.4):
@@ -84,11 +136,12 @@ def temper_existence(density, tau: float, about: float = 0.4):
     if not 0 < about < 1:
         raise ValueError(f"about: expected a probability strictly between 0 and 1, got {about!r}")
     if isinstance(density, MultiBernoulli):
-        return MultiBernoulli(_temper(density.r, tau, about), density.densities, density.labels)
+        # _temper keeps r in [0, 1]: the tempered copy needs no re-validation
+        r = _temper(density.r, tau, about)
+        return _trusted(MultiBernoulli, r=r, densities=density.densities, labels=density.labels)
     if isinstance(density, PMBM):
-        return PMBM(
-            density.ppp, tuple(temper_existence(mb, tau, about) for mb in density.hypotheses), density.weights
-        )
+        hyps = tuple(temper_existence(mb, tau, about) for mb in density.hypotheses)
+        return _trusted(PMBM, ppp=density.ppp, hypotheses=hyps, weights=density.weights)
     if isinstance(density, (PPP, IIDCluster)):
         return density
     raise TypeError(
