@@ -58,6 +58,8 @@ def _timing(args: argparse.Namespace) -> int:
     return 0
 
 
+ESTIMATORS = ("round", "greedy", "map", "best_hypothesis", "map_cardinality")
+
 FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks")
 
 
@@ -173,6 +175,14 @@ def _batch_mode(args, single: tuple[str, ...], batch: tuple[str, ...], command: 
     raise ValueError(usage)
 
 
+def _json_option(text: str, option: str):
+    """The value of a JSON option, or a ValueError naming the option."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{option}: expected JSON, got {text!r} ({exc})") from None
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from nllbench.io import atomic_directory
     from nllbench.runs import simulate_file
@@ -187,11 +197,18 @@ def _simulate(args: argparse.Namespace) -> int:
     }
     if args.truth_seed is not None:
         overrides["truth_seed"] = None if args.truth_seed < 0 else args.truth_seed
+    if args.mb_birth is not None:
+        overrides["mb_birth"] = _json_option(args.mb_birth, "--mb-birth")
+    if args.mb_start is not None:
+        overrides["mb_start"] = args.mb_start
+    truth = args.truth
+    if truth is not None and args.truth_seed is not None:
+        raise ValueError("simulate: --truth gives the truth; --truth-seed cannot be used with it")
     config = _config(args)
     if not _batch_mode(args, ("output",), ("output_dir",), "simulate"):
         if args.seeds:
             raise ValueError("simulate: --seeds needs --output-dir (a batch); use --seed with -o")
-        sim, sec = simulate_file(args.scenario, args.seed, args.output, overrides, config)
+        sim, sec = simulate_file(args.scenario, args.seed, args.output, overrides, config, truth)
         _write_timing(args.timing, [{"item": f"seed{args.seed}", "seconds": sec}])
         n = sum(len(x) for x in sim.truth)
         z = sum(len(x) for x in sim.measurements)
@@ -204,7 +221,7 @@ def _simulate(args: argparse.Namespace) -> int:
     timing = []
     with atomic_directory(args.output_dir) as tmp:
         for seed in seeds:
-            _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config)
+            _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config, truth)
             timing.append({"item": f"seed{seed}", "seconds": sec})
     _write_timing(args.timing, timing)
     print(f"wrote {len(seeds)} scenario files to {args.output_dir}")
@@ -222,6 +239,7 @@ def _filter_settings(args):
         existence_floor=args.existence_floor,
         ppp_floor=args.ppp_floor,
         recycle=args.recycle,
+        project_before_cap=args.project_before_cap,
     )
     return phd, pmbm
 
@@ -246,8 +264,19 @@ def _filter(args: argparse.Namespace) -> int:
     phd, pmbm = _filter_settings(args)
     config = _config(args)
     options = dict(
-        max_cardinality=args.cphd_max_card, phd=phd, pmbm=pmbm, config=config, warn=_warn("filter")
+        max_cardinality=args.cphd_max_card,
+        phd=phd,
+        pmbm=pmbm,
+        config=config,
+        warn=_warn("filter"),
+        estimate_at=args.estimate_at,
+        estimator=args.estimator,
+        existence_threshold=args.existence_threshold,
     )
+    if args.estimator is not None and args.estimate_at != "update":
+        raise ValueError(
+            "filter: --estimator needs --estimate-at update (else evaluate chooses the estimator)"
+        )
     if not _batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
         from nllbench.io import read_scenario
 
@@ -289,6 +318,7 @@ def _evaluation_settings(args):
         theorem_rho=args.theorem_rho,
         budget=args.budget,
         exact=args.exact,
+        estimator=args.estimator,
     )
 
 
@@ -302,6 +332,15 @@ def _print_row(row: dict, qs) -> None:
         f"MOTP {row['motp']:.4f}  IDF1 {row['idf1']:.4f}  switches {row['switches']}"
     )
     print(f"  Theorem 1: max |NLL - RHS| = {row['theorem1_max_abs_difference']:.2e}")
+
+
+def _warn_empty(row: dict, path) -> None:
+    n = row.get("estimator_empty_steps", 0)
+    if n:
+        _warn("evaluate")(
+            f"{path}: at {n} steps the estimator returned no object although the posterior expects "
+            "at least one (see docs/estimators.md; e.g. --estimator greedy for a (C)PHD)"
+        )
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -324,6 +363,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         write_summary_csv(row, summary_path)
         print(f"wrote {args.output} and {summary_path} ({sec:.2f} s)")
         _print_row(row, settings.qs)
+        _warn_empty(row, args.posterior)
         return 0
     if args.summary:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
@@ -334,6 +374,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             scenario = Path(args.scenario_dir) / f.name
             row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config)
             rows.append(row)
+            _warn_empty(row, f)
             timing.append(
                 {
                     "item": f.stem,
@@ -354,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
-    sim.add_argument("--scenario", required=True, choices=["williams15", "chalmers"])
+    sim.add_argument("--scenario", required=True, choices=["williams15", "williams15_mb", "chalmers"])
     sim.add_argument("--seed", type=int, default=0, help="seed of the measurement (and truth) generator")
     sim.add_argument("--seeds", type=int, nargs="+", help="batch: one file per seed in --output-dir")
     sim.add_argument("--clutter-rate", type=float, help="expected clutter per scan")
@@ -364,6 +405,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--process-noise", type=float, help="q of the constant-velocity model")
     sim.add_argument("--measurement-noise", type=float, help="std of each position measurement")
     sim.add_argument("--truth-seed", type=int, help="seed of the truth (-1: draw it from --seed)")
+    sim.add_argument(
+        "--truth", help="CSV of the truth (columns step, id, x, y, vx, vy; steps from 1): simulate around it"
+    )
+    sim.add_argument(
+        "--mb-birth",
+        help='multi-Bernoulli birth, JSON: [{"r": 0.005, "mean": [x, y, vx, vy], "std": [4 numbers]}, ...]'
+        ' ("cov": a 4 x 4 matrix may replace "std")',
+    )
+    sim.add_argument(
+        "--mb-start",
+        action=argparse.BooleanOptionalAction,
+        help="the MBM filters start from the birth Bernoullis, with no PPP (default: the preset's)",
+    )
     sim.add_argument("-o", "--output", help="output NetCDF file (one run)")
     sim.add_argument("--output-dir", help="batch: directory of seed<N>.nc files (written atomically)")
     sim.add_argument("--timing", help="batch: CSV of compute seconds per item")
@@ -389,6 +443,22 @@ def build_parser() -> argparse.ArgumentParser:
     flt.add_argument("--phd-merge", type=float, default=4.0, help="(C)PHD merging distance")
     flt.add_argument("--phd-cap", type=int, default=100, help="(C)PHD maximum components")
     flt.add_argument("--cphd-max-card", type=int, help="CPHD cardinality bound (default: from the scene)")
+    flt.add_argument(
+        "--project-before-cap",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="PMB: project to one MB before pruning and capping the hypotheses",
+    )
+    flt.add_argument(
+        "--estimate-at",
+        choices=["posterior", "update"],
+        default="posterior",
+        help="extract point estimates at evaluation (posterior) or at update time, before pruning (update)",
+    )
+    flt.add_argument("--estimator", choices=ESTIMATORS, help="estimator rule with --estimate-at update")
+    flt.add_argument(
+        "--existence-threshold", type=float, default=0.4, help="best_hypothesis estimator threshold on r"
+    )
     flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     flt.set_defaults(func=_filter)
     ev = sub.add_parser("evaluate", help="score a posterior file against its scenario file")
@@ -414,6 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--theorem-rho", type=float, default=0.9, help="rho of the Theorem 1 check")
     ev.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
     ev.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
+    ev.add_argument(
+        "--estimator", choices=ESTIMATORS, help="point-estimation rule (default: the posterior family's)"
+    )
     ev.set_defaults(func=_evaluate)
     ag = sub.add_parser("aggregate", help="tidy tables and summary statistics from metrics directories")
     ag.add_argument("metrics_dirs", nargs="+", help="directories of seed<N>.nc metrics files")
