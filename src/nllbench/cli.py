@@ -48,6 +48,14 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gospa_table(args: argparse.Namespace) -> int:
+    from nllbench.reference import write_gospa_table
+
+    n = write_gospa_table(Path(args.tables) / "steps.csv", args.output)
+    print(f"wrote {args.output}: mean and RMS GOSPA of {n} (scenario, filter, clutter, P_D) settings")
+    return 0
+
+
 def _timing(args: argparse.Namespace) -> int:
     from nllbench.aggregate import collect_timing
 
@@ -493,6 +501,10 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("--out-dir", required=True, help="output directory (written atomically)")
     ag.add_argument("--provenance", help="JSON object recorded in provenance.json")
     ag.set_defaults(func=_aggregate)
+    gt = sub.add_parser("gospa-table", help="mean and RMS GOSPA per filter from the tidy tables")
+    gt.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
+    gt.add_argument("-o", "--output", required=True, help="output CSV")
+    gt.set_defaults(func=_gospa_table)
     tm = sub.add_parser("timing", help="collect timing CSVs of batch jobs into one table")
     tm.add_argument("files", nargs="+")
     tm.add_argument("-o", "--output", required=True)
