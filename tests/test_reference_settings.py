@@ -329,3 +329,32 @@ def test_reference_config_runs_end_to_end(tmp_path):
     assert len(table) == 12 and set(table["filter"]) == {"phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"}
     assert (table["runs"] == 2).all() and (table["steps"] == 20).all()
     assert np.isfinite(table["rms_gospa"]).all() and (table["rms_gospa"] >= table["mean_gospa"]).all()
+
+
+def test_gospa_table_mean_and_rms():
+    import pandas as pd
+
+    from nllbench.reference import gospa_table
+
+    rows = []
+    for seed, values in [(0, [1.0, 3.0]), (1, [2.0, 4.0])]:
+        for step, v in enumerate(values):
+            for q in (0, 0):  # the same GOSPA row repeated (e.g. one per evaluation job)
+                base = dict(scenario="williams15", filter="phd", clutter=10.0, pd=0.9, temper=1.0, q=q)
+                rows.append(
+                    {**base, "seed": seed, "cov_scale": 1.0, "step": step, "measure": "gospa", "value": v}
+                )
+                rows.append(
+                    {**base, "seed": seed, "cov_scale": 0.5, "step": step, "measure": "gospa", "value": 99.0}
+                )
+                rows.append(
+                    {**base, "seed": seed, "cov_scale": 1.0, "step": step, "measure": "ospa", "value": 99.0}
+                )
+    t = gospa_table(pd.DataFrame(rows))
+    assert len(t) == 1 and t["runs"][0] == 2 and t["steps"][0] == 4
+    assert t["mean_gospa"][0] == pytest.approx(2.5)
+    assert t["rms_gospa"][0] == pytest.approx(np.sqrt((1 + 9 + 4 + 16) / 4))
+    with pytest.raises(ValueError, match="expected a column 'measure'"):
+        gospa_table(pd.DataFrame(rows).drop(columns="measure"))
+    with pytest.raises(ValueError, match="no GOSPA rows"):
+        gospa_table(pd.DataFrame([r for r in rows if r["measure"] != "gospa"]))
