@@ -199,6 +199,8 @@ def test_filter_estimates_at_update_time_come_before_the_merge():
         run_filter_full("pmbm", sim.measurements, sc.model, estimate_at="update", estimator="greedy")
     with pytest.raises(ValueError, match="estimate_at"):
         run_filter_full("phd", sim.measurements, sc.model, estimate_at="never")
+    with pytest.raises(ValueError, match="only used with estimate_at='update'"):
+        run_filter_full("phd", sim.measurements, sc.model, estimator="greedy")
 
 
 def test_pmb_projection_before_the_cap_keeps_every_hypothesis_mass():

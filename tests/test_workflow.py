@@ -17,7 +17,13 @@ import yaml
 from nllbench.aggregate import write_tables
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
+CONFIGS = [
+    "config/config.yaml",
+    "config/quick.yaml",
+    "config/sweep.yaml",
+    "config/reference.yaml",
+    ".test/config/config.yaml",
+]
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
 
 

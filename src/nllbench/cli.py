@@ -6,6 +6,8 @@ simulate      simulate a scenario preset to a NetCDF scenario file.
 filter        run a reference filter on a scenario file; write its posteriors.
 evaluate      score a posterior file against its scenario: NLL, GOSPA, OSPA,
               MOTA, MOTP, IDF1 and the Theorem 1 check.
+gospa-table   mean and RMS GOSPA per filter from the tidy tables (the
+              reference MATLAB code's table).
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.

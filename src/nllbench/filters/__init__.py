@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD, DEFAULT_RULES, Estimates, estimate
+from nllbench.estimates import (
+    DEFAULT_EXISTENCE_THRESHOLD,
+    DEFAULT_RULES,
+    INTENSITY_RULES,
+    MIXTURE_RULES,
+    Estimates,
+    estimate,
+)
 from nllbench.filters.phd import PHDSettings, run_cphd, run_phd
 from nllbench.filters.pmbm import PMBMSettings, estimate_state, run_pmbm
 from nllbench.models import Model
@@ -85,6 +92,11 @@ def run_filter_full(
         raise ValueError(f"estimate_at: expected one of {ESTIMATE_AT}, got {estimate_at!r}")
     rule = DEFAULT_RULES[name] if estimator is None else estimator
     at_update = estimate_at == "update"
+    if estimator is not None and not at_update:
+        raise ValueError("estimator: only used with estimate_at='update' (else the evaluation chooses it)")
+    allowed = INTENSITY_RULES if name in ("phd", "cphd") else MIXTURE_RULES
+    if rule not in allowed:  # checked before a long run, not after it
+        raise ValueError(f"estimator: expected one of {allowed} for the {name} filter, got {rule!r}")
     if name == "phd":
         extract = (lambda s: estimate(s.to_ppp(), existence_threshold, rule)) if at_update else None
         steps = run_phd(measurements, model, phd_settings, progress, extract)
