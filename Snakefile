@@ -10,11 +10,13 @@ from nllbench.workflow import (
     EVALUATION_KEYS,
     Sweep,
     config_slice,
+    estimator_for,
     evaluate_flags,
     evaluation_timing_files,
     filter_flags,
     metric_dirs,
     validated_config,
+    simulate_flags,
 )
 
 min_version("9.0")
@@ -57,6 +59,7 @@ include: "workflow/rules/filter.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/plot.smk"
+include: "workflow/rules/reference.smk"
 
 
 rule all:
@@ -65,4 +68,5 @@ rule all:
         expand(f"{RESULTS}/figures/example{{number}}.png", number=config["paper"]["examples"]),
         f"{RESULTS}/paper/theorem1.txt",
         f"{RESULTS}/tables/summary.csv",
+        f"{RESULTS}/tables/gospa.csv",
         expand(f"{RESULTS}/figures/{{figure}}.png", figure=SWEEP_FIGURES),

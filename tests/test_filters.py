@@ -223,8 +223,8 @@ def test_recycling_moves_unlikely_tracks_into_the_ppp():
     sim = simulate(sc, np.random.default_rng(2))
     from nllbench.filters.pmbm import run_pmbm
 
-    plain = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings())
-    rec = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings(recycle=0.1))
+    plain = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings()).states
+    rec = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings(recycle=0.1)).states
     for state in rec:
         for t in range(state.track_labels.shape[0]):
             s = state.assoc[:, t][state.assoc[:, t] >= 0]

@@ -18,7 +18,13 @@ from nllbench.aggregate import write_tables
 from nllbench.workflow import Sweep, evaluate_flags, filter_flags, validated_config
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
+CONFIGS = [
+    "config/config.yaml",
+    "config/quick.yaml",
+    "config/sweep.yaml",
+    "config/reference.yaml",
+    ".test/config/config.yaml",
+]
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
 
 

@@ -6,6 +6,8 @@ simulate      simulate a scenario preset to a NetCDF scenario file.
 filter        run a reference filter on a scenario file; write its posteriors.
 evaluate      score a posterior file against its scenario: NLL, GOSPA, OSPA,
               MOTA, MOTP, IDF1 and the Theorem 1 check.
+gospa-table   mean and RMS GOSPA per filter from the tidy tables (the
+              reference MATLAB code's table).
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
@@ -111,6 +113,14 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gospa_table(args: argparse.Namespace) -> int:
+    from nllbench.reference import write_gospa_table
+
+    n = write_gospa_table(Path(args.tables) / "steps.csv", args.output)
+    print(f"wrote {args.output}: mean and RMS GOSPA of {n} (scenario, filter, clutter, P_D) settings")
+    return 0
+
+
 def _timing(args: argparse.Namespace) -> int:
     from nllbench.aggregate import collect_timing
 
@@ -120,6 +130,8 @@ def _timing(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {len(df)} items, {df['seconds'].sum():.1f} s of compute")
     return 0
 
+
+ESTIMATORS = ("round", "greedy", "map", "best_hypothesis", "map_cardinality")
 
 FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks")
 
@@ -250,6 +262,14 @@ def _batch_mode(args, single: tuple[str, ...], batch: tuple[str, ...], command: 
     raise ValueError(usage)
 
 
+def _json_option(text: str, option: str):
+    """The value of a JSON option, or a ValueError naming the option."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{option}: expected JSON, got {text!r} ({exc})") from None
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from nllbench.runs import simulate_file
 
@@ -263,12 +283,19 @@ def _simulate(args: argparse.Namespace) -> int:
     }
     if args.truth_seed is not None:
         overrides["truth_seed"] = None if args.truth_seed < 0 else args.truth_seed
+    if args.mb_birth is not None:
+        overrides["mb_birth"] = _json_option(args.mb_birth, "--mb-birth")
+    if args.mb_start is not None:
+        overrides["mb_start"] = args.mb_start
+    truth = args.truth
+    if truth is not None and args.truth_seed is not None:
+        raise ValueError("simulate: --truth gives the truth; --truth-seed cannot be used with it")
     config = _config(args)
     if not _batch_mode(args, ("output",), ("output_dir",), "simulate"):
         if args.seeds:
             raise ValueError("simulate: --seeds needs --output-dir (a batch); use --seed with -o")
         with _outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
-            sim, sec = simulate_file(args.scenario, args.seed, out, overrides, config)
+            sim, sec = simulate_file(args.scenario, args.seed, out, overrides, config, truth)
             _write_timing(timing, [{"item": f"seed{args.seed}", "seconds": sec}])
         n = sum(len(x) for x in sim.truth)
         z = sum(len(x) for x in sim.measurements)
@@ -281,7 +308,7 @@ def _simulate(args: argparse.Namespace) -> int:
     timing = []
     with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
         for seed in seeds:
-            _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config)
+            _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config, truth)
             timing.append({"item": f"seed{seed}", "seconds": sec})
         _write_timing(tt, timing)
     print(f"wrote {len(seeds)} scenario files to {args.output_dir}")
@@ -299,6 +326,7 @@ def _filter_settings(args):
         existence_floor=args.existence_floor,
         ppp_floor=args.ppp_floor,
         recycle=args.recycle,
+        project_before_cap=args.project_before_cap,
     )
     return phd, pmbm
 
@@ -322,8 +350,19 @@ def _filter(args: argparse.Namespace) -> int:
     phd, pmbm = _filter_settings(args)
     config = _config(args)
     options = dict(
-        max_cardinality=args.cphd_max_card, phd=phd, pmbm=pmbm, config=config, warn=_warn("filter")
+        max_cardinality=args.cphd_max_card,
+        phd=phd,
+        pmbm=pmbm,
+        config=config,
+        warn=_warn("filter"),
+        estimate_at=args.estimate_at,
+        estimator=args.estimator,
+        existence_threshold=args.existence_threshold,
     )
+    if args.estimator is not None and args.estimate_at != "update":
+        raise ValueError(
+            "filter: --estimator needs --estimate-at update (else evaluate chooses the estimator)"
+        )
     if not _batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
         from nllbench.io import read_scenario
 
@@ -366,6 +405,7 @@ def _evaluation_settings(args):
         theorem_rho=args.theorem_rho,
         budget=args.budget,
         exact=args.exact,
+        estimator=args.estimator,
     )
 
 
@@ -379,6 +419,15 @@ def _print_row(row: dict, qs) -> None:
         f"MOTP {row['motp']:.4f}  IDF1 {row['idf1']:.4f}  switches {row['switches']}"
     )
     print(f"  Theorem 1: max |NLL - RHS| = {row['theorem1_max_abs_difference']:.2e}")
+
+
+def _warn_empty(row: dict, path) -> None:
+    n = row.get("estimator_empty_steps", 0)
+    if n:
+        _warn("evaluate")(
+            f"{path}: at {n} steps the estimator returned no object although the posterior expects "
+            "at least one (see docs/estimators.md; e.g. --estimator greedy for a (C)PHD)"
+        )
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -410,6 +459,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             )
         print(f"wrote {args.output} and {summary_path} ({sec:.2f} s)")
         _print_row(row, settings.qs)
+        _warn_empty(row, args.posterior)
         return 0
     if args.summary:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
@@ -420,6 +470,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             scenario = Path(args.scenario_dir) / f.name
             row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config, **check)
             rows.append(row)
+            _warn_empty(row, f)
             timing.append(
                 {
                     "item": f.stem,
@@ -611,7 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
-    sim.add_argument("--scenario", required=True, choices=["williams15", "chalmers"])
+    sim.add_argument("--scenario", required=True, choices=["williams15", "williams15_mb", "chalmers"])
     sim.add_argument(
         "--seed", type=integer(0), default=0, help="seed of the measurement (and truth) generator"
     )
@@ -623,6 +674,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--process-noise", type=POSITIVE, help="q of the constant-velocity model")
     sim.add_argument("--measurement-noise", type=POSITIVE, help="std of each position measurement")
     sim.add_argument("--truth-seed", type=integer(-1), help="seed of the truth (-1: draw it from --seed)")
+    sim.add_argument(
+        "--truth", help="CSV of the truth (columns step, id, x, y, vx, vy; steps from 1): simulate around it"
+    )
+    sim.add_argument(
+        "--mb-birth",
+        help='multi-Bernoulli birth, JSON: [{"r": 0.005, "mean": [x, y, vx, vy], "std": [4 numbers]}, ...]'
+        ' ("cov": a 4 x 4 matrix may replace "std")',
+    )
+    sim.add_argument(
+        "--mb-start",
+        action=argparse.BooleanOptionalAction,
+        help="the MBM filters start from the birth Bernoullis, with no PPP (default: the preset's)",
+    )
     sim.add_argument("-o", "--output", help="output NetCDF file (one run)")
     sim.add_argument("--output-dir", help="batch: directory of seed<N>.nc files (written atomically)")
     sim.add_argument("--timing", help="batch: CSV of compute seconds per item")
@@ -655,6 +719,25 @@ def build_parser() -> argparse.ArgumentParser:
     flt.add_argument("--phd-cap", type=integer(1), default=100, help="(C)PHD maximum components")
     flt.add_argument(
         "--cphd-max-card", type=integer(0), help="CPHD cardinality bound (default: from the scene)"
+    )
+    flt.add_argument(
+        "--project-before-cap",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="PMB: project to one MB before pruning and capping the hypotheses",
+    )
+    flt.add_argument(
+        "--estimate-at",
+        choices=["posterior", "update"],
+        default="posterior",
+        help="extract point estimates at evaluation (posterior) or at update time, before pruning (update)",
+    )
+    flt.add_argument("--estimator", choices=ESTIMATORS, help="estimator rule with --estimate-at update")
+    flt.add_argument(
+        "--existence-threshold",
+        type=number(0, 1, open_high=True),
+        default=0.4,
+        help="best_hypothesis estimator threshold on r",
     )
     flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     flt.set_defaults(func=_filter)
@@ -696,12 +779,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="score a posterior against a scenario other than its own (recorded in the metrics file)",
     )
+    ev.add_argument(
+        "--estimator", choices=ESTIMATORS, help="point-estimation rule (default: the posterior family's)"
+    )
     ev.set_defaults(func=_evaluate)
     ag = sub.add_parser("aggregate", help="tidy tables and summary statistics from metrics directories")
     ag.add_argument("metrics_dirs", nargs="+", help="directories of seed<N>.nc metrics files")
     ag.add_argument("--out-dir", required=True, help="output directory (written atomically)")
     ag.add_argument("--provenance", help="JSON object recorded in provenance.json")
     ag.set_defaults(func=_aggregate)
+    gt = sub.add_parser("gospa-table", help="mean and RMS GOSPA per filter from the tidy tables")
+    gt.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
+    gt.add_argument("-o", "--output", required=True, help="output CSV")
+    gt.set_defaults(func=_gospa_table)
     tm = sub.add_parser("timing", help="collect timing CSVs of batch jobs into one table")
     tm.add_argument("files", nargs="+")
     tm.add_argument("-o", "--output", required=True)

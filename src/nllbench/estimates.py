@@ -1,15 +1,39 @@
 """Point estimates extracted from posteriors (for GOSPA, OSPA, MOTA, MOTP).
 
-* PPP (PHD): each Gaussian component with weight >= 0.5 gives round(weight)
-  estimates at its mean (Vo & Ma 2006).
-* i.i.d. cluster (CPHD): the MAP cardinality n*, then the n* heaviest
-  spatial components' means (Vo, Vo & Cantoni 2007).
-* PMBM family: the best global hypothesis; its Bernoullis with
-  r > ``threshold`` (0.4 as in the PMBM reference code) give their means.
+Rules (``rule`` argument of :func:`estimate`; see ``docs/estimators.md``):
+
+Intensity families (PPP of the PHD filter, i.i.d. cluster of the CPHD filter);
+the intensity of an i.i.d. cluster is E[N] times its spatial weights:
+
+``round``
+    Each Gaussian component gives round(w) estimates at its mean, i.e.
+    components with w >= 0.5 (Vo & Ma 2006, Section III-D). The PHD default.
+``greedy``
+    N = round(sum of weights); N times, take the heaviest component, report
+    its mean and subtract 1 from its weight (the GM-PHD estimator of
+    A. F. Garcia-Fernandez's public MATLAB multi-target tracking code). A
+    component heavier than about 1.5 can be reported twice.
+``map``
+    N = the MAP cardinality (the cardinality pmf's first mode for an i.i.d.
+    cluster, floor(sum w), the Poisson mode, for a PPP), then the N heaviest
+    components, each at most once (Vo, Vo & Cantoni 2007). The CPHD default.
+
+Multi-Bernoulli mixtures (PMBM, PMB, MBM, MBM01 posteriors):
+
+``best_hypothesis``
+    The global hypothesis of largest weight; its Bernoullis with
+    r > ``threshold`` (0.4 in the PMBM reference code). The default.
+``map_cardinality``
+    n* = the MAP of the cardinality distribution sum_h w_h P_h(n) of the
+    Bernoulli part (the PPP of undetected objects is not estimated); then the
+    hypothesis maximising w_h times the product of its n* largest r and of
+    (1 - r) of its other Bernoullis; its n* likeliest Bernoullis (no
+    threshold). The MBM estimator of Garcia-Fernandez's reference code.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +41,20 @@ import numpy as np
 from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli
 
 DEFAULT_EXISTENCE_THRESHOLD = 0.4
+
+INTENSITY_RULES = ("round", "greedy", "map")
+MIXTURE_RULES = ("best_hypothesis", "map_cardinality")
+RULES = INTENSITY_RULES + MIXTURE_RULES
+
+#: The rule each reference filter uses unless told otherwise.
+DEFAULT_RULES = {
+    "phd": "round",
+    "cphd": "map",
+    "pmbm": "best_hypothesis",
+    "pmb": "best_hypothesis",
+    "mbm": "best_hypothesis",
+    "mbm01": "best_hypothesis",
+}
 
 
 @dataclass(frozen=True)
@@ -27,24 +65,154 @@ class Estimates:
     labels: np.ndarray
 
 
-def estimate(density, threshold: float = DEFAULT_EXISTENCE_THRESHOLD) -> Estimates:
-    """Point estimates of ``density`` (see the module docstring)."""
+def default_rule(density) -> str:
+    """The rule used when none is given: ``round`` (PPP), ``map`` (IIDCluster), else ``best_hypothesis``."""
+    if isinstance(density, PPP):
+        return "round"
+    if isinstance(density, IIDCluster):
+        return "map"
+    return "best_hypothesis"
+
+
+def check_rule(rule: str, density) -> str:
+    """``rule`` if it applies to ``density``'s family, else a ValueError naming both."""
+    mixture = isinstance(density, (PMBM, MultiBernoulli))
+    allowed = MIXTURE_RULES if mixture else INTENSITY_RULES
+    if rule not in allowed:
+        family = "multi-Bernoulli mixture" if mixture else type(density).__name__
+        raise ValueError(f"estimator: expected one of {allowed} for a {family}, got {rule!r}")
+    return rule
+
+
+def estimate(density, threshold: float = DEFAULT_EXISTENCE_THRESHOLD, rule: str | None = None) -> Estimates:
+    """Point estimates of ``density`` by ``rule`` (None: :func:`default_rule`; see the module docstring)."""
+    if not isinstance(density, (PPP, IIDCluster, MultiBernoulli, PMBM)):
+        raise TypeError(
+            f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
+        )
+    rule = check_rule(default_rule(density) if rule is None else rule, density)
     if isinstance(density, MultiBernoulli):
         density = PMBM(None, (density,), np.ones(1))
     if isinstance(density, PMBM):
-        mb = density.hypotheses[int(np.argmax(density.weights))]
-        keep = mb.r > threshold
-        labels = mb.labels[keep] if mb.labels is not None else np.full(int(keep.sum()), -1)
-        return Estimates(mb.means[keep], labels)
+        if rule == "best_hypothesis":
+            mb = density.hypotheses[int(np.argmax(density.weights))]
+            return _mb_subset(mb, np.flatnonzero(mb.r > threshold))
+        return map_cardinality_estimate(density)
     if isinstance(density, PPP):
-        counts = np.floor(density.weights + 0.5).astype(int)
-        idx = np.repeat(np.arange(counts.size), counts)
-        labels = density.labels[idx] if density.labels is not None else np.full(idx.size, -1)
-        return Estimates(density.gaussians.means[idx], labels)
+        w, means, labels = density.weights, density.gaussians.means, density.labels
+        n_map = math.floor(float(w.sum()))
+    else:
+        mean_card = float(np.arange(density.cardinality.size) @ density.cardinality)
+        w, means, labels = mean_card * density.weights, density.gaussians.means, None
+        n_map = int(np.argmax(density.cardinality))
+    idx = intensity_indices(w, rule, n_map)
+    return Estimates(means[idx], labels[idx] if labels is not None else np.full(idx.size, -1))
+
+
+def intensity_indices(weights: np.ndarray, rule: str, n_map: int = 0) -> np.ndarray:
+    """Component indices reported by an intensity rule (repeated when reported twice).
+
+    ``weights`` (J,) are intensity weights; ``n_map`` is the MAP cardinality
+    (used by ``map`` only). Rounding is half up (MATLAB's ``round`` on
+    non-negative numbers).
+    """
+    w = np.asarray(weights, dtype=float)
+    if rule == "round":
+        counts = np.floor(w + 0.5).astype(np.int64)
+        return np.repeat(np.arange(w.size), counts)
+    if rule == "map":
+        n = min(int(n_map), w.size)
+        return np.sort(np.argsort(-w, kind="stable")[:n])
+    if rule == "greedy":
+        n = int(math.floor(float(w.sum()) + 0.5)) if w.size else 0
+        left = w.copy()
+        out = np.empty(n, dtype=np.int64)
+        for i in range(n):  # n is the expected number of objects: a short loop
+            j = int(np.argmax(left))
+            out[i] = j
+            left[j] -= 1.0
+        return out
+    raise ValueError(f"estimator: expected one of {INTENSITY_RULES}, got {rule!r}")
+
+
+def _mb_subset(mb: MultiBernoulli, idx: np.ndarray) -> Estimates:
+    labels = mb.labels[idx] if mb.labels is not None else np.full(idx.size, -1)
+    return Estimates(mb.means[idx], labels)
+
+
+def _log_cardinality(r: np.ndarray) -> np.ndarray:
+    """log P(n) for n = 0..len(r) of a multi-Bernoulli (Poisson-binomial), by convolution."""
+    pmf = np.zeros(r.size + 1)
+    pmf[0] = 1.0
+    for ri in r:
+        pmf[1:] = pmf[1:] * (1.0 - ri) + pmf[:-1] * ri
+        pmf[0] *= 1.0 - ri
+    with np.errstate(divide="ignore"):
+        return np.log(pmf)
+
+
+def _top_n_log_score(r: np.ndarray, n: int) -> tuple[float, np.ndarray]:
+    """log of prod(n largest r) prod(1 - r of the rest), and those n indices (-inf if len(r) < n)."""
+    if r.size < n:
+        return -math.inf, np.empty(0, dtype=np.int64)
+    order = np.argsort(-r, kind="stable")
+    top, rest = order[:n], order[n:]
+    with np.errstate(divide="ignore"):
+        score = float(np.sum(np.log(r[top])) + np.sum(np.log1p(-r[rest])))
+    return score, np.sort(top)
+
+
+def map_cardinality_choice(log_weights: np.ndarray, rs: list[np.ndarray]) -> tuple[int, np.ndarray]:
+    """The ``map_cardinality`` rule on normalised log hypothesis weights (H,) and each one's r.
+
+    Returns the chosen hypothesis and the indices (into its r) of its n*
+    likeliest Bernoullis. Log space throughout; r = 0 or 1 are exact.
+    """
+    n_max = max((r.size for r in rs), default=0)
+    log_card = np.full(n_max + 1, -np.inf)
+    for lw, r in zip(log_weights, rs, strict=True):
+        lc = _log_cardinality(r)
+        log_card[: lc.size] = np.logaddexp(log_card[: lc.size], lw + lc)
+    n = int(np.argmax(log_card))  # the first mode
+    best, best_h, best_idx = -math.inf, 0, np.empty(0, dtype=np.int64)
+    for h, (lw, r) in enumerate(zip(log_weights, rs, strict=True)):
+        score, idx = _top_n_log_score(r, n)
+        if lw + score > best:
+            best, best_h, best_idx = lw + score, h, idx
+    return best_h, best_idx
+
+
+def map_cardinality_estimate(density: PMBM) -> Estimates:
+    """The ``map_cardinality`` rule (see the module docstring) on a PMBM's Bernoulli part."""
+    with np.errstate(divide="ignore"):
+        log_w = np.log(density.weights)
+    h, idx = map_cardinality_choice(log_w, [mb.r for mb in density.hypotheses])
+    return _mb_subset(density.hypotheses[h], idx)
+
+
+def expected_cardinality(density) -> float:
+    """E[number of objects] of a posterior (PPP: total rate; PMBM: PPP rate + sum_h w_h sum r)."""
+    if isinstance(density, PPP):
+        return float(density.total_rate)
     if isinstance(density, IIDCluster):
-        n = int(np.argmax(density.cardinality))
-        order = np.argsort(-density.weights, kind="stable")[: min(n, density.weights.size)]
-        return Estimates(density.gaussians.means[order], np.full(order.size, -1))
+        return float(np.arange(density.cardinality.size) @ density.cardinality)
+    if isinstance(density, MultiBernoulli):
+        return float(density.r.sum())
+    if isinstance(density, PMBM):
+        ppp = float(density.ppp.total_rate) if density.ppp is not None else 0.0
+        return ppp + float(
+            sum(w * mb.r.sum() for w, mb in zip(density.weights, density.hypotheses, strict=True))
+        )
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )
+
+
+__all__ = [
+    "DEFAULT_EXISTENCE_THRESHOLD",
+    "DEFAULT_RULES",
+    "RULES",
+    "Estimates",
+    "estimate",
+    "expected_cardinality",
+]

@@ -11,8 +11,12 @@ Conventions
   the full state; one value per Q (per-hypothesis budget unless asked). An
   impossible truth gives +inf; run means are +inf when any step is, and the
   number of such steps is reported next to the mean over the finite ones.
-* Point estimates: :func:`nllbench.estimates.estimate` (PHD: weight >= 0.5,
-  CPHD: MAP cardinality, PMBM family: best hypothesis with r > 0.4).
+* Point estimates: :func:`nllbench.estimates.estimate` by the rule in
+  ``settings.estimator`` (default per family: PHD weight >= 0.5, CPHD MAP
+  cardinality, PMBM family best hypothesis with r > 0.4), or the filter's own
+  estimates extracted at update time when given. Steps where the estimator
+  returns nothing while the posterior expects at least one object (rounded)
+  are counted (``estimator_empty_steps``), never silently passed over.
   Estimates without a label, or whose label an estimate of the same step
   already carries, get a fresh identity at every step.
 * Theorem 1: for each step, the PMB of the theorem built from the step's
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD, estimate
+from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.hota import HOTAResult, hota
 from nllbench.metrics import ClearMOTResult, IdentityResult, clear_mot, gospa, identity_scores, ospa
 from nllbench.nll import nll, nll_many
@@ -62,6 +66,10 @@ class EvaluationSettings:
     tgospa_gamma : trajectory-GOSPA switch cost (None: ``cutoff``); its
         cut-off and order are ``cutoff`` and ``p``.
     hota_threshold : distance at which the HOTA similarity reaches 0 (None: ``threshold``).
+    estimator : point-estimation rule (:data:`nllbench.estimates.RULES`;
+        None: the family's default).
+    estimate_at : "posterior" (estimates from the stored posterior) or
+        "update" (the filter's own, extracted before pruning and merging).
     """
 
     qs: tuple[int, ...] = (1, 10, 100)
@@ -78,8 +86,14 @@ class EvaluationSettings:
     exact: bool = False
     tgospa_gamma: float | None = None
     hota_threshold: float | None = None
+    estimator: str | None = None
+    estimate_at: str = "posterior"
 
     def __post_init__(self) -> None:
+        if self.estimator is not None and self.estimator not in RULES:
+            raise ValueError(f"estimator: expected one of {RULES} or None, got {self.estimator!r}")
+        if self.estimate_at not in ("posterior", "update"):
+            raise ValueError(f"estimate_at: expected 'posterior' or 'update', got {self.estimate_at!r}")
         qs = tuple(int(q) for q in self.qs)
         if not qs or any(q < 1 for q in qs) or len(set(qs)) != len(qs):
             raise ValueError(f"qs: expected distinct positive integers, got {self.qs!r}")
@@ -131,6 +145,7 @@ class RunMetrics:
     hota: HOTAResult | None = None
     calibration: tuple[CalibrationCounts, ...] = ()
     cardinality: tuple[CardinalityScore, ...] = ()
+    estimator_empty_steps: int = 0
 
     @property
     def steps(self) -> int:
@@ -161,6 +176,7 @@ class RunMetrics:
             switches=self.clear.switches,
             idf1=self.identity.idf1,
             theorem1_max_abs_difference=float(np.max(np.abs(self.theorem1_difference), initial=0.0)),
+            estimator_empty_steps=self.estimator_empty_steps,
         )
         if self.tgospa is not None:
             row.update(tgospa=self.tgospa.value, tgospa_switches=self.tgospa.switches)
@@ -195,9 +211,16 @@ def evaluate_run(
     fov_low,
     fov_high,
     settings: EvaluationSettings = EvaluationSettings(),
+    estimates: Sequence | None = None,
 ) -> RunMetrics:
-    """Evaluate one run (one posterior and one truth set per step)."""
+    """Evaluate one run (one posterior and one truth set per step).
+
+    ``estimates`` (one (states (k, d), labels (k,)) pair per step), if given,
+    are the filter's own point estimates and replace the estimator.
+    """
     K = len(posteriors)
+    if estimates is not None and len(estimates) != K:
+        raise ValueError(f"estimates: expected {K} steps like the posterior, got {len(estimates)}")
     if len(truth) != K or len(truth_ids) != K:
         raise ValueError(f"truth: expected {K} steps like the posterior, got {len(truth)}")
     t0 = time.perf_counter()
@@ -218,6 +241,7 @@ def evaluate_run(
     fresh = -1
     nll_seconds = 0.0
     calibration, cardinality = [], []
+    empty_steps = 0
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         density = _prepare(density, settings)
         X = np.asarray(X, dtype=float)
@@ -252,9 +276,15 @@ def evaluate_run(
                 ex_ok[k] = True
             except ValueError:  # intractable for the subset DP: flagged, not guessed
                 ex_ok[k] = False
-        est = estimate(density, settings.existence_threshold)
-        pos = est.states[:, list(POSITION)]
-        labels = est.labels.copy()
+        if estimates is None:
+            est = estimate(density, settings.existence_threshold, settings.estimator)
+            states, labels = est.states, est.labels.copy()
+        else:
+            states, labels = (np.asarray(a) for a in estimates[k])
+            states, labels = states.reshape(-1, density.dim), labels.astype(np.int64).copy()
+        if states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1:
+            empty_steps += 1
+        pos = states[:, list(POSITION)]
         # no label, or a label an earlier estimate of this step already carries
         # (a PHD component split over measurements): a fresh identity
         _, first = np.unique(labels, return_index=True)
@@ -307,4 +337,5 @@ def evaluate_run(
         ho,
         tuple(calibration),
         tuple(cardinality),
+        empty_steps,
     )

@@ -19,9 +19,11 @@ Scenario file (``content = "scenario"``)
     meas_count(step) -> meas:    measurement(meas, obs), meas_origin(meas) (-1 = clutter)
     model: F(state, state2), Q(state, state2), H(obs, state), R(obs, obs2),
            birth_weight/birth_r(birth), birth_mean(birth, state), birth_cov(birth, state, state2),
-           initial_weight(initial), initial_mean, initial_cov
+           initial_weight(initial), initial_mean, initial_cov,
+           initial_r(initial) (only when the MBM filters start from Bernoullis)
     attributes: scenario, seed, steps, p_detection, p_survival, clutter_rate,
-                process_noise, measurement_noise, fov_low, fov_high, truth_seed
+                process_noise, measurement_noise, fov_low, fov_high, truth_seed,
+                truth_source (only for a truth read from a file)
 
 Posterior file (``content = "posterior"``), attribute ``family`` one of
 ``PPP`` (PHD), ``IIDCluster`` (CPHD), ``PMBM`` (with ``subfamily`` PMBM,
@@ -35,6 +37,9 @@ PMB, MBM, MBM01 or MB, and ``has_ppp`` 0/1):
               bern_label (-1 if none); each step's Bernoullis are a pool shared by its hypotheses
           hyp_count(step) -> hyp: hyp_weight (sums to 1 per step), hyp_size
           hyp_size -> member: hyp_member (index into the step's Bernoulli pool, 0-based)
+    Estimates extracted by the filter at update time (optional; attributes
+    ``estimator`` and ``estimate_at``): estimate_count(step) -> estimate:
+        estimate_state(estimate, state), estimate_label(estimate) (-1 if none)
     attributes: filter, filter_parameters (JSON), scenario attributes, seed
 
 Metrics file (``content = "metrics"``), from ``nllbench evaluate``
@@ -488,6 +493,7 @@ def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> 
             "initial_weight": (("initial",), m.initial.weights),
             "initial_mean": (("initial", "state"), m.initial.means),
             "initial_cov": (("initial", "state", "state2"), m.initial.covs),
+            **({"initial_r": (("initial",), m.initial_r)} if m.initial_r is not None else {}),
         },
         coords={"step": np.arange(K), "state": STATE_NAMES_4D, "obs": ["x", "y"]},
         attrs=_attrs_out(
@@ -539,6 +545,7 @@ def read_scenario(path: str | os.PathLike) -> ScenarioData:
                     _get(ds, path, "initial_mean", 2),
                     _get(ds, path, "initial_cov", 3),
                 ),
+                initial_r=_get(ds, path, "initial_r", 1) if "initial_r" in ds.variables else None,
             )
         except KeyError as exc:
             raise SchemaError(f"{path}: attribute {exc.args[0]!r} is missing") from None
@@ -559,11 +566,14 @@ def read_scenario(path: str | os.PathLike) -> ScenarioData:
 class Posterior(Sequence):
     """A posterior file's content: one density per step (a sequence).
 
-    densities : list of PPP, IIDCluster or PMBM; attrs : dict.
+    densities : list of PPP, IIDCluster or PMBM; attrs : dict;
+    estimates : list of (states (k, d), labels (k,)) per step, extracted by
+        the filter at update time (attribute ``estimator``), or None.
     """
 
     densities: list
     attrs: dict = field(default_factory=dict)
+    estimates: list[tuple[np.ndarray, np.ndarray]] | None = None
 
     def __getitem__(self, k):
         return self.densities[k]
@@ -666,11 +676,15 @@ def write_posterior(
     path: str | os.PathLike,
     attrs: dict | None = None,
     state_names: Sequence[str] | None = None,
+    estimates: Sequence | None = None,
 ) -> None:
     """Write one density per step (all of one family) to a posterior file.
 
     ``attrs`` (filter name, parameters, scenario, seed, ...) are stored as
-    global attributes; dicts are stored as JSON strings.
+    global attributes; dicts are stored as JSON strings. ``estimates`` (one
+    object with ``states`` (k, d) and ``labels`` (k,) per step, e.g.
+    :class:`nllbench.estimates.Estimates`) are the filter's own point
+    estimates; give the rule in ``attrs["estimator"]``.
     """
     import xarray as xr
 
@@ -740,6 +754,8 @@ def write_posterior(
                 "hyp_member": (("member",), hm, {"long_name": "index into the step's Bernoullis"}),
             }
         )
+    if estimates is not None:
+        data.update(_estimate_vars(estimates, K, d))
     names = (
         list(state_names)
         if state_names is not None
@@ -759,6 +775,32 @@ def write_posterior(
         meta[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
     ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=_attrs_out(meta))
     _atomic_write(ds, path)
+
+
+def _estimate_vars(estimates: Sequence, K: int, d: int) -> dict:
+    if len(estimates) != K:
+        raise ValueError(f"estimates: expected {K} steps like the densities, got {len(estimates)}")
+    ec, es = _ragged([np.asarray(e.states, dtype=float).reshape(-1, d) for e in estimates], (d,))
+    _, el = _ragged([np.asarray(e.labels, dtype=np.int64) for e in estimates], (), np.int64)
+    if el.shape[0] != es.shape[0]:
+        raise ValueError("estimates: expected one label per estimated state")
+    return {
+        "estimate_count": (
+            ("step",),
+            ec,
+            {"sample_dimension": "estimate", "long_name": "point estimates per step (filter's own)"},
+        ),
+        "estimate_state": (("estimate", "state"), es),
+        "estimate_label": (("estimate",), el, {"long_name": "track label, -1 if none"}),
+    }
+
+
+def _read_estimates(ds, path, K: int, d: int) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    if "estimate_count" not in ds.variables:
+        return None
+    states = _get_ragged(ds, path, "estimate_count", "estimate_state", K, 2)
+    labels = _get_ragged(ds, path, "estimate_count", "estimate_label", K, 1, integer=True)
+    return [(x.reshape(-1, d), lab.astype(np.int64)) for x, lab in zip(states, labels, strict=True)]
 
 
 def _read_ppps(ds, path, K: int) -> list[PPP]:
@@ -798,8 +840,9 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
     if "state" not in ds.sizes:
         raise SchemaError(f"{path}: dimension 'state' is missing")
     d = int(ds.sizes["state"])
+    estimates = _read_estimates(ds, path, K, d)
     if family == "PPP":
-        return Posterior(_read_ppps(ds, path, K), attrs)
+        return Posterior(_read_ppps(ds, path, K), attrs, estimates)
     if family == "IIDCluster":
         card = _get_ragged(ds, path, "card_count", "cardinality", K, 1)
         sw = _get_ragged(ds, path, "spatial_count", "spatial_weight", K, 1)
@@ -815,7 +858,7 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
                 )
             except (ValueError, TypeError) as exc:
                 raise SchemaError(f"{path}: variable 'cardinality'/'spatial_*' at step {k}: {exc}") from None
-        return Posterior(out, attrs)
+        return Posterior(out, attrs, estimates)
     if family == "PMBM":
         has_ppp = ds.attrs.get("has_ppp")
         if has_ppp not in (0, 1):
@@ -862,7 +905,7 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
             except (ValueError, TypeError) as exc:
                 raise SchemaError(f"{path}: PMBM at step {k}: {exc}") from None
             h0 += H
-        return Posterior(out, attrs)
+        return Posterior(out, attrs, estimates)
     raise SchemaError(f"{path}: attribute 'family': expected PPP, IIDCluster or PMBM, got {family!r}")
 
 

@@ -83,6 +83,11 @@ class Model:
         of ``birth``.
     initial : GaussianMixture
         Intensity of the objects present before the first step (Poisson).
+    initial_r : (I,) float or None
+        If set, the MBM and MBM01 filters start from a multi-Bernoulli with
+        these existence probabilities and the densities N(means, covs) of
+        ``initial`` (one Bernoulli per component) instead of a PPP; the
+        other filters still read ``initial`` as a Poisson intensity.
     """
 
     F: np.ndarray
@@ -97,6 +102,7 @@ class Model:
     birth: GaussianMixture
     birth_r: np.ndarray
     initial: GaussianMixture
+    initial_r: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         F = v.as_float_array(self.F, "F")
@@ -132,6 +138,9 @@ class Model:
         object.__setattr__(self, "fov_low", lo)
         object.__setattr__(self, "fov_high", hi)
         object.__setattr__(self, "birth_r", birth_r)
+        if self.initial_r is not None:
+            initial_r = v.probabilities(self.initial_r, "initial_r", len(self.initial))
+            object.__setattr__(self, "initial_r", initial_r)
 
     @property
     def fov_volume(self) -> float:

@@ -8,6 +8,7 @@ out of the files, so that the same inputs give the same bytes).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.evaluate import EvaluationSettings, evaluate_run
-from nllbench.filters import PHDSettings, PMBMSettings, run_filter
+from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
 from nllbench.io import (
     ScenarioData,
     read_posterior,
@@ -26,7 +28,7 @@ from nllbench.io import (
     write_posterior,
     write_scenario,
 )
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 
 
 def default_max_cardinality(truth_counts: list[int], expected_objects: float) -> int:
@@ -35,11 +37,33 @@ def default_max_cardinality(truth_counts: list[int], expected_objects: float) ->
     return int(max(2 * busiest, min(expected_objects, 4 * busiest + 20)) + 10)
 
 
-def simulate_file(scenario: str, seed: int, path, overrides: dict | None = None, config: dict | None = None):
-    """Simulate ``scenario`` with ``numpy.random.default_rng(seed)`` and write it to ``path``."""
+def simulate_file(
+    scenario: str,
+    seed: int,
+    path,
+    overrides: dict | None = None,
+    config: dict | None = None,
+    truth_file: str | None = None,
+):
+    """Simulate ``scenario`` with ``numpy.random.default_rng(seed)`` and write it to ``path``.
+
+    With ``truth_file`` (a CSV, :func:`nllbench.scenarios.read_truth_csv`) the
+    truth is read from it and only the measurements are simulated; the run
+    has the file's steps unless ``overrides["steps"]`` says otherwise.
+    """
     t0 = time.perf_counter()
-    sc = get_scenario(scenario, **(overrides or {}))
-    sim = simulate(sc, np.random.default_rng(seed), seed=seed)
+    overrides = dict(overrides or {})
+    if truth_file is None:
+        sc = get_scenario(scenario, **overrides)
+        sim = simulate(sc, np.random.default_rng(seed), seed=seed)
+    else:
+        steps = overrides.pop("steps", None)
+        overrides.pop("truth_seed", None)
+        truth, ids = read_truth_csv(truth_file, steps)
+        sc = get_scenario(scenario, **overrides)
+        digest = hashlib.sha256(Path(truth_file).read_bytes()).hexdigest()
+        source = f"{Path(truth_file).name} sha256:{digest}"
+        sim = simulate_with_truth(sc, truth, ids, np.random.default_rng(seed), seed, source)
     write_scenario(sim, path, config=config)
     return sim, time.perf_counter() - t0
 
@@ -55,8 +79,15 @@ def filter_file(
     progress: Callable[[int], None] | None = None,
     config: dict | None = None,
     warn: Callable[[str], None] | None = None,
+    estimate_at: str = "posterior",
+    estimator: str | None = None,
+    existence_threshold: float = DEFAULT_EXISTENCE_THRESHOLD,
 ):
-    """Run one reference filter on a scenario file and write its posteriors."""
+    """Run one reference filter on a scenario file and write its posteriors.
+
+    With ``estimate_at="update"`` the filter's point estimates (by
+    ``estimator``, before pruning and merging) are stored beside them.
+    """
     data = read_scenario(scenario_path)
     if data.model is None:
         raise ValueError(f"{scenario_path}: the file has no model (F, Q, H, R, birth); cannot filter it")
@@ -70,7 +101,7 @@ def filter_file(
             "busiest step; the CPHD posterior gives those truths likelihood 0 (NLL = inf)"
         )
     t0 = time.perf_counter()
-    posts = run_filter(
+    run = run_filter_full(
         filter_name,
         data.measurements,
         data.model,
@@ -78,9 +109,15 @@ def filter_file(
         phd_settings=phd,
         pmbm_settings=pmbm,
         progress=progress,
+        estimate_at=estimate_at,
+        estimator=estimator,
+        existence_threshold=existence_threshold,
     )
-    params: dict = {"filter": filter_name}
+    posts = run.posteriors
+    params: dict = {"filter": filter_name, "estimate_at": estimate_at}
     params.update(dataclasses.asdict(phd if filter_name in ("phd", "cphd") else pmbm))
+    if run.estimates is not None:
+        params.update(estimator=run.estimator, existence_threshold=existence_threshold)
     if filter_name == "cphd":
         params["max_cardinality"] = max_cardinality
     renamed = {"nllbench_version", "nllbench_schema_version", "software_versions", "config"}
@@ -92,7 +129,9 @@ def filter_file(
     attrs.update(filter=filter_name, filter_parameters=params, scenario_file=Path(scenario_path).name)
     if config is not None:
         attrs["config"] = config
-    write_posterior(posts, path, attrs)
+    if run.estimates is not None:
+        attrs.update(estimator=run.estimator, estimate_at=estimate_at)
+    write_posterior(posts, path, attrs, estimates=run.estimates)
     return posts, time.perf_counter() - t0
 
 
@@ -146,6 +185,26 @@ def check_scenario(
     )
 
 
+def _estimation_settings(post, settings: EvaluationSettings, path) -> EvaluationSettings:
+    """Settings that record where the estimates come from (the filter's own when stored).
+
+    A rule asked for that differs from the one the filter extracted with is an error.
+    """
+    if post.estimates is None:
+        if settings.estimate_at == "update":
+            raise ValueError(
+                f"{path}: estimate_at 'update': the file holds no estimates (see filter --estimate-at)"
+            )
+        return settings
+    stored = str(post.attrs.get("estimator", ""))
+    if settings.estimator is not None and settings.estimator != stored:
+        raise ValueError(
+            f"{path}: estimator: the filter extracted its estimates with {stored!r} at update time, "
+            f"got {settings.estimator!r}"
+        )
+    return dataclasses.replace(settings, estimator=stored, estimate_at="update")
+
+
 def evaluate_file(
     posterior_path,
     scenario_path,
@@ -172,8 +231,15 @@ def evaluate_file(
         raise ValueError(
             f"{posterior_path}: expected {data.steps} steps like {scenario_path}, got {len(post)}"
         )
+    settings = _estimation_settings(post, settings, posterior_path)
     metrics = evaluate_run(
-        post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings
+        post,
+        data.truth,
+        data.truth_ids,
+        data.attrs["fov_low"],
+        data.attrs["fov_high"],
+        settings,
+        post.estimates,
     )
     keep = (
         "scenario",

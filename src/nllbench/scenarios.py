@@ -1,6 +1,6 @@
 """Scenario presets and the simulation of truth and measurements.
 
-Presets carry the community's parameters (``shared/REFERENCE.md``):
+Presets carry the community's parameters (see ``docs/reference.md``):
 
 ``williams15``
     Williams 2015 / Garcia-Fernandez et al. reference code: 300 x 300 field of
@@ -12,6 +12,13 @@ Presets carry the community's parameters (``shared/REFERENCE.md``):
     the midpoint; object 1 exists at steps 1-40 only. As in the reference
     code, the truth is drawn once (``truth_seed``) and only the measurements
     change between Monte Carlo runs.
+``williams15_mb``
+    The MBM scenario file of the same reference code: ``williams15`` with
+    process noise 0.01 and a multi-Bernoulli birth of four Bernoullis with
+    r = 0.005 at (120, 170, 0, 0), (140, 140, 0, 0), (170, 150, 0, 0) and
+    (135, 160, 0, 0), covariance diag(10, 10, 1, 1)^2; the MBM filters start
+    from these four Bernoullis (``Model.initial_r``), with no PPP. Filters
+    with a Poisson birth read the same four components with weight 0.005.
 ``chalmers``
     Chalmers MOT course: [-1000, 1000]^2, P_D 0.98, 10 clutter, P_S 0.99,
     CV with sigma_q = 5, sigma_r = 10, four birth Gaussians of weight 0.03 and
@@ -26,7 +33,9 @@ sees only its field of view; clutter is uniform over it).
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +75,7 @@ class Scenario:
     """A named scenario: model, length, truth plan and truth seed.
 
     ``truth_seed`` fixes the truth across Monte Carlo runs (None: drawn from
-    the run's generator).
+    the run's generator); ``truth_source`` names a truth read from a file.
     """
 
     name: str
@@ -76,6 +85,7 @@ class Scenario:
     truth_seed: int | None
     process_noise: float
     measurement_noise: float
+    truth_source: str = ""
 
     def parameters(self) -> dict:
         """Flat, NetCDF-attribute-friendly parameters."""
@@ -91,6 +101,7 @@ class Scenario:
             "fov_low": m.fov_low.tolist(),
             "fov_high": m.fov_high.tolist(),
             "truth_seed": -1 if self.truth_seed is None else self.truth_seed,
+            **({"truth_source": self.truth_source} if self.truth_source else {}),
         }
 
 
@@ -122,6 +133,23 @@ def _williams15() -> Scenario:
         anchor_cov=np.tile(0.1 * np.eye(4), (N, 1, 1)),
     )
     return Scenario("williams15", K, model, plan, 0, q, 1.0)
+
+
+WILLIAMS15_MB_BIRTH = np.array(
+    [[120.0, 170.0, 0.0, 0.0], [140.0, 140.0, 0.0, 0.0], [170.0, 150.0, 0.0, 0.0], [135.0, 160.0, 0.0, 0.0]]
+)
+
+
+def _williams15_mb() -> Scenario:
+    base = _williams15()
+    q = 0.01
+    F, Q = cv_matrices(1.0, q)
+    B = WILLIAMS15_MB_BIRTH.shape[0]
+    r = np.full(B, 0.005)
+    covs = np.tile(np.diag([10.0, 10.0, 1.0, 1.0]) ** 2, (B, 1, 1))
+    birth = GaussianMixture(r, WILLIAMS15_MB_BIRTH, covs)
+    model = base.model.replace(F=F, Q=Q, birth=birth, birth_r=r, initial=birth, initial_r=r)
+    return dataclasses.replace(base, name="williams15_mb", model=model, process_noise=q)
 
 
 CHALMERS_BIRTH_LOCATIONS = np.array([[0.0, 0.0], [400.0, -600.0], [-800.0, -200.0], [-200.0, 800.0]])
@@ -159,7 +187,7 @@ def _chalmers() -> Scenario:
     return Scenario("chalmers", 100, model, plan, 1, sigma_q**2, sigma_r)
 
 
-PRESETS = {"williams15": _williams15, "chalmers": _chalmers}
+PRESETS = {"williams15": _williams15, "williams15_mb": _williams15_mb, "chalmers": _chalmers}
 
 OVERRIDABLE = (
     "clutter_rate",
@@ -169,7 +197,55 @@ OVERRIDABLE = (
     "process_noise",
     "measurement_noise",
     "truth_seed",
+    "mb_birth",
+    "mb_start",
 )
+
+
+def mb_birth_mixture(entries) -> tuple[GaussianMixture, np.ndarray]:
+    """A multi-Bernoulli birth from a list of ``{"r": r, "mean": [4], "cov": [[4 x 4]]}``.
+
+    ``"std": [4]`` (a diagonal covariance diag(std)^2) may replace ``"cov"``;
+    states are (x, y, vx, vy). Returns the birth mixture (weights r) and r.
+    """
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise ValueError(f"mb_birth: expected a non-empty list of Bernoullis, got {entries!r}")
+    r, means, covs = [], [], []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise TypeError(f"mb_birth[{i}]: expected a mapping with r, mean and cov (or std), got {e!r}")
+        keys = set(e)
+        shape_keys = keys & {"cov", "std"}
+        if (
+            "r" not in keys
+            or "mean" not in keys
+            or len(shape_keys) != 1
+            or keys - {"r", "mean", "cov", "std"}
+        ):
+            raise ValueError(f"mb_birth[{i}]: expected keys r, mean and one of cov, std, got {sorted(keys)}")
+        try:
+            mean = np.asarray(e["mean"], dtype=float)
+            cov = (
+                np.diag(np.asarray(e["std"], dtype=float) ** 2)
+                if "std" in e
+                else np.asarray(e["cov"], dtype=float)
+            )
+            ri = float(e["r"])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"mb_birth[{i}]: expected numbers: {exc}") from None
+        if mean.shape != (4,) or cov.shape != (4, 4):
+            raise ValueError(
+                f"mb_birth[{i}]: expected a mean of 4 and a 4 x 4 covariance (or 4 std), "
+                f"got shapes {mean.shape} and {cov.shape}"
+            )
+        r.append(ri)
+        means.append(mean)
+        covs.append(cov)
+    try:
+        birth = GaussianMixture(np.array(r), np.array(means), np.array(covs))
+    except ValueError as exc:
+        raise ValueError(f"mb_birth: {exc}") from None
+    return birth, birth.weights.copy()
 
 
 def get_scenario(name: str, **overrides) -> Scenario:
@@ -178,7 +254,10 @@ def get_scenario(name: str, **overrides) -> Scenario:
     Overridable: clutter_rate, p_detection, p_survival, steps (truncates or
     extends the run; objects alive at the end stay alive), process_noise
     (q of the CV model), measurement_noise (std of each position
-    coordinate), truth_seed (None draws the truth from the run's generator).
+    coordinate), truth_seed (None draws the truth from the run's generator),
+    mb_birth (a multi-Bernoulli birth, see :func:`mb_birth_mixture`; it is
+    also the Poisson birth of the filters that have one), mb_start (True:
+    the MBM filters start from the birth Bernoullis, with no PPP).
     ``None`` values for other keys are ignored.
     """
     if name not in PRESETS:
@@ -212,6 +291,18 @@ def get_scenario(name: str, **overrides) -> Scenario:
                 f"measurement_noise: expected a positive number, got {overrides['measurement_noise']!r}"
             )
         model_changes["R"] = sr**2 * np.eye(2)
+    if overrides.get("mb_birth") is not None:
+        birth, birth_r = mb_birth_mixture(overrides["mb_birth"])
+        model_changes["birth"], model_changes["birth_r"] = birth, birth_r
+    if overrides.get("mb_start") is not None:
+        if not isinstance(overrides["mb_start"], (bool, np.bool_)):
+            raise TypeError(f"mb_start: expected a bool, got {overrides['mb_start']!r}")
+        if overrides["mb_start"]:
+            start = model_changes.get("birth", sc.model.birth)
+            model_changes["initial"] = start
+            model_changes["initial_r"] = model_changes.get("birth_r", sc.model.birth_r)
+        else:
+            model_changes["initial_r"] = None
     model = sc.model.replace(**model_changes) if model_changes else sc.model
     plan = sc.truth_plan
     if steps != sc.steps:
@@ -324,3 +415,126 @@ def simulate(scenario: Scenario, rng: np.random.Generator, seed: int = -1) -> Si
     truth, ids = simulate_truth(scenario, truth_rng)
     meas, origins = simulate_measurements(scenario.model, truth, ids, rng)
     return Simulation(scenario, seed, truth, ids, meas, origins)
+
+
+TRUTH_KEY_COLUMNS = ("step", "id")
+
+
+def _truth_field(path, line: int, column: str, text: str, kind: str):
+    """One parsed CSV field: 'step' (integer >= 1), 'id' (integer >= 0) or a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if kind == "number":
+        if not math.isfinite(value):
+            raise ValueError(
+                f"{path}, line {line}, column {column!r}: expected a finite number, got {text!r}"
+            )
+        return value
+    low = 1 if kind == "step" else 0
+    if not (math.isfinite(value) and value.is_integer() and value >= low):
+        raise ValueError(
+            f"{path}, line {line}, column {column!r}: expected an integer >= {low}, got {text!r}"
+        )
+    return int(value)
+
+
+def read_truth_csv(
+    path, steps: int | None = None, state_names: tuple[str, ...] = ("x", "y", "vx", "vy")
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Ground truth from a CSV file: columns ``step, id`` and the state components by name.
+
+    Steps are numbered from 1 (step k is array index k - 1); ``id`` is a
+    non-negative integer identity, stable over time; columns may come in any
+    order. ``steps`` is the run length (None: the last step in the file).
+    Every bad field, missing or unknown column, duplicate (step, id) or step
+    beyond ``steps`` is a ValueError naming the file, line and column.
+
+    Returns per-step states (n_k, 4) in ``state_names`` order and ids (n_k,),
+    rows of a step sorted by id.
+    """
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    if not rows or not any(f.strip() for f in rows[0]):
+        raise ValueError(
+            f"{path}: expected a header line (step, id, {', '.join(state_names)}); the file is empty"
+        )
+    header = [h.strip() for h in rows[0]]
+    expected = TRUTH_KEY_COLUMNS + tuple(state_names)
+    for j, name in enumerate(header):
+        if name not in expected:
+            raise ValueError(
+                f"{path}, line 1, column {j + 1}: unknown column {name!r}; expected {list(expected)}"
+            )
+        if header.index(name) != j:
+            raise ValueError(f"{path}, line 1, column {j + 1}: column {name!r} appears twice")
+    missing = [c for c in expected if c not in header]
+    if missing:
+        raise ValueError(f"{path}, line 1: column {missing[0]!r} is missing; expected {list(expected)}")
+    col = {name: header.index(name) for name in expected}
+    records: dict[tuple[int, int], tuple[int, list[float]]] = {}
+    for line, fields in enumerate(rows[1:], start=2):
+        if not fields or all(not f.strip() for f in fields):
+            continue  # blank lines carry nothing
+        if len(fields) != len(header):
+            raise ValueError(
+                f"{path}, line {line}: expected {len(header)} fields like the header, got {len(fields)}"
+            )
+        k = _truth_field(path, line, "step", fields[col["step"]].strip(), "step")
+        i = _truth_field(path, line, "id", fields[col["id"]].strip(), "id")
+        x = [_truth_field(path, line, c, fields[col[c]].strip(), "number") for c in state_names]
+        if steps is not None and k > steps:
+            raise ValueError(f"{path}, line {line}, column 'step': expected a step in 1..{steps}, got {k}")
+        if (k, i) in records:
+            raise ValueError(
+                f"{path}, line {line}: step {k}, id {i} already given on line {records[(k, i)][0]}"
+            )
+        records[(k, i)] = (line, x)
+    if steps is None:
+        if not records:
+            raise ValueError(f"{path}: no truth rows; give the number of steps to simulate an empty scene")
+        steps = max(k for k, _ in records)
+    truth = [[] for _ in range(steps)]
+    ids = [[] for _ in range(steps)]
+    for (k, i), (_, x) in sorted(records.items()):
+        truth[k - 1].append(x)
+        ids[k - 1].append(i)
+    return (
+        [np.array(t, dtype=float).reshape(-1, len(state_names)) for t in truth],
+        [np.array(t, dtype=np.int64) for t in ids],
+    )
+
+
+def write_truth_csv(path, truth: list[np.ndarray], truth_ids: list[np.ndarray]) -> None:
+    """Write per-step truth as the CSV :func:`read_truth_csv` reads (steps from 1, full precision)."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([*TRUTH_KEY_COLUMNS, "x", "y", "vx", "vy"])
+        for k, (X, ids) in enumerate(zip(truth, truth_ids, strict=True)):
+            for x, i in zip(X, ids, strict=True):
+                w.writerow([k + 1, int(i), *(repr(float(v)) for v in x)])
+
+
+def simulate_with_truth(
+    scenario: Scenario,
+    truth: list[np.ndarray],
+    truth_ids: list[np.ndarray],
+    rng: np.random.Generator,
+    seed: int = -1,
+    truth_source: str = "",
+) -> Simulation:
+    """Measurements simulated around a given truth (e.g. from :func:`read_truth_csv`).
+
+    The run has ``len(truth)`` steps; ``truth_source`` (e.g. the file name
+    and its SHA-256) is recorded in the scenario's parameters.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    if len(truth) != len(truth_ids) or not truth:
+        raise ValueError(
+            f"truth: expected at least one step and one id array per step, got {len(truth)}, {len(truth_ids)}"
+        )
+    sc = dataclasses.replace(scenario, steps=len(truth), truth_seed=None, truth_source=truth_source)
+    meas, origins = simulate_measurements(sc.model, truth, truth_ids, rng)
+    return Simulation(sc, seed, list(truth), list(truth_ids), meas, origins)

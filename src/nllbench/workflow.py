@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import shlex
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
@@ -173,8 +174,39 @@ EVALUATION_KEYS = tuple(
 )
 
 
-def filter_flags(config: dict) -> str:
-    """Command-line flags of ``nllbench filter`` from the config's ``filter`` section."""
+#: Point-estimation rule per filter when the configuration names none.
+DEFAULT_ESTIMATORS = {
+    "phd": "round",
+    "cphd": "map",
+    "pmbm": "best_hypothesis",
+    "pmb": "best_hypothesis",
+    "mbm": "best_hypothesis",
+    "mbm01": "best_hypothesis",
+}
+
+
+def estimator_for(config: dict, filter_name: str) -> str:
+    """The point-estimation rule of ``filter_name`` (``evaluation.estimators``)."""
+    return config["evaluation"].get("estimators", DEFAULT_ESTIMATORS)[filter_name]
+
+
+def simulate_flags(config: dict) -> str:
+    """Flags of ``nllbench simulate`` from ``sweep.mb_birth`` and ``sweep.mb_start`` (null: the preset's)."""
+    s = config["sweep"]
+    flags = ""
+    if s.get("mb_birth") is not None:
+        flags += " --mb-birth " + shlex.quote(json.dumps(s["mb_birth"], sort_keys=True))
+    if s.get("mb_start") is not None:
+        flags += " --mb-start" if s["mb_start"] else " --no-mb-start"
+    return flags.strip()
+
+
+def filter_flags(config: dict, filter_name: str | None = None) -> str:
+    """Command-line flags of ``nllbench filter`` from the config's ``filter`` section.
+
+    With ``filter.estimate_at: update`` the filter extracts its estimates with
+    ``filter_name``'s rule (``evaluation.estimators``) and stores them.
+    """
     f = config["filter"]
     flags = (
         f"--gate {f['gate']} --max-hypotheses {f['max_hypotheses']}"
@@ -184,10 +216,15 @@ def filter_flags(config: dict) -> str:
     )
     if f.get("cphd_max_card") is not None:
         flags += f" --cphd-max-card {f['cphd_max_card']}"
+    if f.get("project_before_cap"):
+        flags += " --project-before-cap"
+    if f.get("estimate_at", "posterior") == "update" and filter_name is not None:
+        flags += f" --estimate-at update --estimator {estimator_for(config, filter_name)}"
+        flags += f" --existence-threshold {config['evaluation']['existence_threshold']}"
     return flags
 
 
-def evaluate_flags(config: dict, q: int, cov_scale: float) -> str:
+def evaluate_flags(config: dict, q: int, cov_scale: float, filter_name: str | None = None) -> str:
     """Command-line flags of ``nllbench evaluate`` for one (Q, covariance scale) job.
 
     The exact NLL does not depend on Q or the probe: it is asked for once per
@@ -201,6 +238,8 @@ def evaluate_flags(config: dict, q: int, cov_scale: float) -> str:
     )
     if e["marginal"] == "full":
         flags += " --full-state"
+    if filter_name is not None:
+        flags += f" --estimator {estimator_for(config, filter_name)}"
     if e.get("exact") and int(q) == min(int(x) for x in e["q"]) and float(cov_scale) == 1.0:
         flags += " --exact"
     return flags

@@ -13,9 +13,15 @@ rule evaluate:
     benchmark:
         f"{RESULTS}/benchmarks/evaluate/{SETTING}/{{filter}}/q{{q}}_cov{{cov}}/batch{{batch}}.tsv"
     params:
-        flags=lambda w: evaluate_flags(config, w.q, w.cov),
+        flags=lambda w: evaluate_flags(config, w.q, w.cov, w.filter),
         provenance=lambda w: config_slice(
-            config, *EVALUATION_KEYS, filter=w.filter, q=int(w.q), cov_scale=float(w.cov), batch=int(w.batch)
+            config,
+            *EVALUATION_KEYS,
+            filter=w.filter,
+            estimator=estimator_for(config, w.filter),
+            q=int(w.q),
+            cov_scale=float(w.cov),
+            batch=int(w.batch),
         ),
     threads: 1
     conda:

@@ -12,8 +12,14 @@ rule filter:
     benchmark:
         f"{RESULTS}/benchmarks/filter/{SETTING}/{{filter}}/batch{{batch}}.tsv"
     params:
-        flags=filter_flags(config),
-        provenance=lambda w: config_slice(config, "filter", filter=w.filter, seeds=SWEEP.batch_seeds(int(w.batch))),
+        flags=lambda w: filter_flags(config, w.filter),
+        provenance=lambda w: config_slice(
+            config,
+            "filter",
+            filter=w.filter,
+            estimator=estimator_for(config, w.filter),
+            seeds=SWEEP.batch_seeds(int(w.batch)),
+        ),
     threads: 1
     conda:
         "../envs/nllbench.yaml"

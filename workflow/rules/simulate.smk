@@ -12,12 +12,15 @@ rule simulate:
     params:
         seeds=lambda w: " ".join(map(str, SWEEP.batch_seeds(int(w.batch)))),
         steps=lambda w: f"--steps {config['sweep']['steps']}" if config["sweep"].get("steps") else "",
+        birth=simulate_flags(config),
         provenance=lambda w: config_slice(
             config,
             "sweep.steps",
             scenario=w.scenario,
             clutter=float(w.clutter),
             pd=float(w.pd),
+            mb_birth=config["sweep"].get("mb_birth"),
+            mb_start=config["sweep"].get("mb_start"),
             seeds=SWEEP.batch_seeds(int(w.batch)),
         ),
     threads: 1
@@ -28,5 +31,5 @@ rule simulate:
         runtime=10,
     shell:
         "nllbench simulate --scenario {wildcards.scenario} --clutter-rate {wildcards.clutter}"
-        " --pd {wildcards.pd} {params.steps} --seeds {params.seeds} --output-dir {output.scenarios}"
+        " --pd {wildcards.pd} {params.steps} {params.birth} --seeds {params.seeds} --output-dir {output.scenarios}"
         " --timing {output.timing} --provenance {params.provenance:q} > {log} 2>&1"

@@ -3,19 +3,47 @@
 ``run_filter(name, measurements, model, **options)`` runs one of
 ``phd``, ``cphd``, ``pmbm``, ``pmb``, ``mbm``, ``mbm01`` and returns the
 list of posterior densities (``nb.PPP``, ``nb.IIDCluster`` or ``nb.PMBM``).
+``run_filter_full`` also returns the point estimates when they are extracted
+at update time (before pruning and merging, as in the reference MATLAB code).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from nllbench.estimates import (
+    DEFAULT_EXISTENCE_THRESHOLD,
+    DEFAULT_RULES,
+    INTENSITY_RULES,
+    MIXTURE_RULES,
+    Estimates,
+    estimate,
+)
 from nllbench.filters.phd import PHDSettings, run_cphd, run_phd
-from nllbench.filters.pmbm import PMBMSettings, run_pmbm
+from nllbench.filters.pmbm import PMBMSettings, estimate_state, run_pmbm
 from nllbench.models import Model
 
 FILTERS = ("phd", "cphd", "pmbm", "pmb", "mbm", "mbm01")
+
+#: When point estimates are extracted: from the stored posterior (at evaluation)
+#: or at update time, after the correction and before pruning and merging.
+ESTIMATE_AT = ("posterior", "update")
+
+
+@dataclass(frozen=True)
+class FilterRun:
+    """A filter run: posteriors (one density per step) and, if extracted at update time, estimates.
+
+    estimates : list of :class:`nllbench.estimates.Estimates` (one per step) or None.
+    estimator : the rule that produced them ('' when there are none).
+    """
+
+    posteriors: list
+    estimates: list[Estimates] | None = None
+    estimator: str = ""
 
 
 def run_filter(
@@ -29,17 +57,69 @@ def run_filter(
     progress: Callable[[int], None] | None = None,
 ) -> list:
     """Run filter ``name`` and return one posterior density per step."""
+    return run_filter_full(
+        name,
+        measurements,
+        model,
+        max_cardinality=max_cardinality,
+        phd_settings=phd_settings,
+        pmbm_settings=pmbm_settings,
+        progress=progress,
+    ).posteriors
+
+
+def run_filter_full(
+    name: str,
+    measurements: Sequence[np.ndarray],
+    model: Model,
+    *,
+    max_cardinality: int | None = None,
+    phd_settings: PHDSettings = PHDSettings(),
+    pmbm_settings: PMBMSettings = PMBMSettings(),
+    progress: Callable[[int], None] | None = None,
+    estimate_at: str = "posterior",
+    estimator: str | None = None,
+    existence_threshold: float = DEFAULT_EXISTENCE_THRESHOLD,
+) -> FilterRun:
+    """Run filter ``name``; with ``estimate_at="update"`` also extract estimates by ``estimator``.
+
+    ``estimator`` None means the filter's default rule (:data:`DEFAULT_RULES`);
+    ``existence_threshold`` is the ``best_hypothesis`` rule's threshold.
+    """
+    if name not in FILTERS:
+        raise ValueError(f"filter: expected one of {FILTERS}, got {name!r}")
+    if estimate_at not in ESTIMATE_AT:
+        raise ValueError(f"estimate_at: expected one of {ESTIMATE_AT}, got {estimate_at!r}")
+    rule = DEFAULT_RULES[name] if estimator is None else estimator
+    at_update = estimate_at == "update"
+    if estimator is not None and not at_update:
+        raise ValueError("estimator: only used with estimate_at='update' (else the evaluation chooses it)")
+    allowed = INTENSITY_RULES if name in ("phd", "cphd") else MIXTURE_RULES
+    if rule not in allowed:  # checked before a long run, not after it
+        raise ValueError(f"estimator: expected one of {allowed} for the {name} filter, got {rule!r}")
     if name == "phd":
-        return [s.to_ppp() for s in run_phd(measurements, model, phd_settings, progress)]
-    if name == "cphd":
+        extract = (lambda s: estimate(s.to_ppp(), existence_threshold, rule)) if at_update else None
+        steps = run_phd(measurements, model, phd_settings, progress, extract)
+        posts = [s.to_ppp() for s in steps.states]
+    elif name == "cphd":
         if max_cardinality is None:
             raise ValueError("max_cardinality: the CPHD filter needs a cardinality bound")
-        states = run_cphd(measurements, model, max_cardinality, phd_settings, progress)
-        return [s.to_iid_cluster() for s in states]
-    if name in ("pmbm", "pmb", "mbm", "mbm01"):
-        states = run_pmbm(measurements, model, name, pmbm_settings, progress)
-        return [s.to_density(with_ppp=name in ("pmbm", "pmb")) for s in states]
-    raise ValueError(f"filter: expected one of {FILTERS}, got {name!r}")
+        extract = (lambda s: estimate(s.to_iid_cluster(), existence_threshold, rule)) if at_update else None
+        steps = run_cphd(measurements, model, max_cardinality, phd_settings, progress, extract)
+        posts = [s.to_iid_cluster() for s in steps.states]
+    else:
+        extract = (lambda s: estimate_state(s, rule, existence_threshold)) if at_update else None
+        steps = run_pmbm(measurements, model, name, pmbm_settings, progress, extract)
+        posts = [s.to_density(with_ppp=name in ("pmbm", "pmb")) for s in steps.states]
+    return FilterRun(posts, steps.estimates, rule if at_update else "")
 
 
-__all__ = ["FILTERS", "PHDSettings", "PMBMSettings", "run_filter"]
+__all__ = [
+    "ESTIMATE_AT",
+    "FILTERS",
+    "FilterRun",
+    "PHDSettings",
+    "PMBMSettings",
+    "run_filter",
+    "run_filter_full",
+]

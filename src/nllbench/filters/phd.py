@@ -25,7 +25,7 @@ from nllbench.filters.gaussian import (
     prune_and_merge,
     updated_means,
 )
-from nllbench.filters.loop import run_steps
+from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.models import GaussianMixture, Model
 
 
@@ -108,10 +108,8 @@ def _detection_terms(state: GMIntensity, Z: np.ndarray, model: Model):
     return inn, log_q, updated_means(state.means, inn, Z)
 
 
-def phd_update(
-    state: GMIntensity, Z: np.ndarray, model: Model, settings: PHDSettings = PHDSettings()
-) -> GMIntensity:
-    """GM-PHD corrector (Vo & Ma 2006, Table I, step 3) then mixture reduction."""
+def phd_correct(state: GMIntensity, Z: np.ndarray, model: Model) -> GMIntensity:
+    """GM-PHD corrector (Vo & Ma 2006, Table I, step 3), without mixture reduction."""
     J, nz = state.weights.shape[0], Z.shape[0]
     w_miss = (1.0 - model.p_detection) * state.weights
     if J and nz:
@@ -125,8 +123,22 @@ def phd_update(
         lab = np.concatenate([state.labels, np.tile(state.labels, nz)])
     else:
         w, m, P, lab = w_miss, state.means, state.covs, state.labels
-    w, m, P, lab = prune_and_merge(w, m, P, lab, settings.prune, settings.merge, settings.cap)
     return GMIntensity(w, m, P, lab, state.next_label)
+
+
+def reduce_intensity(state: GMIntensity, settings: PHDSettings = PHDSettings()) -> GMIntensity:
+    """Prune, merge and cap the mixture (:func:`prune_and_merge`)."""
+    w, m, P, lab = prune_and_merge(
+        state.weights, state.means, state.covs, state.labels, settings.prune, settings.merge, settings.cap
+    )
+    return GMIntensity(w, m, P, lab, state.next_label)
+
+
+def phd_update(
+    state: GMIntensity, Z: np.ndarray, model: Model, settings: PHDSettings = PHDSettings()
+) -> GMIntensity:
+    """GM-PHD corrector (Vo & Ma 2006, Table I, step 3) then mixture reduction."""
+    return reduce_intensity(phd_correct(state, Z, model), settings)
 
 
 def run_phd(
@@ -134,14 +146,20 @@ def run_phd(
     model: Model,
     settings: PHDSettings = PHDSettings(),
     progress: Callable[[int], None] | None = None,
-) -> list[GMIntensity]:
-    """Posterior intensity after each update (step 0 starts from ``model.initial``)."""
+    extract: Callable[[GMIntensity], object] | None = None,
+) -> FilterSteps:
+    """Posterior intensity after each update (step 0 starts from ``model.initial``).
+
+    ``extract``, if given, is applied to each corrected intensity before reduction.
+    """
     return run_steps(
         GMIntensity.from_mixture(model.initial),
         lambda s: phd_predict(s, model),
-        lambda s, Z: phd_update(s, Z, model, settings),
+        lambda s, Z: phd_correct(s, Z, model),
+        lambda s: reduce_intensity(s, settings),
         measurements,
         progress,
+        extract,
     )
 
 
@@ -251,10 +269,8 @@ def _log_upsilon(
     return logsumexp(np.where(valid, term, -np.inf), axis=1)
 
 
-def cphd_update(
-    state: CPHDState, Z: np.ndarray, model: Model, settings: PHDSettings = PHDSettings()
-) -> CPHDState:
-    """GM-CPHD corrector (Vo, Vo & Cantoni 2007, Section IV), in log space."""
+def cphd_correct(state: CPHDState, Z: np.ndarray, model: Model) -> CPHDState:
+    """GM-CPHD corrector (Vo, Vo & Cantoni 2007, Section IV), in log space, without reduction."""
     I = state.intensity
     N = state.cardinality.shape[0] - 1
     m = Z.shape[0]
@@ -288,16 +304,21 @@ def cphd_update(
         ms.append(m_det[:, z, :])
         Ps.append(inn.P_upd)
         labs.append(I.labels)
-    w, mm, P, lab = prune_and_merge(
-        np.concatenate(ws),
-        np.concatenate(ms),
-        np.concatenate(Ps),
-        np.concatenate(labs),
-        settings.prune,
-        settings.merge,
-        settings.cap,
-    )
-    return CPHDState(new_card, GMIntensity(w, mm, P, lab, I.next_label))
+    lab = np.concatenate(labs)
+    intensity = GMIntensity(np.concatenate(ws), np.concatenate(ms), np.concatenate(Ps), lab, I.next_label)
+    return CPHDState(new_card, intensity)
+
+
+def reduce_cphd(state: CPHDState, settings: PHDSettings = PHDSettings()) -> CPHDState:
+    """Mixture reduction of the CPHD intensity; the cardinality pmf is unchanged."""
+    return CPHDState(state.cardinality, reduce_intensity(state.intensity, settings))
+
+
+def cphd_update(
+    state: CPHDState, Z: np.ndarray, model: Model, settings: PHDSettings = PHDSettings()
+) -> CPHDState:
+    """GM-CPHD corrector (Vo, Vo & Cantoni 2007, Section IV) then mixture reduction."""
+    return reduce_cphd(cphd_correct(state, Z, model), settings)
 
 
 def run_cphd(
@@ -306,14 +327,17 @@ def run_cphd(
     max_cardinality: int,
     settings: PHDSettings = PHDSettings(),
     progress: Callable[[int], None] | None = None,
-) -> list[CPHDState]:
+    extract: Callable[[CPHDState], object] | None = None,
+) -> FilterSteps:
     """Posterior (cardinality pmf over 0..max_cardinality, intensity) after each update."""
     if max_cardinality < 0:
         raise ValueError(f"max_cardinality: expected a non-negative integer, got {max_cardinality!r}")
     return run_steps(
         cphd_initial(model, max_cardinality),
         lambda s: cphd_predict(s, model),
-        lambda s, Z: cphd_update(s, Z, model, settings),
+        lambda s, Z: cphd_correct(s, Z, model),
+        lambda s: reduce_cphd(s, settings),
         measurements,
         progress,
+        extract,
     )

@@ -28,6 +28,7 @@ from scipy.special import logsumexp
 
 from nllbench.assignment import murty
 from nllbench.densities import PMBM, Gaussians, MultiBernoulli
+from nllbench.estimates import MIXTURE_RULES, Estimates, map_cardinality_choice
 from nllbench.filters.gaussian import (
     innovation,
     kf_predict,
@@ -36,7 +37,7 @@ from nllbench.filters.gaussian import (
     moment_match,
     updated_means,
 )
-from nllbench.filters.loop import run_steps
+from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.filters.phd import GMIntensity
 from nllbench.models import Model
 
@@ -45,7 +46,7 @@ VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
 
 @dataclass(frozen=True)
 class PMBMSettings:
-    """Reference settings of the PMBM code (shared/REFERENCE.md).
+    """Settings of the PMBM family; the defaults are those of the PMBM reference code.
 
     gate : squared Mahalanobis distance for ellipsoidal gating (20).
     max_hypotheses : cap on global hypotheses (200).
@@ -54,6 +55,9 @@ class PMBMSettings:
     ppp_floor : PPP components with weight below are pruned (1e-5).
     recycle : Bernoullis with r below this in every hypothesis move into the
         PPP (0 disables recycling; PMBM and PMB only).
+    project_before_cap : PMB only: project every hypothesis of the update to
+        one multi-Bernoulli before the hypotheses are pruned and capped (the
+        order of the PMB reference code), instead of after.
     """
 
     gate: float = 20.0
@@ -62,8 +66,11 @@ class PMBMSettings:
     existence_floor: float = 1e-5
     ppp_floor: float = 1e-5
     recycle: float = 0.0
+    project_before_cap: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.project_before_cap, (bool, np.bool_)):
+            raise TypeError(f"project_before_cap: expected a bool, got {self.project_before_cap!r}")
         if not self.gate > 0:
             raise ValueError(f"gate: expected a positive squared distance, got {self.gate!r}")
         if int(self.max_hypotheses) != self.max_hypotheses or self.max_hypotheses < 1:
@@ -119,16 +126,34 @@ def _empty_intensity(next_label: int = 0) -> GMIntensity:
 
 
 def initial_state(model: Model, variant: str) -> PMBMState:
-    """The prior before the first scan: the initial objects as a PPP, no Bernoulli.
+    """The prior before the first scan.
 
-    For MBM and MBM01 this PPP only serves the first update, where each
-    measurement may start a Bernoulli (as in the PMBM); it is then dropped,
-    and new objects enter through the multi-Bernoulli birth. (Starting an MBM
-    from broad, identical prior Bernoullis instead makes the k-best
-    truncation keep only hypotheses with a single detected object.)
+    PMBM and PMB: the initial objects as a PPP, no Bernoulli. MBM and MBM01:
+    if the model has ``initial_r``, one multi-Bernoulli of those existence
+    probabilities and the densities of ``model.initial``, with no PPP (as
+    the MBM of Garcia-Fernandez's reference code, which starts from its
+    birth Bernoullis). Otherwise the initial PPP serves the first update
+    only, where each measurement may start a Bernoulli (as in the PMBM); it
+    is then dropped, and new objects enter through the multi-Bernoulli
+    birth. (Starting an MBM from broad, identical prior Bernoullis makes
+    the k-best truncation keep only hypotheses with a single detected
+    object; use ``initial_r`` with well-separated Bernoullis.)
     """
     if variant not in VARIANTS:
         raise ValueError(f"filter: expected one of {VARIANTS}, got {variant!r}")
+    if variant in ("mbm", "mbm01") and model.initial_r is not None:
+        n = len(model.initial)
+        return PMBMState(
+            _empty_intensity(n),
+            model.initial_r.copy(),
+            model.initial.means.copy(),
+            model.initial.covs.copy(),
+            np.arange(n),
+            np.arange(n),
+            np.arange(n)[None, :],
+            np.zeros(1),
+            n,
+        )
     return PMBMState(
         GMIntensity.from_mixture(model.initial),
         np.empty(0),
@@ -186,6 +211,15 @@ class _Children:
 
 def update(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings, variant: str) -> PMBMState:
     """PMBM update (Garcia-Fernandez et al. 2018, Section IV), then the variant's reduction."""
+    return reduce(correct(state, Z, model, settings, variant), settings, variant)
+
+
+def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings, variant: str) -> PMBMState:
+    """Every Murty-ranked global hypothesis of the update, unnormalised and unpruned.
+
+    For the PMB with ``settings.project_before_cap`` the result is already
+    projected to one multi-Bernoulli.
+    """
     S, nz, T = state.r.shape[0], Z.shape[0], state.track_labels.shape[0]
     p_d = model.p_detection
     log_kappa = math.log(model.clutter_intensity) if model.clutter_intensity > 0 else -math.inf
@@ -292,16 +326,24 @@ def update(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings
         np.array(logw),
         state.next_label + nz,
     )
-    out = _reduce(out, settings)
+    if variant == "pmb" and settings.project_before_cap:
+        out = _project_to_pmb(out, settings)
+    return out
+
+
+def reduce(state: PMBMState, settings: PMBMSettings, variant: str) -> PMBMState:
+    """The variant's reduction after :func:`correct`: prune and cap the hypotheses,
+    expand (MBM01), project (PMB), recycle, prune the PPP."""
+    out = _reduce(state, settings)
     if variant == "mbm01":
         out = _mbm01_expand(out, settings)
-    if variant == "pmb":
+    if variant == "pmb" and not settings.project_before_cap:
         out = _project_to_pmb(out, settings)
     if settings.recycle > 0 and variant in ("pmbm", "pmb"):
         out = _recycle(out, settings)
     ppp_keep = out.ppp.weights > settings.ppp_floor
     p = out.ppp
-    out = PMBMState(
+    return PMBMState(
         GMIntensity(
             p.weights[ppp_keep], p.means[ppp_keep], p.covs[ppp_keep], p.labels[ppp_keep], p.next_label
         ),
@@ -314,7 +356,6 @@ def update(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings
         out.log_weights,
         out.next_label,
     )
-    return out
 
 
 @dataclass(frozen=True)
@@ -507,18 +548,47 @@ def _mbm01_expand(state: PMBMState, settings: PMBMSettings) -> PMBMState:
     return _reduce(expanded, settings)
 
 
+def estimate_state(state: PMBMState, rule: str, threshold: float) -> Estimates:
+    """Point estimates of a (possibly unnormalised, unpruned) state by ``rule``.
+
+    Works on the arrays directly (no density object per hypothesis), so that
+    estimating before pruning costs little; the result equals
+    ``estimate(state.to_density(...), threshold, rule)``.
+    """
+    lw = state.log_weights - logsumexp(state.log_weights)
+    members = [row[row >= 0] for row in state.assoc]
+    if rule == "best_hypothesis":
+        h = int(np.argmax(lw))
+        s = members[h][state.r[members[h]] > threshold]
+    elif rule == "map_cardinality":
+        h, idx = map_cardinality_choice(lw, [state.r[m] for m in members])
+        s = members[h][idx]
+    else:
+        raise ValueError(
+            f"estimator: expected one of {MIXTURE_RULES} for a multi-Bernoulli mixture, got {rule!r}"
+        )
+    return Estimates(state.means[s], state.track_labels[state.track[s]])
+
+
 def run_pmbm(
     measurements: Sequence[np.ndarray],
     model: Model,
     variant: str = "pmbm",
     settings: PMBMSettings = PMBMSettings(),
     progress: Callable[[int], None] | None = None,
-) -> list[PMBMState]:
-    """Posterior after each update for the PMBM family (``variant`` in pmbm, pmb, mbm, mbm01)."""
+    extract: Callable[[PMBMState], object] | None = None,
+) -> FilterSteps:
+    """Posterior after each update for the PMBM family (``variant`` in pmbm, pmb, mbm, mbm01).
+
+    ``extract``, if given, is applied to each corrected state before its
+    reduction (for the PMB with ``project_before_cap``: after the projection).
+    """
     return run_steps(
         initial_state(model, variant),
         lambda s: predict(s, model, variant),
-        lambda s, Z: update(s, Z, model, settings, variant),
+        lambda s, Z: correct(s, Z, model, settings, variant),
+        lambda s: reduce(s, settings, variant),
         measurements,
         progress,
+        extract,
     )

@@ -1,0 +1,19 @@
+# The GOSPA table of the reference MATLAB code: mean and RMS GOSPA per filter.
+
+
+rule gospa_table:
+    input:
+        f"{RESULTS}/tables/steps.csv",
+    output:
+        report(f"{RESULTS}/tables/gospa.csv", caption="../report/gospa.rst", category="Tables"),
+    log:
+        f"{RESULTS}/logs/gospa_table.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/gospa_table.tsv"
+    params:
+        tables=lambda w, input: str(Path(input[0]).parent),
+    threads: 1
+    conda:
+        "../envs/nllbench.yaml"
+    shell:
+        "nllbench gospa-table --tables {params.tables} -o {output} > {log} 2>&1"
