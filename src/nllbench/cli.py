@@ -405,7 +405,7 @@ def _evaluation_settings(args):
         theorem_rho=args.theorem_rho,
         budget=args.budget,
         exact=args.exact,
-        estimator=args.estimator,
+        estimator=getattr(args, "estimator", None),  # score has no --estimator: the default rule
     )
 
 
