@@ -133,12 +133,12 @@ def _series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST) -> 
         gx, c = g[x].to_numpy(dtype=float), g[centre].to_numpy(dtype=float)
         finite = np.isfinite(c)
         label = f"{name}{_inf_note(g)}"
-        (line,) = ax.plot(gx[finite], c[finite], marker=st.marker, color=st.color, label=label, ms=5, lw=1.4)
+        ax.plot(gx[finite], c[finite], marker=st.marker, color=st.color, label=label, ms=5, lw=1.4)
         pending.append((g, gx, c, finite, st))
     ax.relim()
     ax.autoscale_view()
     top = ax.get_ylim()[1]
-    for g, gx, c, finite, st in pending:
+    for g, gx, _, finite, st in pending:
         lo, hi = g[low].to_numpy(dtype=float), g[high].to_numpy(dtype=float)
         ax.vlines(gx[finite], lo[finite], np.minimum(hi[finite], top), color=st.color, lw=1.2, alpha=0.8)
         if (~finite).any():
@@ -336,7 +336,7 @@ def probe_q(summary) -> int:
 
 
 def fig_calibration(summary, q: int | None = None):
-    """NLL (median, IQR) and GOSPA (mean, interval) against the covariance scale s, one row per clutter rate."""
+    """NLL (median, IQR) and GOSPA (mean, interval) against the covariance scale s, a row per clutter."""
     plt, _ = _plt()
     q = probe_q(summary) if q is None else q
     styles = filter_styles(summary["filter"].unique())
@@ -481,7 +481,8 @@ def fig_example(example_dir: str | Path):
         ax.plot(truth[:, 0], truth[:, 1], "*", color="black", ms=12)
         row = table[table["tracker"] == name].iloc[0]
         ax.set_title(
-            f"{name}: NLL {row['nll']:.2f}, GOSPA {row['gospa']:.2f}\nMOTA {row['mota']:.2f}, MOTP {row['motp']:.2f}",
+            f"{name}: NLL {row['nll']:.2f}, GOSPA {row['gospa']:.2f}\n"
+            f"MOTA {row['mota']:.2f}, MOTP {row['motp']:.2f}",
             fontsize=9,
         )
         ax.set_xlabel("x (position units)")
