@@ -1,16 +1,25 @@
-# The paper's illustrative examples (Fig. 1 and Fig. 2) and the Theorem 1 check.
+# The paper's illustrative examples (Fig. 1 and Fig. 2) and the Theorem 1 check. They run first
+# (priority), so an interrupted run already has them.
+
+PAPER_PRIORITY = 100
 
 
 rule paper_example:
     output:
         text=f"{RESULTS}/paper/example{{number}}/example.txt",
-        table=f"{RESULTS}/paper/example{{number}}/table.csv",
+        table=report(
+            f"{RESULTS}/paper/example{{number}}/table.csv",
+            caption="../report/example_table.rst",
+            category="1 Paper",
+            labels=lambda w: {"item": f"example {w.number} table"},
+        ),
     log:
         f"{RESULTS}/logs/paper_example/{{number}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/paper_example/{{number}}.tsv"
     params:
         out_dir=lambda w, output: str(Path(output.text).parent),
+    priority: PAPER_PRIORITY
     threads: 1
     conda:
         "../envs/nllbench.yaml"
@@ -25,7 +34,8 @@ rule paper_figure:
         png=report(
             f"{RESULTS}/figures/example{{number}}.png",
             caption="../report/example.rst",
-            category="Paper examples",
+            category="1 Paper",
+            labels=lambda w: {"item": f"example {w.number} figure"},
         ),
         pdf=f"{RESULTS}/figures/example{{number}}.pdf",
     log:
@@ -35,6 +45,7 @@ rule paper_figure:
     params:
         example_dir=lambda w, input: str(Path(input[0]).parent),
         provenance=lambda w: config_slice(config, "paper.examples", example=int(w.number)),
+    priority: PAPER_PRIORITY
     threads: 1
     conda:
         "../envs/nllbench.yaml"
@@ -45,7 +56,12 @@ rule paper_figure:
 
 rule theorem1_check:
     output:
-        report(f"{RESULTS}/paper/theorem1.txt", caption="../report/theorem1_text.rst", category="Paper examples"),
+        report(
+            f"{RESULTS}/paper/theorem1.txt",
+            caption="../report/theorem1_text.rst",
+            category="4 Theory",
+            labels={"figure": "Theorem 1 on random sets"},
+        ),
     log:
         f"{RESULTS}/logs/theorem1_check.log",
     benchmark:
@@ -57,6 +73,7 @@ rule theorem1_check:
         scale=config["paper"]["theorem1"]["scale"],
         dim=config["paper"]["theorem1"]["dim"],
         size=config["paper"]["theorem1"]["size"],
+    priority: PAPER_PRIORITY
     threads: 1
     conda:
         "../envs/nllbench.yaml"
