@@ -57,7 +57,7 @@ rule leaderboard:
             f"{RESULTS}/report/leaderboard.html",
             caption="../report/leaderboard.rst",
             category="1 Paper",
-            labels={"item": "leaderboard and headline"},
+            labels={"item": "1 headline and leaderboard"},
         ),
     log:
         f"{RESULTS}/logs/leaderboard.log",

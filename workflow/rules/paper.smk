@@ -7,12 +7,8 @@ PAPER_PRIORITY = 100
 rule paper_example:
     output:
         text=f"{RESULTS}/paper/example{{number}}/example.txt",
-        table=report(
-            f"{RESULTS}/paper/example{{number}}/table.csv",
-            caption="../report/example_table.rst",
-            category="1 Paper",
-            labels=lambda w: {"item": f"example {w.number} table"},
-        ),
+        # the examples' tables are shown in the report's headline page (CSV items do not display)
+        table=f"{RESULTS}/paper/example{{number}}/table.csv",
     log:
         f"{RESULTS}/logs/paper_example/{{number}}.log",
     benchmark:
@@ -35,7 +31,7 @@ rule paper_figure:
             f"{RESULTS}/figures/example{{number}}.png",
             caption="../report/example.rst",
             category="1 Paper",
-            labels=lambda w: {"item": f"example {w.number} figure"},
+            labels=lambda w: {"item": f"{int(w.number) + 1} example {w.number} figure"},
         ),
         pdf=f"{RESULTS}/figures/example{{number}}.pdf",
     log:
