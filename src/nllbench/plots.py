@@ -121,9 +121,9 @@ def _series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST) -> 
     """One line per filter (every filter in ``data``) with its interval; infinite values are shown.
 
     A point whose centre is +inf is drawn as an open triangle at the top edge
-    of the panel (labelled "inf"); an interval end at +inf runs to the top
-    edge. The legend names every filter with its style, with "inf in k/n
-    runs" when some runs are infinite.
+    of the panel (labelled "inf"); an interval whose upper end is +inf is
+    drawn dotted up to the top edge. The legend names every filter with its
+    style, with "inf in k/n runs" when some runs are infinite.
     """
     centre, low, high, _ = summary_kind
     pending = []
@@ -131,16 +131,20 @@ def _series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST) -> 
         st = styles[name]
         g = data[data["filter"] == name].sort_values(x)
         gx, c = g[x].to_numpy(dtype=float), g[centre].to_numpy(dtype=float)
+        lo, hi = g[low].to_numpy(dtype=float), g[high].to_numpy(dtype=float)
         finite = np.isfinite(c)
         label = f"{name}{_inf_note(g)}"
         ax.plot(gx[finite], c[finite], marker=st.marker, color=st.color, label=label, ms=5, lw=1.4)
-        pending.append((g, gx, c, finite, st))
-    ax.relim()
+        bounded = finite & np.isfinite(hi)
+        ax.vlines(gx[bounded], lo[bounded], hi[bounded], color=st.color, lw=1.2, alpha=0.8)
+        ends = np.column_stack([np.r_[gx[finite], gx[bounded]], np.r_[lo[finite], hi[bounded]]])
+        ax.update_datalim(ends[np.isfinite(ends).all(axis=1)])  # intervals inside the view
+        pending.append((gx, lo, hi, finite, st))
     ax.autoscale_view()
     top = ax.get_ylim()[1]
-    for g, gx, _, finite, st in pending:
-        lo, hi = g[low].to_numpy(dtype=float), g[high].to_numpy(dtype=float)
-        ax.vlines(gx[finite], lo[finite], np.minimum(hi[finite], top), color=st.color, lw=1.2, alpha=0.8)
+    for gx, lo, hi, finite, st in pending:
+        open_top = finite & ~np.isfinite(hi)  # interval reaching +inf: dotted up to the edge
+        ax.vlines(gx[open_top], lo[open_top], top, color=st.color, lw=1.0, ls=":", alpha=0.8)
         if (~finite).any():
             ax.plot(
                 gx[~finite],
@@ -248,7 +252,7 @@ def fig_decomposition(summary, q: int):
             ]
             ax.annotate(
                 f"inf in {k}/{n}\n({', '.join(culprits)})",
-                (i, 0.98),
+                (i, 0.98 - 0.1 * (i % 2)),  # staggered: neighbours' notes do not overlap
                 xycoords=ax.get_xaxis_transform(),
                 ha="center",
                 va="top",
