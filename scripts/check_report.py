@@ -96,15 +96,13 @@ def main(argv=None) -> int:
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     ap.add_argument("--only", help="check only items whose label contains this text")
+    ap.add_argument("--no-screenshots", action="store_true", help="check the DOM only (faster)")
     args = ap.parse_args(argv)
     report = args.report.read_text(errors="replace")
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    _chromium(
-        args.chromium,
-        args.report.resolve(),
-        f"--screenshot={args.out_dir / 'landing.png'}",
-        "--window-size=1400,1000",
-    )
+    if not args.no_screenshots:
+        shot = f"--screenshot={args.out_dir / 'landing.png'}"
+        _chromium(args.chromium, args.report.resolve(), shot, "--window-size=1400,1000")
     failures = []
     listed = items(args.chromium, report, args.out_dir)
     if args.only:
@@ -114,7 +112,8 @@ def main(argv=None) -> int:
             report, f"nbShow({json.dumps(category)}, {json.dumps(label)});", args.out_dir / f"item{k}.html"
         )
         shot = args.out_dir / f"item{k:02d}.png"
-        _chromium(args.chromium, page, f"--screenshot={shot}", "--window-size=1400,1000")
+        if not args.no_screenshots:
+            _chromium(args.chromium, page, f"--screenshot={shot}", "--window-size=1400,1000")
         ok = shown(_chromium(args.chromium, page, "--dump-dom"), mime)
         page.unlink()
         print(f"{'ok  ' if ok else 'FAIL'} {category} / {label} ({mime}) -> {shot}")
