@@ -278,32 +278,47 @@ def fig_decomposition(summary, q: int):
 
 
 def fig_nll_vs_q(summary):
-    """NLL (median, IQR) against the Murty budget Q per filter; dotted: the exact NLL where computed.
+    """NLL (median, IQR) against the Murty budget Q, one panel per filter; dotted: the exact NLL.
 
+    Each panel has its own y-scale: the figure compares Q values within a
+    filter (a heavy-tailed filter would otherwise flatten the others).
     Measured times are not drawn here (see :func:`fig_timing`), so this
     figure is the same bytes however the jobs ran.
     """
     plt, _ = _plt()
     styles = filter_styles(summary["filter"].unique())
-    fig, ax = plt.subplots(figsize=(4.8, 3.4), constrained_layout=True)
     nll = summary[(summary["measure"] == "nll") & (summary["cov_scale"] == 1.0)]
     clutter = sorted(nll["clutter"].unique())[0]
     nll = nll[nll["clutter"] == clutter]
-    _series(ax, nll, "q", styles, ROBUST)
     exact = summary[
         (summary["measure"] == "nll_exact") & (summary["cov_scale"] == 1.0) & (summary["clutter"] == clutter)
     ]
-    for _, row in exact.sort_values("filter").iterrows():
-        if np.isfinite(row["median"]):
-            ax.axhline(row["median"], ls=":", lw=1, color=styles[row["filter"]].color)
+    filters = sorted(nll["filter"].unique())
+    ncols = min(3, len(filters))
+    nrows = -(-len(filters) // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.6 * ncols + 0.6, 2.4 * nrows + 0.4), squeeze=False, constrained_layout=True
+    )
     qs = sorted(nll["q"].unique())
-    ax.set_xscale("log")
-    ax.set_xticks(qs, [str(int(v)) for v in qs])
-    ax.minorticks_off()
-    ax.set_xlabel("Q (associations per global hypothesis)")
-    ax.set_ylabel(AXIS_LABEL["nll"])
-    ax.set_title(f"clutter {clutter:g}: {ROBUST[3]}; dotted: exact NLL", fontsize=8)
-    _legend(ax)
+    for ax, name in zip(axes.flat, filters, strict=False):
+        _series(ax, nll[nll["filter"] == name], "q", styles, ROBUST)
+        ex = exact[exact["filter"] == name]
+        if len(ex) and np.isfinite(ex["median"].iloc[0]):
+            ax.axhline(
+                ex["median"].iloc[0], ls=":", lw=1.2, color=styles[name].color, label="exact NLL (median)"
+            )
+        ax.set_xscale("log")
+        ax.set_xticks(qs, [str(int(v)) for v in qs])
+        ax.minorticks_off()
+        ax.set_title(name, fontsize=9, color=styles[name].color)
+        _legend(ax)
+    for ax in axes.flat[len(filters) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(AXIS_LABEL["nll"])
+    for ax in axes[-1, :]:
+        ax.set_xlabel("Q (associations per hypothesis)")
+    fig.suptitle(f"NLL against Q, clutter {clutter:g}: {ROBUST[3]}", fontsize=9)
     return fig
 
 
