@@ -125,6 +125,8 @@ def explain(summary, setting, winner: str, loser: str, q: int) -> str:
         parts.append(
             f"{loser}'s posterior gives the truth zero density in {int(total['n_infinite'])}/{int(total['n'])} runs"  # noqa: E501
         )
+    if total is not None and int(total["n_infinite"]) == int(total["n"]):
+        return parts[0]  # no finite run to decompose: zero density is the whole story
     gaps = []
     for t in TERMS:
         lo, wi = _row(summary, setting, loser, t, q), _row(summary, setting, winner, t, q)
