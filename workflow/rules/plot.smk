@@ -17,6 +17,9 @@ rule plot:
     input:
         summary=f"{RESULTS}/tables/summary.csv",
         steps=f"{RESULTS}/tables/steps.csv",
+        # the tables' provenance (configuration slice, software versions) goes into the figure's
+        # metadata; read from the file, not passed as a parameter, so the report shows no JSON blob
+        provenance=f"{RESULTS}/tables/provenance.json",
     output:
         png=report(
             f"{RESULTS}/figures/{{figure}}.png",
@@ -33,13 +36,12 @@ rule plot:
         figure="|".join(SWEEP_FIGURES),
     params:
         tables=lambda w, input: str(Path(input.summary).parent),
-        provenance=lambda w: config_slice(config, "sweep", "evaluation", figure=w.figure),
     threads: 1
     conda:
         "../envs/nllbench.yaml"
     shell:
         "nllbench plot {wildcards.figure} --tables {params.tables}"
-        " -o {output.png} --provenance {params.provenance:q} > {log} 2>&1"
+        ' -o {output.png} --provenance "$(cat {input.provenance})" > {log} 2>&1'
 
 
 rule plot_timing:
@@ -57,10 +59,8 @@ rule plot_timing:
         f"{RESULTS}/logs/plot/timing.log",
     benchmark:
         f"{RESULTS}/benchmarks/plot/timing.tsv"
-    params:
-        provenance=lambda w: config_slice(config, "sweep", "evaluation", figure="timing"),
     threads: 1
     conda:
         "../envs/nllbench.yaml"
     shell:
-        "nllbench plot timing --timing {input} -o {output.png} --provenance {params.provenance:q} > {log} 2>&1"
+        "nllbench plot timing --timing {input} -o {output.png} > {log} 2>&1"
