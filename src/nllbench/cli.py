@@ -100,7 +100,7 @@ def _plot(args: argparse.Namespace) -> int:
 def _leaderboard(args: argparse.Namespace) -> int:
     from nllbench.report import write_leaderboard
 
-    write_leaderboard(args.tables, args.example_dirs or [], args.output)
+    write_leaderboard(args.tables, args.example_dirs or [], args.output, args.theorem1)
     print(f"wrote {args.output}")
     return 0
 
@@ -449,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lb.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
     lb.add_argument("--example-dirs", nargs="*", help="directories written by 'nllbench example N --out-dir'")
+    lb.add_argument("--theorem1", help="text written by 'nllbench theorem1' (shown on the page)")
     lb.add_argument("-o", "--output", required=True, help="output .html")
     lb.set_defaults(func=_leaderboard)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")

@@ -374,7 +374,7 @@ def _definition_list(obj, prefix: str = "") -> str:
     return f"<dt>{html.escape(prefix)}</dt><dd>{html.escape(value)}</dd>"
 
 
-def leaderboard_page(tables: str | Path, example_dirs=()) -> str:
+def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path | None = None) -> str:
     """The whole HTML page (see the module docstring)."""
     import pandas as pd
 
@@ -397,6 +397,10 @@ def leaderboard_page(tables: str | Path, example_dirs=()) -> str:
         f"NLL at Murty budgets Q = {', '.join(str(int(v)) for v in sorted(summary[summary['measure'] == 'nll']['q'].unique()))}."  # noqa: E501
     )
     config = provenance.get("config", {})
+    theorem_html = ""
+    if theorem1 is not None:
+        text = html.escape(Path(theorem1).read_text())
+        theorem_html = f"<h2>Theorem 1 on random sets</h2><pre style='font-size:12px'>{text}</pre>"
     return f"""<!DOCTYPE html>
 <html lang=en><head><meta charset=utf-8><title>nllbench study: leaderboard</title>
 <style>{STYLE}</style></head>
@@ -424,19 +428,22 @@ and what the calibration probe says about its covariances.</p>
 {paired_html(pairs, q, styles)}
 <h2>The paper's examples</h2>
 {examples_html(example_dirs)}
+{theorem_html}
 <h2>Settings</h2><dl>{_definition_list(config)}</dl>
 <script>{SORT_JS}</script>
 </body></html>
 """
 
 
-def write_leaderboard(tables: str | Path, example_dirs, output: str | Path) -> Path:
+def write_leaderboard(
+    tables: str | Path, example_dirs, output: str | Path, theorem1: str | Path | None = None
+) -> Path:
     """Write :func:`leaderboard_page` to ``output`` atomically (no partial file on error)."""
     import os
     import tempfile
 
     output = Path(output)
-    text = leaderboard_page(tables, example_dirs)
+    text = leaderboard_page(tables, example_dirs, theorem1)
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
     try:

@@ -52,6 +52,7 @@ rule leaderboard:
         paired=rules.aggregate.output.paired,
         ranking=rules.aggregate.output.ranking,
         examples=expand(f"{RESULTS}/paper/example{{number}}/table.csv", number=config["paper"]["examples"]),
+        theorem1=f"{RESULTS}/paper/theorem1.txt",
     output:
         report(
             f"{RESULTS}/report/leaderboard.html",
@@ -70,4 +71,5 @@ rule leaderboard:
     conda:
         "../envs/nllbench.yaml"
     shell:
-        "nllbench leaderboard --tables {params.tables} --example-dirs {params.examples} -o {output} > {log} 2>&1"
+        "nllbench leaderboard --tables {params.tables} --example-dirs {params.examples}"
+        " --theorem1 {input.theorem1} -o {output} > {log} 2>&1"
