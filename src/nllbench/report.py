@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -355,8 +356,9 @@ def examples_html(example_dirs) -> str:
             f"<td>{_fmt(r.paper_nll, 1)}</td><td>{_fmt(r.gospa)}</td><td>{_fmt(r.mota)}</td><td>{_fmt(r.motp)}</td></tr>"  # noqa: E501
             for r in table.itertuples()
         )
+        title = re.sub(r"(\D)(\d)", r"\1 \2", Path(d).name.capitalize())  # example1 -> Example 1
         parts.append(
-            f"<h3>{html.escape(Path(d).name.capitalize())}</h3><table><thead>{head}</thead><tbody>{body}</tbody></table>"
+            f"<h3>{html.escape(title)}</h3><table><thead>{head}</thead><tbody>{body}</tbody></table>"
         )
     return "".join(parts)
 
