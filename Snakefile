@@ -62,6 +62,7 @@ include: "workflow/rules/plot.smk"
 include: "workflow/rules/reference.smk"
 
 
+# The paper's outputs come first (rule priorities in paper.smk), then the Monte Carlo study.
 rule all:
     input:
         expand(f"{RESULTS}/paper/example{{number}}/example.txt", number=config["paper"]["examples"]),
@@ -69,4 +70,7 @@ rule all:
         f"{RESULTS}/paper/theorem1.txt",
         f"{RESULTS}/tables/summary.csv",
         f"{RESULTS}/tables/gospa.csv",
+        f"{RESULTS}/tables/paired.csv",
+        f"{RESULTS}/report/leaderboard.html",
         expand(f"{RESULTS}/figures/{{figure}}.png", figure=SWEEP_FIGURES),
+        f"{RESULTS}/figures/timing.png",

@@ -62,7 +62,17 @@ def test_end_to_end_outputs(test_run):
     text = (r / "paper/example1/example.txt").read_text()
     assert "4.6" in text and "16.3" in text
     assert "inf" in (r / "paper/example2/example.txt").read_text()
-    for fig in ("example1", "example2", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks"):
+    for fig in (
+        "example1",
+        "example2",
+        "clutter",
+        "decomposition",
+        "q",
+        "calibration",
+        "theorem1",
+        "ranks",
+        "timing",
+    ):
         assert (r / f"figures/{fig}.png").stat().st_size > 1000
         assert (r / f"figures/{fig}.pdf").stat().st_size > 1000
     steps = pd.read_csv(r / "tables/steps.csv")
@@ -214,7 +224,7 @@ def test_tables_do_not_depend_on_job_order(test_run, tmp_path):
     dirs = sorted(str(p) for p in (test_run / "metrics").glob("*/*/*/*/batch*"))
     write_tables(dirs, tmp_path / "a")
     write_tables(list(reversed(dirs)), tmp_path / "b")
-    for name in ("steps.csv", "runs.csv", "summary.csv"):
+    for name in ("steps.csv", "runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
         assert (tmp_path / "a" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
 
@@ -226,10 +236,87 @@ def test_same_bytes_whatever_the_number_of_cores(test_run, tmp_path):
         "--cores", "1", "--configfile", ".test/config/config.yaml", "--config", f"results={other}"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("steps.csv", "runs.csv", "summary.csv"):
+    for name in ("steps.csv", "runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
         assert (other / "tables" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
+    for fig in ("clutter", "decomposition", "q", "calibration", "theorem1", "ranks"):  # not timing: measured
+        assert (other / f"figures/{fig}.png").read_bytes() == (
+            test_run / f"figures/{fig}.png"
+        ).read_bytes(), fig
     for f in sorted((test_run / "metrics").rglob("*.nc")):
         g = other / f.relative_to(test_run)
         a, b = xr.open_dataset(f), xr.open_dataset(g)
         for v in a.data_vars:
             np.testing.assert_array_equal(a[v].values, b[v].values)
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="chromium not installed (Debian package 'chromium')"
+)
+def test_report_shows_every_item_in_chromium(test_run, tmp_path):
+    """The report opens in a real browser and every figure and page in it displays."""
+    report = tmp_path / "report.html"
+    proc = snakemake(
+        "--configfile", ".test/config/config.yaml", "--config", f"results={test_run}", "--report", str(report)
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    check = subprocess.run(
+        [
+            "python",
+            str(ROOT / "scripts/check_report.py"),
+            str(report),
+            str(tmp_path / "shots"),
+            "--no-screenshots",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    shown = [line for line in check.stdout.splitlines() if line.startswith("ok")]
+    for item in ("headline and leaderboard", "example 1 figure", "clutter", "decomposition", "calibration"):
+        assert any(item in line for line in shown), check.stdout
+    assert any("5 Timing" in line for line in shown) and any("4 Theory" in line for line in shown)
+
+
+def test_leaderboard_page_sorts_in_chromium(test_run, tmp_path):
+    """The leaderboard is one self-contained page: every filter x setting row, sortable by a click."""
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium not installed (Debian package 'chromium')")
+    page = (test_run / "report/leaderboard.html").read_text()
+    assert "http://" not in page and "https://" not in page  # no CDN: it opens offline
+    # click the "NLL median" header twice (descending), then read the rendered table
+    click = "<script>const th=document.querySelectorAll('#leaderboard th')[2];th.click();th.click();</script>"
+    sorted_page = tmp_path / "sorted.html"
+    sorted_page.write_text(page.replace("</body>", click + "</body>"))
+    dom = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", sorted_page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    table = dom[dom.index('id="leaderboard"') :]
+    table = table[: table.index("</table>")]
+    keys = [float(v) for v in re.findall(r'<td data-sort="([-0-9.e+]+)">[^<]*<span class="ci">', table)[::4]]
+    summary = pd.read_csv(test_run / "tables/summary.csv")
+    cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    assert len(keys) == len(cfg["sweep"]["filters"]) * len(cfg["sweep"]["clutter_rates"])
+    assert keys == sorted(keys, reverse=True) and len(set(summary["filter"])) == 3
+
+
+def test_outputs_of_the_study_tables(test_run):
+    paired = pd.read_csv(test_run / "tables/paired.csv")
+    assert {
+        "filter_a",
+        "filter_b",
+        "mean_difference",
+        "ci95_low",
+        "ci95_high",
+        "wilcoxon_p",
+        "n_seeds",
+    } <= set(paired.columns)
+    assert (paired["filter_a"] < paired["filter_b"]).all()
+    ranking = pd.read_csv(test_run / "tables/ranking.csv")
+    assert (ranking["rank"] >= 1).all()
+    summary = pd.read_csv(test_run / "tables/summary.csv")
+    nonneg = summary[summary["measure"].isin(["gospa_mean", "ospa_mean", "motp"])]
+    assert (nonneg["ci95_low"] >= 0).all()  # no interval of a non-negative quantity below zero

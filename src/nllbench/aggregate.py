@@ -6,10 +6,16 @@ Tables (long form, one value per row):
 * per run:  the same without ``step`` (run means over steps; NLL is +inf when
   any step is, with ``nll_finite_mean`` and ``nll_infinite_steps`` beside it)
 * summary:  per (scenario, filter, clutter, pd, cov_scale, q, measure): the
-  number of runs, mean, standard deviation, standard error and a 95 %
-  Student-t confidence interval over seeds; ``n_infinite`` counts runs whose
-  value is infinite (NLL +inf, MOTA -inf with no truth); mean and interval are
-  then that infinity: nothing is averaged into NaN.
+  number of runs, mean, standard deviation, standard error, a seeded 95 %
+  percentile-bootstrap interval of the mean, median and interquartile range,
+  and the same over the finite runs only (:func:`summarise`); ``n_infinite``
+  counts runs whose value is infinite (NLL +inf, MOTA -inf with no truth):
+  nothing is averaged into NaN.
+* paired:   per setting, measure and pair of filters, the mean paired
+  difference over seeds with its bootstrap interval, the Wilcoxon signed-rank
+  p-value and the number of seeds (:func:`paired`).
+* ranking:  per setting and measure, the filters' ranks with ties where the
+  paired intervals cover zero (:func:`ranking`).
 
 ``q = 0`` marks measures that do not depend on the Murty budget (GOSPA, OSPA,
 CLEAR MOT, IDF1, Theorem 1). Rows are sorted, so the same metrics give the
@@ -146,43 +152,289 @@ def collect(dirs: Iterable[str | Path]):
     return steps_df.reset_index(drop=True), runs_df.reset_index(drop=True)
 
 
+BOOTSTRAP_SEED = 20210916  # fixed: the same runs give the same intervals, whatever the job order
+BOOTSTRAP_RESAMPLES = 4000
+# the direction in which each measure is better (rankings, paired comparisons)
+BETTER_LOW = {
+    "nll": True,
+    "nll_exact": True,
+    "gospa_mean": True,
+    "ospa_mean": True,
+    "mota": False,
+    "motp": True,
+    "idf1": False,
+}
+RANKED = ["nll", "gospa_mean", "mota"]  # measures ranked in tables/ranking.csv and the leaderboard
+
+
+def quantile(values, p: float) -> float:
+    """Linear-interpolation quantile (numpy's default) that is exact with infinite values.
+
+    ``numpy.quantile`` interpolates ``inf - inf`` into NaN; here two equal
+    neighbours give that value and a finite/infinite pair gives the infinite
+    one (or the finite one when the position falls on it exactly).
+
+    Parameters
+    ----------
+    values : (n,) array_like, n >= 1, no NaN
+    p : float in [0, 1]
+    """
+    v = np.sort(np.asarray(values, dtype=float))
+    h = (v.size - 1) * p
+    lo, hi = int(math.floor(h)), int(math.ceil(h))
+    if v[lo] == v[hi] or h == lo:
+        return float(v[lo])
+    if np.isinf(v[lo]) or np.isinf(v[hi]):
+        return float(v[hi] if np.isinf(v[hi]) else v[lo])
+    return float(v[lo] + (h - lo) * (v[hi] - v[lo]))
+
+
+def bootstrap_mean_interval(values, level: float = 0.95, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (Efron & Tibshirani 1993, ch. 13).
+
+    Seeds are resampled with replacement ``BOOTSTRAP_RESAMPLES`` times from a
+    generator seeded with ``seed``, so the interval is reproducible. The
+    interval lies within [min, max] of the data (never below zero for a
+    non-negative quantity); a resample that draws an infinite run has an
+    infinite mean, so infinities reach the interval only as often as they
+    would reach a rerun.
+
+    Parameters
+    ----------
+    values : (n,) array_like, no NaN, no mixed signs of infinity
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size == 1:
+        return float(v[0]), float(v[0])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, v.size, size=(BOOTSTRAP_RESAMPLES, v.size))
+    means = v[idx].mean(axis=1)  # one sign of infinity at most: an infinite draw gives that infinity
+    alpha = (1.0 - level) / 2.0
+    return quantile(means, alpha), quantile(means, 1.0 - alpha)
+
+
+def _stats(v: np.ndarray, where: dict) -> dict:
+    """Summary statistics of one group of runs (see :func:`summarise`)."""
+    n = v.size
+    n_inf = int(np.isinf(v).sum())
+    if n_inf and len(set(np.sign(v[np.isinf(v)]).tolist())) > 1:
+        raise ValueError(f"runs: both +inf and -inf values for {where}")
+    if n_inf:
+        mean = std = sem = math.inf * float(np.sign(v[np.isinf(v)][0]))
+    else:
+        mean = float(v.mean())
+        std = float(v.std(ddof=1)) if n > 1 else 0.0
+        sem = std / math.sqrt(n) if n > 1 else 0.0
+    lo, hi = bootstrap_mean_interval(v)
+    finite = v[np.isfinite(v)]
+    if finite.size:
+        f_lo, f_hi = bootstrap_mean_interval(finite)
+        f_stats = dict(
+            finite_mean=float(finite.mean()),
+            finite_median=quantile(finite, 0.5),
+            finite_q25=quantile(finite, 0.25),
+            finite_q75=quantile(finite, 0.75),
+            finite_ci95_low=f_lo,
+            finite_ci95_high=f_hi,
+        )
+    else:
+        f_stats = dict.fromkeys(
+            [
+                "finite_mean",
+                "finite_median",
+                "finite_q25",
+                "finite_q75",
+                "finite_ci95_low",
+                "finite_ci95_high",
+            ],
+            math.nan,
+        )
+    return dict(
+        n=n,
+        n_infinite=n_inf,
+        mean=mean,
+        std=std,
+        sem=sem,
+        ci95_low=lo,
+        ci95_high=hi,
+        median=quantile(v, 0.5),
+        q25=quantile(v, 0.25),
+        q75=quantile(v, 0.75),
+        min=float(v.min()),
+        max=float(v.max()),
+        **f_stats,
+    )
+
+
 def summarise(runs):
-    """Mean and 95 % confidence interval over seeds, per setting and measure."""
+    """Summary statistics over seeds, per setting and measure.
+
+    Columns: the keys, ``measure``, ``n`` (runs), ``n_infinite`` (runs whose
+    value is infinite), ``mean``, ``std``, ``sem``, ``ci95_low``/``ci95_high``
+    (seeded percentile bootstrap interval of the mean, see
+    :func:`bootstrap_mean_interval`), ``median``, ``q25``/``q75`` (the
+    interquartile range), ``min``, ``max``, and the same over the finite runs
+    only (``finite_mean``, ``finite_median``, ``finite_q25``, ``finite_q75``,
+    ``finite_ci95_low``, ``finite_ci95_high``; empty when every run is
+    infinite). With an infinite run, ``mean``, ``std`` and ``sem`` are that
+    infinity; quantiles are exact order statistics (finite while fewer than
+    that share of runs is infinite). Nothing is NaN except the finite-only
+    columns of an all-infinite group.
+    """
     import pandas as pd
-    from scipy.stats import t as student_t
 
     rows = []
     for key, group in runs.groupby(KEYS + ["measure"], sort=True, dropna=False):
         v = group["value"].to_numpy(dtype=float)
+        where = dict(zip(KEYS + ["measure"], key, strict=True))
         if np.isnan(v).any():
-            raise ValueError(f"runs: NaN value for {dict(zip(KEYS + ['measure'], key, strict=True))}")
-        n = v.size
-        n_inf = int(np.isinf(v).sum())
-        row = dict(zip(KEYS + ["measure"], key, strict=True))
-        if n_inf:
-            signs = set(np.sign(v[np.isinf(v)]).tolist())
-            if len(signs) > 1:
-                raise ValueError(f"runs: both +inf and -inf values for {row}")
-            mean = std = sem = lo = hi = math.inf * signs.pop()
-        else:
-            mean = float(v.mean())
-            std = float(v.std(ddof=1)) if n > 1 else 0.0
-            sem = std / math.sqrt(n) if n > 1 else 0.0
-            half = float(student_t.ppf(0.975, n - 1)) * sem if n > 1 else 0.0
-            lo, hi = mean - half, mean + half
-        finite = v[np.isfinite(v)]
-        row.update(
-            n=n,
-            n_infinite=n_inf,
-            mean=mean,
-            std=std,
-            sem=sem,
-            ci95_low=lo,
-            ci95_high=hi,
-            finite_mean=float(finite.mean()) if finite.size else math.inf,
-        )
-        rows.append(row)
+            raise ValueError(f"runs: NaN value for {where}")
+        rows.append({**where, **_stats(v, where)})
     return pd.DataFrame(rows)
+
+
+PAIR_KEYS = ["scenario", "clutter", "pd", "cov_scale", "temper", "marginal", "q", "measure"]
+
+
+def _rank_proxy(d: np.ndarray) -> np.ndarray:
+    """Infinite differences replaced by finite values beyond every finite one, signs kept.
+
+    The Wilcoxon signed-rank statistic depends only on the signs and the ranks
+    of |d|, which this replacement preserves.
+    """
+    finite = d[np.isfinite(d)]
+    big = 2.0 * (float(np.abs(finite).max()) if finite.size else 1.0) + 1.0
+    return np.where(np.isinf(d), np.sign(d) * big, d)
+
+
+def paired_difference(a, b) -> dict:
+    """Paired comparison of two filters' runs on the same seeds.
+
+    Parameters
+    ----------
+    a, b : (n,) array_like
+        One value per seed, in the same seed order.
+
+    Returns
+    -------
+    dict
+        ``n_seeds``; ``n_both_infinite`` (seeds where both are infinite with
+        the same sign: their difference is undefined and left out);
+        ``n_compared`` (the rest); ``mean_difference`` (mean of a - b over the
+        compared seeds, +-inf when one side is infinite on some seed),
+        ``ci95_low``/``ci95_high`` (seeded percentile bootstrap of that mean),
+        ``median_difference``, ``a_lower`` / ``b_lower`` (seeds where a (b) is
+        strictly lower) and ``wilcoxon_p`` (two-sided Wilcoxon signed-rank
+        test, ``scipy.stats.wilcoxon``, zero differences dropped; 1 when
+        every compared difference is zero; NaN only when no seed is compared).
+    """
+    from scipy.stats import wilcoxon
+
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    both = np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b))
+    d = a[~both] - b[~both]
+    out = dict(n_seeds=int(a.size), n_both_infinite=int(both.sum()), n_compared=int(d.size))
+    if d.size == 0:
+        return {
+            **out,
+            **dict.fromkeys(["mean_difference", "ci95_low", "ci95_high", "median_difference"], math.nan),
+            "a_lower": 0,
+            "b_lower": 0,
+            "wilcoxon_p": math.nan,
+        }
+    stats = _stats(d, {"pair": "difference"})
+    nonzero = d[d != 0]
+    p = 1.0 if nonzero.size == 0 else float(wilcoxon(_rank_proxy(nonzero), zero_method="wilcox").pvalue)
+    return {
+        **out,
+        "mean_difference": stats["mean"],
+        "ci95_low": stats["ci95_low"],
+        "ci95_high": stats["ci95_high"],
+        "median_difference": stats["median"],
+        "a_lower": int((d < 0).sum()),
+        "b_lower": int((d > 0).sum()),
+        "wilcoxon_p": p,
+    }
+
+
+def paired(runs):
+    """Paired differences between every two filters, per setting and measure (tables/paired.csv).
+
+    Runs of different filters with the same seed share the truth and the
+    measurements, so their difference removes the scenario's own variation.
+    Rows: one per (setting, measure, filter_a < filter_b) over the seeds both
+    filters ran; columns as returned by :func:`paired_difference`.
+    """
+    import pandas as pd
+
+    rows = []
+    measures = runs[runs["measure"].isin(list(BETTER_LOW))]
+    for key, group in measures.groupby(PAIR_KEYS, sort=True, dropna=False):
+        wide = group.pivot(index="seed", columns="filter", values="value")
+        names = sorted(wide.columns)
+        for i, fa in enumerate(names):
+            for fb in names[i + 1 :]:
+                both = wide[[fa, fb]].dropna()
+                if both.empty:
+                    continue
+                row = dict(zip(PAIR_KEYS, key, strict=True), filter_a=fa, filter_b=fb)
+                row.update(paired_difference(both[fa].to_numpy(), both[fb].to_numpy()))
+                rows.append(row)
+    cols = PAIR_KEYS + ["filter_a", "filter_b", "n_seeds", "n_both_infinite", "n_compared"]
+    cols += [
+        "mean_difference",
+        "ci95_low",
+        "ci95_high",
+        "median_difference",
+        "a_lower",
+        "b_lower",
+        "wilcoxon_p",
+    ]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def ranking(pairs):
+    """Rank filters per setting and measure; filters whose paired interval covers 0 tie.
+
+    A filter is beaten by another when the paired bootstrap interval of their
+    difference lies entirely on the other's better side (both ends beyond
+    zero). Its ``rank`` is 1 + the number of filters that beat it (competition
+    ranking), so filters that no interval separates share a rank. Infinite
+    differences count as separated. Columns: the setting keys, ``measure``,
+    ``filter``, ``rank``, ``beaten_by`` and ``beats`` (space-separated names),
+    ``tied_with``.
+    """
+    import pandas as pd
+
+    rows = []
+    ranked = pairs[pairs["measure"].isin(list(BETTER_LOW))]
+    for key, group in ranked.groupby(PAIR_KEYS, sort=True, dropna=False):
+        low = BETTER_LOW[key[-1]]
+        names = sorted(set(group["filter_a"]) | set(group["filter_b"]))
+        beaten_by: dict[str, list[str]] = {f: [] for f in names}
+        for r in group.itertuples():
+            a_better = r.ci95_high < 0 if low else r.ci95_low > 0
+            b_better = r.ci95_low > 0 if low else r.ci95_high < 0
+            if a_better:
+                beaten_by[r.filter_b].append(r.filter_a)
+            elif b_better:
+                beaten_by[r.filter_a].append(r.filter_b)
+        for f in names:
+            beats = [g for g in names if f in beaten_by[g]]
+            tied = [g for g in names if g != f and g not in beats and g not in beaten_by[f]]
+            rows.append(
+                {
+                    **dict(zip(PAIR_KEYS, key, strict=True)),
+                    "filter": f,
+                    "rank": 1 + len(beaten_by[f]),
+                    "beaten_by": " ".join(sorted(beaten_by[f])),
+                    "beats": " ".join(beats),
+                    "tied_with": " ".join(tied),
+                }
+            )
+    cols = PAIR_KEYS + ["filter", "rank", "beaten_by", "beats", "tied_with"]
+    return pd.DataFrame(rows, columns=cols).sort_values(PAIR_KEYS + ["rank", "filter"], kind="stable")
 
 
 def write_tables(dirs: Iterable[str | Path], out_dir: str | Path, provenance: dict | None = None) -> dict:
@@ -194,11 +446,15 @@ def write_tables(dirs: Iterable[str | Path], out_dir: str | Path, provenance: di
     dirs = list(dirs)
     steps, runs = collect(dirs)
     summary = summarise(runs)
+    pairs = paired(runs)
+    ranks = ranking(pairs)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
         steps.to_csv(tmp / "steps.csv", index=False)
         runs.to_csv(tmp / "runs.csv", index=False)
         summary.to_csv(tmp / "summary.csv", index=False)
+        pairs.to_csv(tmp / "paired.csv", index=False)
+        ranks.to_csv(tmp / "ranking.csv", index=False)
         for name, df in (("steps", steps), ("runs", runs)):
             ds = xr.Dataset.from_dataframe(df.reset_index(drop=True).rename_axis("row"))
             ds.attrs.update(content="table", description=f"nllbench tidy {name} table (long form)")
@@ -206,7 +462,7 @@ def write_tables(dirs: Iterable[str | Path], out_dir: str | Path, provenance: di
             ds.to_netcdf(tmp / f"{name}.nc", engine="netcdf4", encoding=encoding)
         meta = {"software_versions": software_versions(), "config": provenance or {}, "sources": len(dirs)}
         (tmp / "provenance.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    return {"steps": len(steps), "runs": len(runs), "summary": len(summary)}
+    return {"steps": len(steps), "runs": len(runs), "summary": len(summary), "paired": len(pairs)}
 
 
 def collect_timing(files: Iterable[str | Path]):

@@ -133,7 +133,7 @@ def _timing(args: argparse.Namespace) -> int:
 
 ESTIMATORS = ("round", "greedy", "map", "best_hypothesis", "map_cardinality")
 
-FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks")
+FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks", "timing")
 
 
 def _checked_plot(args: argparse.Namespace) -> int:
@@ -159,6 +159,10 @@ def _plot(args: argparse.Namespace) -> int:
         if not args.example_dir:
             raise ValueError("plot example: --example-dir is required")
         fig = plots.fig_example(args.example_dir)
+    elif args.figure == "timing":
+        if not args.timing:
+            raise ValueError("plot timing: --timing is required")
+        fig = plots.fig_timing(pd.read_csv(args.timing))
     else:
         if not args.tables:
             raise ValueError(f"plot {args.figure}: --tables is required")
@@ -170,10 +174,7 @@ def _plot(args: argparse.Namespace) -> int:
         elif args.figure == "decomposition":
             fig = plots.fig_decomposition(summary, q)
         elif args.figure == "q":
-            timing = (
-                pd.read_csv(args.timing) if args.timing else pd.DataFrame(columns=["filter", "q", "seconds"])
-            )
-            fig = plots.fig_nll_vs_q(summary, timing)
+            fig = plots.fig_nll_vs_q(summary)
         elif args.figure == "calibration":
             fig = plots.fig_calibration(summary, args.q)
         elif args.figure == "theorem1":
@@ -182,6 +183,15 @@ def _plot(args: argparse.Namespace) -> int:
             fig = plots.fig_rank_agreement(summary, q)
     written = plots.save(fig, args.output, _config(args))
     print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from nllbench.report import write_leaderboard
+
+    with _outputs(("-o", args.output, False)) as (out,):
+        write_leaderboard(args.tables, args.example_dirs or [], out, args.theorem1)
+    print(f"wrote {args.output}")
     return 0
 
 
@@ -799,7 +809,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="draw one figure from stored tables (PNG and PDF)")
     pl.add_argument("figure", choices=FIGURES)
     pl.add_argument("--tables", help="directory written by 'nllbench aggregate'")
-    pl.add_argument("--timing", help="timing table from 'nllbench timing' (figure q)")
+    pl.add_argument("--timing", help="timing table from 'nllbench timing' (figure timing)")
     pl.add_argument(
         "--example-dir", help="directory written by 'nllbench example N --out-dir' (figure example)"
     )
@@ -807,6 +817,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("-o", "--output", required=True, help="output .png (a .pdf is written beside it)")
     pl.add_argument("--provenance", help="JSON object stored in the figures' metadata")
     pl.set_defaults(func=_checked_plot)
+    lb = sub.add_parser(
+        "leaderboard", help="self-contained HTML summary: leaderboard, paired ranks, examples"
+    )
+    lb.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
+    lb.add_argument("--example-dirs", nargs="*", help="directories written by 'nllbench example N --out-dir'")
+    lb.add_argument("--theorem1", help="text written by 'nllbench theorem1' (shown on the page)")
+    lb.add_argument("-o", "--output", required=True, help="output .html")
+    lb.set_defaults(func=_leaderboard)
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
     ex.add_argument("--out-dir", help="also write the trackers' posteriors, truth and table there")

@@ -9,12 +9,14 @@ PNG and PDF with provenance in their metadata.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-# the direction in which each measure is better, for rankings
-BETTER_LOW = {"nll": True, "gospa_mean": True, "ospa_mean": True, "mota": False, "motp": True, "idf1": False}
+from nllbench.aggregate import BETTER_LOW as _BETTER_LOW
+
+BETTER_LOW = {m: v for m, v in _BETTER_LOW.items() if m != "nll_exact"}
 MEASURE_LABEL = {
     "nll": "NLL",
     "gospa_mean": "GOSPA",
@@ -23,6 +25,49 @@ MEASURE_LABEL = {
     "motp": "MOTP",
     "idf1": "IDF1",
 }
+# axis labels with units: NLL in nats (natural log), distances in the scenario's position units
+AXIS_LABEL = {
+    "nll": "NLL per step (nats)",
+    "gospa_mean": "GOSPA per step (position units)",
+    "mota": "MOTA (fraction)",
+}
+
+
+@dataclass(frozen=True)
+class Style:
+    """A filter's fixed colour and marker in every figure."""
+
+    color: str
+    marker: str
+
+
+# One visual identity: the reference filters' colours (Okabe-Ito, colour-blind safe) and markers.
+FILTER_STYLE = {
+    "phd": Style("#0072B2", "o"),
+    "cphd": Style("#56B4E9", "s"),
+    "pmb": Style("#009E73", "^"),
+    "pmbm": Style("#D55E00", "D"),
+    "mbm": Style("#CC79A7", "v"),
+    "mbm01": Style("#E69F00", "P"),
+}
+# other trackers (named by users) take these in the sorted order of their names
+RESERVED_COLORS = ("#000000", "#8C564B", "#7F7F7F", "#9467BD", "#17BECF", "#BCBD22", "#F0E442")
+RESERVED_MARKERS = ("X", "h", "*", "p", "<", ">", "d")
+
+
+def filter_styles(names) -> dict[str, Style]:
+    """Style of every filter in ``names``: the fixed one, or a reserved one by sorted name order.
+
+    Pass every filter of the study (not of one panel), so a tracker keeps its
+    style across the study's figures. The i-th unknown name in sorted order
+    gets reserved colour i and marker i (cycling; colour and marker cycle with
+    different periods, so pairs repeat only after 49 names).
+    """
+    unknown = sorted({str(n) for n in names} - set(FILTER_STYLE))
+    out = {n: FILTER_STYLE[n] for n in {str(n) for n in names} if n in FILTER_STYLE}
+    for i, n in enumerate(unknown):
+        out[n] = Style(RESERVED_COLORS[i % len(RESERVED_COLORS)], RESERVED_MARKERS[i % len(RESERVED_MARKERS)])
+    return out
 
 
 def _plt():
@@ -62,100 +107,242 @@ def _pick(summary, **filters):
     return sel
 
 
-def _errorbars(ax, data, x: str, label_col: str = "filter"):
-    for name, g in data.groupby(label_col, sort=True):
-        g = g.sort_values(x)
-        finite = np.isfinite(g["mean"].to_numpy())
-        if not finite.any():
-            continue
-        gx, gm = g[x].to_numpy()[finite], g["mean"].to_numpy()[finite]
-        err = np.vstack([gm - g["ci95_low"].to_numpy()[finite], g["ci95_high"].to_numpy()[finite] - gm])
-        inf_note = int((~finite).sum())
-        label = f"{name} (+{inf_note} infinite)" if inf_note else str(name)
-        ax.errorbar(gx, gm, yerr=err, marker="o", capsize=3, label=label)
+# the two summaries the figures draw: robust (NLL, heavy-tailed) and mean (bounded measures)
+ROBUST = ("median", "q25", "q75", "median and interquartile range over seeds")
+MEAN = ("mean", "ci95_low", "ci95_high", "mean and 95 % bootstrap interval over seeds")
+
+
+def _inf_note(g) -> str:
+    k, n = int(g["n_infinite"].sum()), int(g["n"].sum())
+    return f" (inf in {k}/{n} runs)" if k else ""
+
+
+def _series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST) -> None:
+    """One line per filter (every filter in ``data``) with its interval; infinite values are shown.
+
+    A point whose centre is +inf is drawn as an open triangle at the top edge
+    of the panel (labelled "inf"); an interval whose upper end is +inf is
+    drawn dotted up to the top edge. The legend names every filter with its
+    style, with "inf in k/n runs" when some runs are infinite.
+    """
+    centre, low, high, _ = summary_kind
+    pending = []
+    for name in sorted(data["filter"].unique()):
+        st = styles[name]
+        g = data[data["filter"] == name].sort_values(x)
+        gx, c = g[x].to_numpy(dtype=float), g[centre].to_numpy(dtype=float)
+        lo, hi = g[low].to_numpy(dtype=float), g[high].to_numpy(dtype=float)
+        finite = np.isfinite(c)
+        label = f"{name}{_inf_note(g)}"
+        ax.plot(gx[finite], c[finite], marker=st.marker, color=st.color, label=label, ms=5, lw=1.4)
+        bounded = finite & np.isfinite(hi)
+        ax.vlines(gx[bounded], lo[bounded], hi[bounded], color=st.color, lw=1.2, alpha=0.8)
+        ends = np.column_stack([np.r_[gx[finite], gx[bounded]], np.r_[lo[finite], hi[bounded]]])
+        ax.update_datalim(ends[np.isfinite(ends).all(axis=1)])  # intervals inside the view
+        pending.append((gx, lo, hi, finite, st))
+    ax.autoscale_view()
+    top = ax.get_ylim()[1]
+    for gx, lo, hi, finite, st in pending:
+        open_top = finite & ~np.isfinite(hi)  # interval reaching +inf: dotted up to the edge
+        ax.vlines(gx[open_top], lo[open_top], top, color=st.color, lw=1.0, ls=":", alpha=0.8)
+        if (~finite).any():
+            ax.plot(
+                gx[~finite],
+                np.full((~finite).sum(), 0.97),
+                marker="^",
+                ls="none",
+                mfc="none",
+                color=st.color,
+                ms=8,
+                transform=ax.get_xaxis_transform(),
+            )
+            for xv in gx[~finite]:
+                ax.annotate(
+                    "inf",
+                    (xv, 0.97),
+                    xycoords=ax.get_xaxis_transform(),
+                    xytext=(6, -3),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color=st.color,
+                )
+    ax.set_ylim(top=top)
+
+
+def _legend(ax, **kw) -> None:
+    ax.legend(fontsize=7, framealpha=0.85, **kw)
 
 
 def fig_vs_clutter(summary, q: int):
-    """NLL and GOSPA against the clutter rate, per filter, with 95 % intervals over seeds."""
+    """NLL (median, IQR) and GOSPA (mean, bootstrap interval) against the clutter rate, per filter."""
     plt, _ = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (measure, qq, title) in zip(
-        axes, (("nll", q, f"NLL (Q = {q}, position)"), ("gospa_mean", 0, "GOSPA (c = 2, p = 1)")), strict=True
-    ):
-        _errorbars(ax, _pick(summary, measure=measure, q=qq, cov_scale=1.0), "clutter")
-        ax.set_xlabel("clutter rate (per scan)")
-        ax.set_title(title)
-    axes[0].set_ylabel("mean over steps, mean over seeds")
-    axes[1].legend(fontsize=7)
+    styles = filter_styles(summary["filter"].unique())
+    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.2), constrained_layout=True)
+    panels = (("nll", q, ROBUST, f"NLL (Q = {q})"), ("gospa_mean", 0, MEAN, "GOSPA"))
+    for ax, (measure, qq, kind, title) in zip(axes, panels, strict=True):
+        data = _pick(summary, measure=measure, q=qq, cov_scale=1.0)
+        _series(ax, data, "clutter", styles, kind)
+        ax.set_xlabel("clutter rate (false measurements per scan)")
+        ax.set_ylabel(AXIS_LABEL[measure])
+        ax.set_title(f"{title}: {kind[3]}", fontsize=8)
+        ax.set_xticks(sorted(data["clutter"].unique()))
+        _legend(ax)
     return fig
+
+
+DECOMPOSITION_TERMS = (
+    "nll_localization",
+    "nll_missed",
+    "nll_false",
+    "nll_cardinality",
+    "nll_mixture",
+    "nll_association",
+)
+TERM_COLORS = dict(
+    zip(DECOMPOSITION_TERMS, ("#4C72B0", "#C44E52", "#DD8452", "#8172B3", "#937860", "#55A868"), strict=True)
+)
 
 
 def fig_decomposition(summary, q: int):
-    """Mean NLL terms (localisation, missed, false, association, ...) per filter and clutter rate."""
+    """NLL terms per filter and clutter rate (means over the runs whose NLL is finite).
+
+    Panels share the y-axis. A filter whose NLL is infinite in some runs is
+    annotated "inf in k/n runs" with the term that made it infinite; a filter
+    infinite in every run has no finite bar, only a hatched marker.
+    """
     plt, _ = _plt()
-    terms = [
-        "nll_localization",
-        "nll_missed",
-        "nll_false",
-        "nll_cardinality",
-        "nll_mixture",
-        "nll_association",
-    ]
-    data = summary[(summary["q"] == q) & (summary["cov_scale"] == 1.0) & summary["measure"].isin(terms)]
+    data = summary[(summary["q"] == q) & (summary["cov_scale"] == 1.0)]
     settings = sorted(data["clutter"].unique())
-    fig, axes = plt.subplots(1, len(settings), figsize=(4 * len(settings), 4), squeeze=False)
+    filters = sorted(data["filter"].unique())
+    fig, axes = plt.subplots(
+        1,
+        len(settings),
+        figsize=(2.6 * len(settings) + 1.6, 3.4),
+        squeeze=False,
+        sharey=True,
+        constrained_layout=True,
+    )
     for ax, clutter in zip(axes[0], settings, strict=True):
         sub = data[data["clutter"] == clutter]
-        filters = sorted(sub["filter"].unique())
-        bottom_pos = np.zeros(len(filters))
-        bottom_neg = np.zeros(len(filters))
-        for term in terms:
-            vals = np.array(
-                [float(sub[(sub["filter"] == f) & (sub["measure"] == term)]["mean"].sum()) for f in filters]
+        pos, neg = np.zeros(len(filters)), np.zeros(len(filters))
+        for term in DECOMPOSITION_TERMS:
+            rows = [sub[(sub["filter"] == f) & (sub["measure"] == term)] for f in filters]
+            vals = np.array([float(r["finite_mean"].iloc[0]) if len(r) else 0.0 for r in rows])
+            vals = np.nan_to_num(vals, nan=0.0)  # all runs infinite: no finite bar (marked below)
+            base = np.where(vals >= 0, pos, neg)
+            ax.bar(
+                filters,
+                vals,
+                bottom=base,
+                color=TERM_COLORS[term],
+                label=term.removeprefix("nll_"),
+                width=0.7,
             )
-            vals = np.where(np.isfinite(vals), vals, np.nan)  # an infinite term is drawn as missing
-            base = np.where(vals >= 0, bottom_pos, bottom_neg)
-            ax.bar(filters, vals, bottom=base, label=term.removeprefix("nll_"))
-            bottom_pos += np.where(vals >= 0, np.nan_to_num(vals), 0)
-            bottom_neg += np.where(vals < 0, np.nan_to_num(vals), 0)
-        ax.set_title(f"clutter {clutter:g}")
+            pos += np.where(vals >= 0, vals, 0)
+            neg += np.where(vals < 0, vals, 0)
+        for i, f in enumerate(filters):
+            total = sub[(sub["filter"] == f) & (sub["measure"] == "nll")]
+            if total.empty or int(total["n_infinite"].iloc[0]) == 0:
+                continue
+            k, n = int(total["n_infinite"].iloc[0]), int(total["n"].iloc[0])
+            culprits = [
+                t.removeprefix("nll_")
+                for t in DECOMPOSITION_TERMS
+                if not sub[(sub["filter"] == f) & (sub["measure"] == t) & (sub["n_infinite"] > 0)].empty
+            ]
+            ax.annotate(
+                f"inf in {k}/{n}\n({', '.join(culprits)})",
+                (i, 0.98 - 0.1 * (i % 2)),  # staggered: neighbours' notes do not overlap
+                xycoords=ax.get_xaxis_transform(),
+                ha="center",
+                va="top",
+                fontsize=6,
+                color="black",
+                bbox={
+                    "boxstyle": "round",
+                    "fc": "white",
+                    "ec": "#C44E52",
+                    "hatch": "///" if k == n else None,
+                },
+            )
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_title(f"clutter {clutter:g}", fontsize=9)
         ax.tick_params(axis="x", rotation=45)
-    axes[0][0].set_ylabel(f"mean NLL term (Q = {q})")
-    axes[0][-1].legend(fontsize=7)
+        for tick, f in zip(ax.get_xticklabels(), filters, strict=True):
+            tick.set_color(filter_styles(filters)[f].color)
+    axes[0][0].set_ylabel(f"NLL term per step (nats, Q = {q})\nmean over runs with finite NLL")
+    axes[0][-1].legend(
+        fontsize=7, title="NLL term", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1)
+    )
     return fig
 
 
-def fig_nll_vs_q(summary, timing):
-    """NLL against Q (and the exact value where computable); evaluation time against Q."""
+def fig_nll_vs_q(summary):
+    """NLL (median, IQR) against the Murty budget Q, one panel per filter; dotted: the exact NLL.
+
+    Each panel has its own y-scale: the figure compares Q values within a
+    filter (a heavy-tailed filter would otherwise flatten the others).
+    Measured times are not drawn here (see :func:`fig_timing`), so this
+    figure is the same bytes however the jobs ran.
+    """
     plt, _ = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    styles = filter_styles(summary["filter"].unique())
     nll = summary[(summary["measure"] == "nll") & (summary["cov_scale"] == 1.0)]
     clutter = sorted(nll["clutter"].unique())[0]
     nll = nll[nll["clutter"] == clutter]
-    _errorbars(axes[0], nll, "q")
     exact = summary[
         (summary["measure"] == "nll_exact") & (summary["cov_scale"] == 1.0) & (summary["clutter"] == clutter)
     ]
-    for _, row in exact.iterrows():
-        if np.isfinite(row["mean"]):
-            axes[0].axhline(row["mean"], ls=":", lw=1, color="gray")
-    axes[0].set_xlabel("Q (associations per hypothesis)")
-    axes[0].set_ylabel(f"NLL (clutter {clutter:g}); dotted: exact")
+    filters = sorted(nll["filter"].unique())
+    ncols = min(3, len(filters))
+    nrows = -(-len(filters) // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(2.6 * ncols + 0.6, 2.4 * nrows + 0.4), squeeze=False, constrained_layout=True
+    )
+    qs = sorted(nll["q"].unique())
+    for ax, name in zip(axes.flat, filters, strict=False):
+        _series(ax, nll[nll["filter"] == name], "q", styles, ROBUST)
+        ex = exact[exact["filter"] == name]
+        if len(ex) and np.isfinite(ex["median"].iloc[0]):
+            ax.axhline(
+                ex["median"].iloc[0], ls=":", lw=1.2, color=styles[name].color, label="exact NLL (median)"
+            )
+        ax.set_xscale("log")
+        ax.set_xticks(qs, [str(int(v)) for v in qs])
+        ax.minorticks_off()
+        ax.set_title(name, fontsize=9, color=styles[name].color)
+        _legend(ax)
+    for ax in axes.flat[len(filters) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(AXIS_LABEL["nll"])
+    for ax in axes[-1, :]:
+        ax.set_xlabel("Q (associations per hypothesis)")
+    fig.suptitle(f"NLL against Q, clutter {clutter:g}: {ROBUST[3]}", fontsize=9)
+    return fig
+
+
+def fig_timing(timing):
+    """Measured time of the NLL part of the evaluation per run against Q (varies between runs)."""
+    plt, _ = _plt()
+    fig, ax = plt.subplots(figsize=(4.8, 3.4), constrained_layout=True)
     if len(timing):
+        styles = filter_styles(timing["filter"].unique())
         t = timing[timing["cov_scale"] == 1.0] if "cov_scale" in timing else timing
         col = "nll_seconds" if "nll_seconds" in t else "seconds"
-        t = t.groupby(["filter", "q"], as_index=False)[col].mean()
+        t = t.groupby(["filter", "q"], as_index=False)[col].median()
         for name, g in t.groupby("filter", sort=True):
-            axes[1].plot(g["q"], g[col], marker="o", label=name)
-        axes[1].set_yscale("log")
-    for ax in axes:
+            st = styles[name]
+            ax.plot(g["q"], g[col], marker=st.marker, color=st.color, label=name)
+        ax.set_yscale("log")
         ax.set_xscale("log")
-        qs = sorted(summary[summary["measure"] == "nll"]["q"].unique())
-        ax.set_xticks(qs, [str(int(q)) for q in qs])
+        qs = sorted(t["q"].unique())
+        ax.set_xticks(qs, [str(int(v)) for v in qs])
         ax.minorticks_off()
-    axes[1].set_xlabel("Q")
-    axes[1].set_ylabel("NLL evaluation time per run (s)")
-    axes[1].legend(fontsize=7)
+        _legend(ax)
+    ax.set_xlabel("Q (associations per global hypothesis)")
+    ax.set_ylabel("NLL evaluation time per run (s)")
+    ax.set_title("measured wall time (median over runs); machine-dependent", fontsize=8)
     return fig
 
 
@@ -168,22 +355,28 @@ def probe_q(summary) -> int:
 
 
 def fig_calibration(summary, q: int | None = None):
-    """NLL and GOSPA against the covariance scale s (the point estimates do not move)."""
+    """NLL (median, IQR) and GOSPA (mean, interval) against the covariance scale s, a row per clutter."""
     plt, _ = _plt()
     q = probe_q(summary) if q is None else q
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    clutter = sorted(summary["clutter"].unique())[0]
-    sub = summary[summary["clutter"] == clutter]
-    _errorbars(axes[0], _pick(sub, measure="nll", q=q), "cov_scale")
-    _errorbars(axes[1], _pick(sub, measure="gospa_mean", q=0), "cov_scale")
-    scales = sorted(sub[sub["measure"] == "gospa_mean"]["cov_scale"].unique())
-    for ax, title in zip(axes, (f"NLL (Q = {q})", "GOSPA"), strict=True):
-        ax.set_xscale("log")
-        ax.set_xticks(scales, [f"{x:g}" for x in scales])
-        ax.minorticks_off()
-        ax.set_xlabel("covariance scale s")
-        ax.set_title(f"{title}, clutter {clutter:g}")
-    axes[1].legend(fontsize=7)
+    styles = filter_styles(summary["filter"].unique())
+    clutters = sorted(summary["clutter"].unique())
+    fig, axes = plt.subplots(
+        len(clutters), 2, figsize=(7.2, 2.8 * len(clutters)), squeeze=False, constrained_layout=True
+    )
+    for row, clutter in zip(axes, clutters, strict=True):
+        sub = summary[summary["clutter"] == clutter]
+        _series(row[0], _pick(sub, measure="nll", q=q), "cov_scale", styles, ROBUST)
+        _series(row[1], _pick(sub, measure="gospa_mean", q=0), "cov_scale", styles, MEAN)
+        scales = sorted(sub[sub["measure"] == "gospa_mean"]["cov_scale"].unique())
+        for ax, measure, kind in zip(row, ("nll", "gospa_mean"), (ROBUST, MEAN), strict=True):
+            ax.set_xscale("log")
+            ax.set_xticks(scales, [f"{x:g}" for x in scales])
+            ax.minorticks_off()
+            ax.set_xlabel("covariance scale s (1: the filter's own)")
+            ax.set_ylabel(AXIS_LABEL[measure])
+            name = f"NLL (Q = {q})" if measure == "nll" else "GOSPA"
+            ax.set_title(f"{name}, clutter {clutter:g}: {kind[3]}", fontsize=7)
+            _legend(ax)
     return fig
 
 
@@ -193,15 +386,17 @@ def fig_theorem1(steps):
     lhs = steps[steps["measure"] == "theorem1_lhs"]["value"].to_numpy()
     rhs = steps[steps["measure"] == "theorem1_rhs"]["value"].to_numpy()
     diff = steps[steps["measure"] == "theorem1_difference"]["value"].to_numpy()
-    fig, ax = plt.subplots(figsize=(5, 5))
-    ax.scatter(rhs, lhs, s=6, alpha=0.5)
+    fig, ax = plt.subplots(figsize=(4.2, 4.2), constrained_layout=True)
+    ax.scatter(rhs, lhs, s=6, alpha=0.5, color="#0072B2", label="one evaluated step")
     if lhs.size:
         lo, hi = float(min(lhs.min(), rhs.min())), float(max(lhs.max(), rhs.max()))
-        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
+        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8, label="equality")
     worst = float(np.max(np.abs(diff))) if diff.size else 0.0
-    ax.set_xlabel("right-hand side: V(1-rho) + GOSPA-like assignment cost")
-    ax.set_ylabel("NLL of the theorem's PMB (Q = 1)")
-    ax.set_title(f"Theorem 1: {lhs.size} steps, max |difference| = {worst:.1e}")
+    ax.set_xlabel("right-hand side: V(1-rho) + assignment cost (nats)")
+    ax.set_ylabel("NLL of the theorem's PMB, Q = 1 (nats)")
+    ax.set_title(f"Theorem 1: {lhs.size} steps, max |difference| = {worst:.1e}", fontsize=8)
+    ax.set_aspect("equal", adjustable="datalim")
+    _legend(ax)
     return fig
 
 
@@ -265,8 +460,12 @@ def _ellipse(ax, mean, cov, **kw) -> float:
 
 
 def fig_example(example_dir: str | Path):
-    """The paper's Fig. 1 / Fig. 2: Bernoullis (r and 2-sigma ellipses), PPP 2-sigma region, truth, table."""
+    """The paper's Fig. 1 / Fig. 2: Bernoullis (r and 2-sigma ellipses), PPP 2-sigma region, truth, table.
+
+    Panels share both axes with equal aspect, so equal covariances look equal.
+    """
     import pandas as pd
+    from matplotlib.lines import Line2D
 
     from nllbench.io import read_posterior
 
@@ -275,16 +474,24 @@ def fig_example(example_dir: str | Path):
     truth = pd.read_csv(d / "truth.csv")[["x", "y"]].to_numpy()
     table = pd.read_csv(d / "table.csv")
     trackers = list(table["tracker"])
-    fig, axes = plt.subplots(1, len(trackers), figsize=(5 * len(trackers), 5.6))
-    colors = {"M1": "tab:blue", "M2": "tab:red"}
+    fig, axes = plt.subplots(
+        1,
+        len(trackers),
+        figsize=(3.6 * len(trackers), 4.4),
+        sharex=True,
+        sharey=True,
+        constrained_layout=True,
+    )
+    colors = {"M1": "#0072B2", "M2": "#D55E00"}
+    lo, hi = truth.min(axis=0) - 1, truth.max(axis=0) + 1
     for ax, name in zip(np.atleast_1d(axes), trackers, strict=True):
+        color = colors.get(name, "#009E73")
         density = read_posterior(d / f"{name}.nc")[0]
         mb = density.hypotheses[int(np.argmax(density.weights))]
-        lo, hi = truth.min(axis=0) - 1, truth.max(axis=0) + 1
         for r, m, P in zip(mb.r, mb.densities.means, mb.densities.covs, strict=True):
-            half = _ellipse(ax, m, P, color=colors.get(name, "tab:green"), lw=1.5)
+            half = _ellipse(ax, m, P, color=color, lw=1.5)
             lo, hi = np.minimum(lo, m - half), np.maximum(hi, m + half)
-            ax.plot(*m, "o", color=colors.get(name, "tab:green"), ms=4)
+            ax.plot(*m, "o", color=color, ms=4)
             ax.annotate(f"r = {r:.2f}", m, xytext=(6, 6), textcoords="offset points", fontsize=8)
         if density.ppp is not None:
             for m, P in zip(density.ppp.gaussians.means, density.ppp.gaussians.covs, strict=True):
@@ -293,11 +500,23 @@ def fig_example(example_dir: str | Path):
         ax.plot(truth[:, 0], truth[:, 1], "*", color="black", ms=12)
         row = table[table["tracker"] == name].iloc[0]
         ax.set_title(
-            f"{name}: NLL {row['nll']:.1f}, GOSPA {row['gospa']:.2f}, "
+            f"{name}: NLL {row['nll']:.2f}, GOSPA {row['gospa']:.2f}\n"
             f"MOTA {row['mota']:.2f}, MOTP {row['motp']:.2f}",
             fontsize=9,
         )
-        ax.set_aspect("equal")
-        ax.set_xlim(lo[0] - 0.5, hi[0] + 0.5)
-        ax.set_ylim(lo[1] - 0.5, hi[1] + 0.5)
+        ax.set_xlabel("x (position units)")
+        handles = [
+            Line2D([], [], marker="*", ls="none", color="black", ms=10, label="ground truth"),
+            Line2D([], [], marker="o", ls="none", color=color, ms=4, label=f"{name} Bernoulli mean"),
+            Line2D([], [], color=color, lw=1.5, label=f"{name} Bernoulli 2-sigma ellipse"),
+        ]
+        if density.ppp is not None:
+            handles.append(Line2D([], [], color="gray", lw=1.2, ls="--", label="PPP 2-sigma region"))
+        ax.legend(handles=handles, fontsize=7, loc="lower left", framealpha=0.85)
+    first = np.atleast_1d(axes)[0]
+    first.set_ylabel("y (position units)")
+    for ax in np.atleast_1d(axes):
+        ax.set_aspect("equal", adjustable="box")
+    first.set_xlim(lo[0] - 0.5, hi[0] + 0.5)
+    first.set_ylim(lo[1] - 1.5, hi[1] + 0.5)  # room below for the legend
     return fig

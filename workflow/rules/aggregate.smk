@@ -1,4 +1,5 @@
-# One tidy table of every run, summary statistics over seeds, and the timing table.
+# One tidy table of every run, summary statistics over seeds, paired comparisons and rankings,
+# the HTML leaderboard, and the timing table.
 
 
 rule aggregate:
@@ -9,7 +10,9 @@ rule aggregate:
         steps_nc=f"{RESULTS}/tables/steps.nc",
         runs_csv=f"{RESULTS}/tables/runs.csv",
         runs_nc=f"{RESULTS}/tables/runs.nc",
-        summary=report(f"{RESULTS}/tables/summary.csv", caption="../report/summary.rst", category="Tables"),
+        summary=f"{RESULTS}/tables/summary.csv",
+        paired=f"{RESULTS}/tables/paired.csv",
+        ranking=f"{RESULTS}/tables/ranking.csv",
         provenance=f"{RESULTS}/tables/provenance.json",
     log:
         f"{RESULTS}/logs/aggregate.log",
@@ -41,3 +44,32 @@ rule timing:
         "../envs/nllbench.yaml"
     shell:
         "nllbench timing {input} -o {output} > {log} 2>&1"
+
+
+rule leaderboard:
+    input:
+        tables=rules.aggregate.output.summary,
+        paired=rules.aggregate.output.paired,
+        ranking=rules.aggregate.output.ranking,
+        examples=expand(f"{RESULTS}/paper/example{{number}}/table.csv", number=config["paper"]["examples"]),
+        theorem1=f"{RESULTS}/paper/theorem1.txt",
+    output:
+        report(
+            f"{RESULTS}/report/leaderboard.html",
+            caption="../report/leaderboard.rst",
+            category="1 Paper",
+            labels={"item": "1 headline and leaderboard"},
+        ),
+    log:
+        f"{RESULTS}/logs/leaderboard.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/leaderboard.tsv"
+    params:
+        tables=lambda w, input: str(Path(input.tables).parent),
+        examples=lambda w, input: " ".join(str(Path(t).parent) for t in input.examples),
+    threads: 1
+    conda:
+        "../envs/nllbench.yaml"
+    shell:
+        "nllbench leaderboard --tables {params.tables} --example-dirs {params.examples}"
+        " --theorem1 {input.theorem1} -o {output} > {log} 2>&1"

@@ -1,0 +1,458 @@
+"""A self-contained HTML summary of a study: what was run, the headline, a sortable leaderboard,
+whether NLL and GOSPA rank the filters alike (and which posterior feature explains where not),
+paired comparisons and the paper's examples.
+
+Everything is computed from the tables of :mod:`nllbench.aggregate` (``summary.csv``,
+``paired.csv``, ``ranking.csv``, ``provenance.json``) and the example tables written by
+``nllbench example --out-dir``. The page loads nothing from the network: plain JavaScript
+sorts the tables.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from nllbench.aggregate import RANKED
+
+SETTING = ["scenario", "clutter", "pd"]
+TERMS = (
+    "nll_localization",
+    "nll_missed",
+    "nll_false",
+    "nll_cardinality",
+    "nll_mixture",
+    "nll_association",
+)
+TERM_MEANING = {
+    "nll_localization": "localisation (the matched Bernoullis' densities at the true objects: spread or offset)",  # noqa: E501
+    "nll_missed": "missed objects (true objects left to the PPP, whose intensity there is low)",
+    "nll_false": "false objects (existence probability on Bernoullis that match no true object)",
+    "nll_cardinality": "the cardinality distribution",
+    "nll_mixture": "the weight of the best global hypothesis",
+    "nll_association": "association uncertainty",
+}
+LABEL = {"nll": "NLL", "gospa_mean": "GOSPA", "mota": "MOTA"}
+
+
+def _fmt(x, digits: int = 2) -> str:
+    x = float(x)
+    if math.isnan(x):
+        return "–"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}f}"
+
+
+def _num(x) -> str:
+    """Sort key of a cell (numbers; infinities as the extreme floats)."""
+    x = float(x)
+    if math.isnan(x):
+        return ""
+    return "1e308" if x == math.inf else ("-1e308" if x == -math.inf else repr(x))
+
+
+def _setting_text(setting) -> str:
+    scenario, clutter, pd_ = setting
+    return f"{scenario}, clutter {clutter:g}, P_D {pd_:g}"
+
+
+def _select(df, **kw):
+    for k, v in kw.items():
+        df = df[df[k] == v]
+    return df
+
+
+def nll_budget(summary) -> int:
+    """The largest Murty budget Q at which the NLL was evaluated (the leaderboard's)."""
+    return int(summary[summary["measure"] == "nll"]["q"].max())
+
+
+def _row(summary, setting, f, measure, q):
+    sel = _select(summary, scenario=setting[0], clutter=setting[1], pd=setting[2], filter=f, measure=measure)
+    sel = sel[(sel["q"] == q) & (sel["cov_scale"] == 1.0)]
+    return sel.iloc[0] if len(sel) else None
+
+
+def _rank(ranks, setting, f, measure, q):
+    sel = _select(ranks, scenario=setting[0], clutter=setting[1], pd=setting[2], filter=f, measure=measure)
+    sel = sel[(sel["q"] == q) & (sel["cov_scale"] == 1.0)]
+    return int(sel["rank"].iloc[0]) if len(sel) else None
+
+
+def settings_and_filters(summary):
+    """Sorted settings (scenario, clutter, pd) and filters of the study."""
+    keys = summary[SETTING].drop_duplicates().sort_values(SETTING)
+    return [tuple(r) for r in keys.itertuples(index=False)], sorted(summary["filter"].unique())
+
+
+def best_scale(summary, setting, f) -> float | None:
+    """Covariance scale s with the lowest median NLL among the probes (None without probes)."""
+    sel = _select(summary, scenario=setting[0], clutter=setting[1], pd=setting[2], filter=f, measure="nll")
+    probed = sel[sel["cov_scale"] != 1.0]
+    if probed.empty:
+        return None
+    q = int(probed["q"].max())
+    sel = sel[sel["q"] == q].sort_values("cov_scale")
+    med = sel["median"].to_numpy(dtype=float)
+    if not np.isfinite(med).any():
+        return None
+    return float(sel["cov_scale"].to_numpy()[int(np.argmin(med))])
+
+
+def _pair(pairs, setting, a, b, measure, q):
+    """(median difference a - b, interval excludes 0) from paired.csv, whichever order it was stored in."""
+    sel = _select(pairs, scenario=setting[0], clutter=setting[1], pd=setting[2], measure=measure)
+    sel = sel[(sel["q"] == q) & (sel["cov_scale"] == 1.0)]
+    for x, y, sign in ((a, b, 1.0), (b, a, -1.0)):
+        r = sel[(sel["filter_a"] == x) & (sel["filter_b"] == y)]
+        if len(r):
+            r = r.iloc[0]
+            separated = bool(r["ci95_low"] > 0 or r["ci95_high"] < 0)
+            return sign * float(r["median_difference"]), separated
+    return math.nan, False
+
+
+def explain(summary, setting, winner: str, loser: str, q: int) -> str:
+    """Why the NLL ranks ``loser`` below ``winner``: the largest term gap, calibration, infinite runs."""
+    parts = []
+    total = _row(summary, setting, loser, "nll", q)
+    if total is not None and int(total["n_infinite"]):
+        parts.append(
+            f"{loser}'s posterior gives the truth zero density in {int(total['n_infinite'])}/{int(total['n'])} runs"  # noqa: E501
+        )
+    if total is not None and int(total["n_infinite"]) == int(total["n"]):
+        return parts[0]  # no finite run to decompose: zero density is the whole story
+    gaps = []
+    for t in TERMS:
+        lo, wi = _row(summary, setting, loser, t, q), _row(summary, setting, winner, t, q)
+        if lo is not None and wi is not None:
+            gap = float(lo["finite_mean"]) - float(wi["finite_mean"])
+            if np.isfinite(gap):
+                gaps.append((gap, t))
+    if gaps:
+        gap, term = max(gaps)
+        loc = _row(summary, setting, loser, "nll_localization", q)
+        if term == "nll_missed" and loc is not None and float(loc["finite_mean"]) == 0.0:
+            parts.append(
+                f"{loser}'s posterior is a PPP (no Bernoullis), which explains every object by its intensity, "  # noqa: E501
+                "so its whole NLL is in the missed-objects term"
+            )
+        if gap > 0:
+            parts.append(
+                f"its NLL exceeds {winner}'s mostly through the {TERM_MEANING[term]} term (+{gap:.2f} nats per step)"  # noqa: E501
+            )
+    s = best_scale(summary, setting, loser)
+    if s is not None and s != 1.0:
+        kind = "too small: over-confident" if s > 1 else "too large: under-confident"
+        parts.append(f"its NLL is lowest with covariances scaled by s = {s:g} (its covariances are {kind})")
+    return "; ".join(parts) if parts else "no single term or probe stands out"
+
+
+def agreement(summary, pairs, q: int) -> list[dict]:
+    """Per setting: do NLL and GOSPA order every pair of filters alike? Discordant pairs, explained.
+
+    A pair is discordant when the paired median differences of NLL and GOSPA
+    prefer different filters; ``significant`` when both paired intervals
+    exclude zero. Explanations come from :func:`explain`.
+    """
+    settings, filters = settings_and_filters(summary)
+    out = []
+    for setting in settings:
+        discordant = []
+        for i, a in enumerate(filters):
+            for b in filters[i + 1 :]:
+                d_nll, s_nll = _pair(pairs, setting, a, b, "nll", q)
+                d_gospa, s_gospa = _pair(pairs, setting, a, b, "gospa_mean", 0)
+                if np.isnan(d_nll) or np.isnan(d_gospa) or d_nll * d_gospa >= 0:
+                    continue
+                winner, loser = (a, b) if d_nll < 0 else (b, a)
+                discordant.append(
+                    {
+                        "nll_prefers": winner,
+                        "gospa_prefers": loser,
+                        "significant": s_nll and s_gospa,
+                        "why": explain(summary, setting, winner, loser, q),
+                    }
+                )
+        out.append({"setting": setting, "discordant": discordant})
+    return out
+
+
+STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;
+max-width:1200px;margin:1.5em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}
+th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+th{background:#f3f5f8;position:sticky;top:0;cursor:pointer;user-select:none}
+th:hover{background:#e4e9f2}td.l,th.l{text-align:left}tr:hover td{background:#fafbfd}
+.ci{color:#777;font-size:11px}.sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:5px;
+vertical-align:-1px}.best{font-weight:600}.note{color:#555;font-size:13px}.inf{color:#b2182b}
+dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-size:13px}
+dt{font-weight:600}dd{margin:0}
+"""
+SORT_JS = """
+document.querySelectorAll('table.sortable th').forEach(function (th, i) {
+  th.title = 'click to sort';
+  th.addEventListener('click', function () {
+    var body = th.closest('table').tBodies[0], rows = Array.prototype.slice.call(body.rows);
+    var asc = th.dataset.order !== 'asc';
+    th.dataset.order = asc ? 'asc' : 'desc';
+    rows.sort(function (a, b) {
+      var x = a.cells[i].dataset.sort, y = b.cells[i].dataset.sort;
+      if (x === undefined) { x = a.cells[i].textContent; y = b.cells[i].textContent; }
+      var nx = parseFloat(x), ny = parseFloat(y);
+      var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+      return asc ? c : -c;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+"""
+
+
+def _filter_cell(name: str, styles) -> str:
+    colour = styles[name].color if name in styles else "#999"
+    return f'<td class=l data-sort="{html.escape(name)}"><span class=sw style="background:{colour}"></span>{html.escape(name)}</td>'  # noqa: E501
+
+
+def _stat_cell(row, centre: str, low: str, high: str) -> str:
+    if row is None:
+        return "<td>–</td>"
+    inf = int(row["n_infinite"])
+    note = (
+        f' <span class=inf title="runs with an infinite value">inf {inf}/{int(row["n"])}</span>'
+        if inf
+        else ""
+    )
+    return (
+        f'<td data-sort="{_num(row[centre])}">{_fmt(row[centre])} '
+        f"<span class=ci>[{_fmt(row[low])}, {_fmt(row[high])}]</span>{note}</td>"
+    )
+
+
+def leaderboard_html(summary, ranks, q: int, styles) -> str:
+    """The filter x setting table: NLL median [IQR] and mean [95 % CI], GOSPA and MOTA mean [CI], ranks."""
+    settings, filters = settings_and_filters(summary)
+    head = (
+        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median [IQR]</th><th>NLL mean [95 % CI]</th>"  # noqa: E501
+        "<th>GOSPA mean [95 % CI]</th><th>MOTA mean [95 % CI]</th><th>rank NLL</th><th>rank GOSPA</th>"
+        "<th>rank MOTA</th></tr>"
+    )
+    body = []
+    for setting in settings:
+        for f in filters:
+            nll = _row(summary, setting, f, "nll", q)
+            if nll is None:
+                continue
+            gospa, mota = _row(summary, setting, f, "gospa_mean", 0), _row(summary, setting, f, "mota", 0)
+            rank_cells = []
+            for m in RANKED:
+                r = _rank(ranks, setting, f, m, q if m == "nll" else 0)
+                cls = " class=best" if r == 1 else ""
+                rank_cells.append(
+                    f'<td{cls} data-sort="{r if r is not None else ""}">{r if r is not None else "–"}</td>'
+                )
+            body.append(
+                f"<tr><td class=l>{html.escape(_setting_text(setting))}</td>{_filter_cell(f, styles)}"
+                + _stat_cell(nll, "median", "q25", "q75")
+                + _stat_cell(nll, "mean", "ci95_low", "ci95_high")
+                + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
+                + _stat_cell(mota, "mean", "ci95_low", "ci95_high")
+                + "".join(rank_cells)
+                + "</tr>"
+            )
+    return f"<table class=sortable id=leaderboard><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def paired_html(pairs, q: int, styles) -> str:
+    """Paired differences (a - b) of NLL, GOSPA and MOTA at covariance scale 1."""
+    sel = pairs[(pairs["cov_scale"] == 1.0) & pairs["measure"].isin(RANKED)]
+    sel = sel[((sel["measure"] == "nll") & (sel["q"] == q)) | (sel["q"] == 0)]
+    head = (
+        "<tr><th class=l>setting</th><th class=l>measure</th><th class=l>filter a</th><th class=l>filter b</th>"  # noqa: E501
+        "<th>mean a − b [95 % CI]</th><th>median a − b</th><th>a lower / b lower (seeds)</th>"
+        "<th>Wilcoxon p</th><th>seeds</th></tr>"
+    )
+    body = []
+    for r in sel.itertuples():
+        setting = (r.scenario, r.clutter, r.pd)
+        body.append(
+            f"<tr><td class=l>{html.escape(_setting_text(setting))}</td><td class=l>{LABEL[r.measure]}</td>"
+            f"{_filter_cell(r.filter_a, styles)}{_filter_cell(r.filter_b, styles)}"
+            f'<td data-sort="{_num(r.mean_difference)}">{_fmt(r.mean_difference)} '
+            f"<span class=ci>[{_fmt(r.ci95_low)}, {_fmt(r.ci95_high)}]</span></td>"
+            f'<td data-sort="{_num(r.median_difference)}">{_fmt(r.median_difference)}</td>'
+            f"<td>{r.a_lower} / {r.b_lower}</td>"
+            f'<td data-sort="{_num(r.wilcoxon_p)}">{_fmt(r.wilcoxon_p, 3)}</td>'
+            f"<td>{r.n_compared}{f' (+{r.n_both_infinite} both inf)' if r.n_both_infinite else ''}</td></tr>"
+        )
+    return f"<table class=sortable id=paired><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def headline(summary, ranks, agree, q: int) -> str:
+    """One sentence per setting: the best filters by NLL and GOSPA, and whether the orders agree."""
+    items = []
+    for entry in agree:
+        setting = entry["setting"]
+        best = {}
+        for m in ("nll", "gospa_mean"):
+            sel = _select(ranks, scenario=setting[0], clutter=setting[1], pd=setting[2], measure=m)
+            sel = sel[(sel["q"] == (q if m == "nll" else 0)) & (sel["cov_scale"] == 1.0) & (sel["rank"] == 1)]
+            best[m] = ", ".join(sorted(sel["filter"])) or "–"
+        sig = [d for d in entry["discordant"] if d["significant"]]
+        if not entry["discordant"]:
+            verdict = "NLL and GOSPA order every pair of filters the same way"
+        else:
+            verdict = (
+                f"NLL and GOSPA disagree on {len(entry['discordant'])} pair(s) of filters "
+                f"({len(sig)} with both paired intervals excluding zero)"
+            )
+        items.append(
+            f"<li><b>{html.escape(_setting_text(setting))}</b>: best by NLL (Q = {q}): {html.escape(best['nll'])}; "  # noqa: E501
+            f"best by GOSPA: {html.escape(best['gospa_mean'])}. {verdict}.</li>"
+        )
+    return "<ul>" + "".join(items) + "</ul>"
+
+
+def agreement_html(agree) -> str:
+    rows = []
+    for entry in agree:
+        for d in entry["discordant"]:
+            rows.append(
+                f"<tr><td class=l>{html.escape(_setting_text(entry['setting']))}</td>"
+                f"<td class=l>{html.escape(d['nll_prefers'])}</td><td class=l>{html.escape(d['gospa_prefers'])}</td>"  # noqa: E501
+                f"<td class=l>{'yes' if d['significant'] else 'no'}</td>"
+                f"<td class=l style='white-space:normal'>{html.escape(d['why'])}</td></tr>"
+            )
+    if not rows:
+        return "<p>In every setting, NLL and GOSPA order every pair of filters the same way.</p>"
+    head = (
+        "<tr><th class=l>setting</th><th class=l>NLL prefers</th><th class=l>GOSPA prefers</th>"
+        "<th class=l>both significant</th><th class=l>what in the posterior explains it</th></tr>"
+    )
+    return f"<table class=sortable id=agreement><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def examples_html(example_dirs) -> str:
+    """The paper's examples: NLL (Q = 1 and exact), the paper's NLL, GOSPA, MOTA and MOTP per tracker."""
+    import pandas as pd
+
+    parts = []
+    for d in example_dirs:
+        table = pd.read_csv(Path(d) / "table.csv")
+        head = (
+            "<tr><th class=l>tracker</th><th>NLL</th><th>NLL exact</th><th>paper's NLL</th><th>GOSPA</th>"
+            "<th>MOTA</th><th>MOTP</th></tr>"
+        )
+        body = "".join(
+            f"<tr><td class=l>{html.escape(str(r.tracker))}</td><td>{_fmt(r.nll)}</td><td>{_fmt(r.nll_exact)}</td>"  # noqa: E501
+            f"<td>{_fmt(r.paper_nll, 1)}</td><td>{_fmt(r.gospa)}</td><td>{_fmt(r.mota)}</td><td>{_fmt(r.motp)}</td></tr>"  # noqa: E501
+            for r in table.itertuples()
+        )
+        title = re.sub(r"(\D)(\d)", r"\1 \2", Path(d).name.capitalize())  # example1 -> Example 1
+        parts.append(
+            f"<h3>{html.escape(title)}</h3><table><thead>{head}</thead><tbody>{body}</tbody></table>"
+        )
+    return "".join(parts)
+
+
+def _definition_list(obj, prefix: str = "") -> str:
+    """Nested settings as a flat definition list (key path -> value), not a JSON blob."""
+    items = []
+    if isinstance(obj, dict):
+        for k in sorted(obj):
+            items.append(
+                _definition_list(obj[k], f"{prefix}{k}." if isinstance(obj[k], dict) else f"{prefix}{k}")
+            )
+        return "".join(items)
+    value = ", ".join(map(str, obj)) if isinstance(obj, list) else str(obj)
+    return f"<dt>{html.escape(prefix)}</dt><dd>{html.escape(value)}</dd>"
+
+
+def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path | None = None) -> str:
+    """The whole HTML page (see the module docstring)."""
+    import pandas as pd
+
+    from nllbench.plots import filter_styles
+
+    tables = Path(tables)
+    summary = pd.read_csv(tables / "summary.csv")
+    pairs = pd.read_csv(tables / "paired.csv")
+    ranks = pd.read_csv(tables / "ranking.csv", keep_default_na=False, na_values={"rank": []})
+    provenance = json.loads((tables / "provenance.json").read_text())
+    q = nll_budget(summary)
+    styles = filter_styles(summary["filter"].unique())
+    settings, filters = settings_and_filters(summary)
+    seeds = int(summary[summary["measure"] == "nll"]["n"].max())
+    agree = agreement(summary, pairs, q)
+    n_disagree = sum(bool(e["discordant"]) for e in agree)
+    run = (
+        f"{len(filters)} filters ({', '.join(filters)}) on {len(settings)} settings "
+        f"({'; '.join(_setting_text(s) for s in settings)}), up to {seeds} Monte Carlo seeds each; "
+        f"NLL at Murty budgets Q = {', '.join(str(int(v)) for v in sorted(summary[summary['measure'] == 'nll']['q'].unique()))}."  # noqa: E501
+    )
+    config = provenance.get("config", {})
+    theorem_html = ""
+    if theorem1 is not None:
+        text = html.escape(Path(theorem1).read_text())
+        theorem_html = f"<h2>Theorem 1 on random sets</h2><pre style='font-size:12px'>{text}</pre>"
+    return f"""<!DOCTYPE html>
+<html lang=en><head><meta charset=utf-8><title>nllbench study: leaderboard</title>
+<style>{STYLE}</style></head>
+<body>
+<h1>nllbench study: results at a glance</h1>
+<p class=note>NLL: negative log-likelihood of each filter's multi-object posterior at the ground truth
+(Pinto et al., IEEE SPL 2021), per step, in nats; lower is better. GOSPA: per step, lower is better.
+MOTA: higher is better. Intervals over seeds: NLL median [interquartile range] (robust: the NLL is
+heavy-tailed) and, for every mean, a seeded 95 % percentile-bootstrap interval. "inf k/n": runs whose
+posterior gives the truth zero density (NLL = +inf); they are counted, never dropped. Ranks: 1 + the
+number of filters whose paired bootstrap interval is better (ties where intervals cover zero).
+Click a column header to sort.</p>
+<h2>What was run</h2><p>{html.escape(run)}</p>
+<h2>Headline</h2>
+<p>NLL and GOSPA order the filters differently in {n_disagree} of {len(agree)} settings.</p>
+{headline(summary, ranks, agree, q)}
+<h2>Leaderboard (covariance scale 1, NLL at Q = {q})</h2>
+{leaderboard_html(summary, ranks, q, styles)}
+<h2>Where NLL and GOSPA disagree, and why</h2>
+<p class=note>A pair is listed when the paired median differences of NLL and GOSPA prefer different
+filters. The explanation names the NLL term (from the decomposition) in which the NLL's loser is worse,
+and what the calibration probe says about its covariances.</p>
+{agreement_html(agree)}
+<h2>Paired comparisons (same seeds, same truth and measurements)</h2>
+{paired_html(pairs, q, styles)}
+<h2>The paper's examples</h2>
+{examples_html(example_dirs)}
+{theorem_html}
+<h2>Settings</h2><dl>{_definition_list(config)}</dl>
+<script>{SORT_JS}</script>
+</body></html>
+"""
+
+
+def write_leaderboard(
+    tables: str | Path, example_dirs, output: str | Path, theorem1: str | Path | None = None
+) -> Path:
+    """Write :func:`leaderboard_page` to ``output`` atomically (no partial file on error)."""
+    import os
+    import tempfile
+
+    output = Path(output)
+    text = leaderboard_page(tables, example_dirs, theorem1)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return output

@@ -1,0 +1,137 @@
+"""Summary statistics over seeds: exact quantiles with infinities, seeded bootstrap intervals,
+paired differences with the Wilcoxon test, rankings with ties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import wilcoxon
+
+from nllbench.aggregate import (
+    bootstrap_mean_interval,
+    paired,
+    paired_difference,
+    quantile,
+    ranking,
+    summarise,
+)
+
+finite_lists = st.lists(st.floats(0, 1e6), min_size=1, max_size=12)
+
+
+@given(finite_lists, st.floats(0, 1))
+def test_quantile_matches_numpy_on_finite_data(values, p):
+    assert quantile(values, p) == pytest.approx(float(np.quantile(values, p)), rel=1e-12, abs=1e-9)
+
+
+def test_quantile_with_infinities_is_an_order_statistic_never_nan():
+    assert quantile([1.0, math.inf, math.inf], 0.5) == math.inf
+    assert quantile([1.0, 2.0, math.inf], 0.5) == 2.0
+    assert quantile([1.0, 2.0, 3.0, math.inf], 0.5) == 2.5
+    assert quantile([1.0, 2.0, 3.0, math.inf], 0.75) == math.inf
+    assert quantile([math.inf, math.inf], 0.3) == math.inf
+
+
+@settings(max_examples=30)
+@given(finite_lists)
+def test_bootstrap_interval_is_reproducible_and_inside_the_data(values):
+    lo, hi = bootstrap_mean_interval(values)
+    assert (lo, hi) == bootstrap_mean_interval(values)
+    assert min(values) - 1e-9 <= lo <= np.mean(values) + 1e-6 * (1 + abs(np.mean(values)))
+    assert np.mean(values) - 1e-6 * (1 + abs(np.mean(values))) <= hi <= max(values) + 1e-9
+
+
+def test_bootstrap_interval_covers_the_mean_of_a_known_distribution():
+    """Over many samples of size 30 from Exp(1), the 95 % interval covers 1 about 95 % of the time."""
+    rng = np.random.default_rng(3)
+    intervals = [bootstrap_mean_interval(rng.exponential(size=30)) for _ in range(200)]
+    hits = [lo <= 1.0 <= hi for lo, hi in intervals]
+    assert 0.85 <= np.mean(hits) <= 0.99
+
+
+def test_bootstrap_with_infinite_runs():
+    lo, hi = bootstrap_mean_interval([1.0, 2.0, math.inf])
+    assert hi == math.inf and lo == 1.0
+    assert bootstrap_mean_interval([math.inf] * 3) == (math.inf, math.inf)
+
+
+def test_paired_difference_against_scipy_and_by_hand():
+    a = np.array([3.0, 5.0, 4.0, 8.0, 6.5, 7.25])
+    b = np.array([2.0, 2.5, 4.5, 1.0, 3.0, 2.0])
+    out = paired_difference(a, b)
+    d = a - b
+    assert out["n_seeds"] == 6 and out["n_compared"] == 6 and out["n_both_infinite"] == 0
+    assert out["mean_difference"] == pytest.approx(d.mean())
+    assert out["median_difference"] == pytest.approx(np.median(d))
+    assert out["a_lower"] == 1 and out["b_lower"] == 5
+    assert out["wilcoxon_p"] == pytest.approx(wilcoxon(a, b).pvalue)
+    assert out["ci95_low"] <= d.mean() <= out["ci95_high"]
+
+
+def test_paired_difference_with_infinities_keeps_ranks():
+    a = np.array([1.0, 2.0, math.inf, math.inf, 4.0, 5.0, 6.0])
+    b = np.array([0.0, 0.5, 1.0, math.inf, 1.0, 1.0, 1.0])
+    out = paired_difference(a, b)
+    assert out["n_both_infinite"] == 1 and out["n_compared"] == 6
+    assert out["mean_difference"] == math.inf
+    big = np.array([1.0, 1.5, 1e9, 3.0, 4.0, 5.0])  # the same signs and ranks of |d|
+    assert out["wilcoxon_p"] == pytest.approx(wilcoxon(big).pvalue)
+    same = paired_difference([1.0, 2.0], [1.0, 2.0])
+    assert same["wilcoxon_p"] == 1.0 and same["mean_difference"] == 0.0
+
+
+def runs_table(values: dict[str, list[float]], measure: str = "nll") -> pd.DataFrame:
+    rows = []
+    for f, vals in values.items():
+        for seed, v in enumerate(vals):
+            rows.append(
+                {
+                    "scenario": "s",
+                    "seed": seed,
+                    "filter": f,
+                    "clutter": 5.0,
+                    "pd": 0.9,
+                    "cov_scale": 1.0,
+                    "temper": 1.0,
+                    "marginal": "position",
+                    "q": 1,
+                    "measure": measure,
+                    "value": v,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_ranking_ties_where_paired_intervals_overlap():
+    rng = np.random.default_rng(1)
+    base = rng.normal(10, 3, size=20)  # the seed's own difficulty, shared by every filter
+    runs = runs_table(
+        {
+            "good": list(base),
+            "good2": list(base + rng.normal(0, 0.5, 20)),  # no systematic difference to "good"
+            "bad": list(base + 2 + rng.normal(0, 0.1, 20)),
+            "never": [math.inf] * 20,
+        }
+    )
+    pairs = paired(runs)
+    assert len(pairs) == 6 and set(pairs["n_seeds"]) == {20}
+    ranks = ranking(pairs).set_index("filter")["rank"].to_dict()
+    assert ranks == {"good": 1, "good2": 1, "bad": 3, "never": 4}
+    mota = ranking(paired(runs_table({"a": [0.9, 0.8, 0.85, 0.9], "b": [0.1, 0.2, 0.15, 0.1]}, "mota")))
+    assert mota.set_index("filter")["rank"].to_dict() == {"a": 1, "b": 2}  # higher MOTA is better
+
+
+def test_summary_columns_and_no_nan_except_finite_only_of_all_infinite():
+    runs = runs_table({"f": [1.0, 2.0, 4.0, math.inf], "g": [math.inf] * 4})
+    s = summarise(runs).set_index("filter")
+    f, g = s.loc["f"], s.loc["g"]
+    assert f["n"] == 4 and f["n_infinite"] == 1 and f["mean"] == math.inf
+    assert f["median"] == 3.0 and f["q25"] == 1.75 and f["q75"] == math.inf
+    assert f["finite_mean"] == pytest.approx(7 / 3) and f["finite_median"] == 2.0
+    assert g["median"] == math.inf and math.isnan(g["finite_mean"])
+    assert not s.drop(columns=[c for c in s.columns if c.startswith("finite_")]).isna().any().any()
