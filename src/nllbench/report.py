@@ -363,6 +363,31 @@ def examples_html(example_dirs) -> str:
     return "".join(parts)
 
 
+def gospa_html(path: Path) -> str:
+    """The reference code's GOSPA table (``nllbench gospa-table``), if the study wrote one."""
+    import pandas as pd
+
+    if not path.exists():
+        return ""
+    table = pd.read_csv(path)
+    head = (
+        "<tr><th class=l>scenario</th><th class=l>filter</th><th>clutter</th><th>P_D</th><th>runs</th>"
+        "<th>steps</th><th>mean GOSPA</th><th>RMS GOSPA</th></tr>"
+    )
+    body = "".join(
+        f"<tr><td class=l>{html.escape(str(r.scenario))}</td><td class=l>{html.escape(str(r.filter))}</td>"
+        f"<td>{float(r.clutter):g}</td><td>{float(r.pd):g}</td><td>{int(r.runs)}</td><td>{int(r.steps)}</td>"
+        f"<td>{_fmt(r.mean_gospa)}</td><td>{_fmt(r.rms_gospa)}</td></tr>"
+        for r in table.itertuples()
+    )
+    return (
+        "<h2>GOSPA as the reference MATLAB code reports it</h2><p class=note>GOSPA with c = 10, p = 2, "
+        "alpha = 2 on position, unprobed posteriors: the mean over steps and runs, and the root mean "
+        "square that the filter authors' public code prints (docs/reference.md).</p>"
+        f"<table class=sortable><thead>{head}</thead><tbody>{body}</tbody></table>"
+    )
+
+
 def _definition_list(obj, prefix: str = "") -> str:
     """Nested settings as a flat definition list (key path -> value), not a JSON blob."""
     items = []
@@ -431,6 +456,7 @@ and what the calibration probe says about its covariances.</p>
 <h2>The paper's examples</h2>
 {examples_html(example_dirs)}
 {theorem_html}
+{gospa_html(tables / "gospa.csv")}
 <h2>Settings</h2><dl>{_definition_list(config)}</dl>
 <script>{SORT_JS}</script>
 </body></html>

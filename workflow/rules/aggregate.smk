@@ -53,6 +53,7 @@ rule leaderboard:
         ranking=rules.aggregate.output.ranking,
         examples=expand(f"{RESULTS}/paper/example{{number}}/table.csv", number=config["paper"]["examples"]),
         theorem1=f"{RESULTS}/paper/theorem1.txt",
+        gospa=f"{RESULTS}/tables/gospa.csv",
     output:
         report(
             f"{RESULTS}/report/leaderboard.html",
