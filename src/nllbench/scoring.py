@@ -535,7 +535,7 @@ def score_file(
     to its steps 0..K-1, so that step k is the scenario's step k as for the
     reference filters. Returns (one-row summary, :class:`ScoreResult`).
     """
-    from nllbench.io import read_scenario, write_metrics
+    from nllbench.io import Output, committed_together, read_scenario, write_metrics
 
     extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
     if Path(truth).suffix == ".nc":
@@ -551,11 +551,15 @@ def score_file(
         extra["seed"] = seed
     if config is not None:
         extra["config"] = json.dumps(config, sort_keys=True)
-    result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
-    write_metrics(result.metrics, output, score_attrs(result, tracker, extra))
+    targets = [Output(Path(output), "output")]
     if per_frame is not None:
-        Path(per_frame).parent.mkdir(parents=True, exist_ok=True)
-        result.per_frame().to_csv(per_frame, index=False)
+        targets.append(Output(Path(per_frame), "per_frame"))
+    # both files checked before scoring and committed together: a failure leaves neither
+    with committed_together(*targets) as tmps:
+        result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
+        write_metrics(result.metrics, tmps[0], score_attrs(result, tracker, extra))
+        if per_frame is not None:
+            result.per_frame().to_csv(tmps[1], index=False)
     row = {
         **{k: extra.get(k, "") for k in ("scenario", "seed", "clutter_rate", "p_detection")},
         "filter": tracker,

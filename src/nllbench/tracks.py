@@ -45,22 +45,63 @@ def read_table(source, name: str = "table"):
     """A pandas DataFrame from a CSV or Parquet path (by suffix), or a DataFrame as it is.
 
     Returns ``(df, label)``, the label naming the source in error messages.
+    A file that cannot be read, a CSV row with more cells than the header
+    and a repeated column name are errors naming the file (and line); blank
+    CSV lines are kept (as empty rows, then reported) so that row and line
+    numbers in every later error are the file's own.
     """
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):
+        _distinct_columns([str(c) for c in source.columns], name)
         return source.reset_index(drop=True), name
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError(f"{name}: expected a path or a pandas DataFrame, got {type(source).__name__}")
     path = Path(source)
+    label = str(path)
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        df = pd.read_csv(path)
-    elif suffix in (".parquet", ".pq"):
-        df = pd.read_parquet(path)
-    else:
-        raise ValueError(f"{name}: expected a .csv or .parquet file, got {str(path)!r}")
-    return df, str(path)
+    if suffix not in (".csv", ".parquet", ".pq"):
+        raise ValueError(f"{name}: expected a .csv or .parquet file, got {label!r}")
+    try:
+        if suffix == ".csv":
+            _check_csv_layout(path, label)
+            df = pd.read_csv(path, index_col=False, skip_blank_lines=False)
+        else:
+            df = pd.read_parquet(path)
+            _distinct_columns([str(c) for c in df.columns], label)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith(label):
+            raise
+        raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
+    return df, label
+
+
+def _check_csv_layout(path: Path, label: str) -> None:
+    """A header of distinct names; no row with more cells than the header (pandas would shift it)."""
+    import csv
+
+    with open(path, newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{label}: expected a header line, got an empty file")
+        _distinct_columns(header, label)
+        for row in reader:
+            if len(row) > len(header):
+                raise ValueError(
+                    f"{label}: line {reader.line_num}: expected at most {len(header)} cells "
+                    f"(the header's), got {len(row)}"
+                )
+
+
+def _distinct_columns(columns: list[str], label: str) -> None:
+    seen = set()
+    for c in columns:
+        if c in seen:
+            raise ValueError(f"{label}: column {c!r} appears twice; expected distinct column names")
+        seen.add(c)
 
 
 def _where(label: str, row: int, column: str) -> str:
@@ -70,9 +111,14 @@ def _where(label: str, row: int, column: str) -> str:
 
 
 def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray:
-    """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf)."""
+    """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf).
+
+    Numeric columns, and text cells holding numbers (CSV), are read; a column
+    of booleans, dates, durations or complex numbers is an error.
+    """
     import pandas as pd
 
+    _numeric_dtype(df, column, label)
     raw = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad = np.isnan(raw) & df[column].notna().to_numpy()
     if bad.any():
@@ -86,8 +132,36 @@ def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray
     return raw
 
 
+def _numeric_dtype(df, column: str, label: str) -> None:
+    import pandas as pd
+
+    dtype = df[column].dtype
+    api = pd.api.types
+    if api.is_bool_dtype(dtype) or api.is_datetime64_any_dtype(dtype) or api.is_timedelta64_dtype(dtype):
+        raise ValueError(f"{label}: column {column!r}: expected numbers, got a column of dtype {dtype}")
+    if api.is_complex_dtype(dtype):
+        raise ValueError(f"{label}: column {column!r}: expected real numbers, got a column of dtype {dtype}")
+
+
+_EXACT = 2**53  # floats hold every integer up to this magnitude, and not all beyond
+
+
 def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
-    """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1)."""
+    """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1).
+
+    An integer-typed column is taken as it is (no trip through float, which
+    would round values past 2**53); other columns must hold integers of
+    magnitude at most 2**53.
+    """
+    import pandas as pd
+
+    col = df[column]
+    if pd.api.types.is_integer_dtype(col.dtype) and not col.isna().any():  # (NA: nullable Int64)
+        values = col.to_numpy()
+        if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
+            i = int(np.argmax(values > np.iinfo(np.int64).max))
+            raise ValueError(f"{_where(label, i, column)}: expected an integer below 2**63, got {values[i]}")
+        return values.astype(np.int64)
     if skip is None:
         raw = _numbers(df, column, label)
     else:
@@ -97,7 +171,14 @@ def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np
     bad = raw != np.round(raw)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(df[column].iloc[i])!r}")
+        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(col.iloc[i])!r}")
+    bad = np.abs(raw) > _EXACT
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_where(label, i, column)}: expected an integer of magnitude at most 2**53 "
+            f"(exact in a non-integer column), got {str(col.iloc[i])!r}"
+        )
     return raw.astype(np.int64)
 
 
@@ -244,7 +325,9 @@ def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackT
         bad = (r < 0) | (r > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{_where(label, i, 'r')}: expected a probability in [0, 1], got {r[i]!r}")
+            raise ValueError(
+                f"{_where(label, i, 'r')}: expected a probability in [0, 1], got {float(r[i])!r}"
+            )
     if "score" in df.columns:
         score = _numbers(df, "score", label, allow_nan=True)
         _no_nan(score, ~empty, df, "score", label)
