@@ -103,6 +103,8 @@ class FillIns:
         object.__setattr__(self, "undetected_rate", rate)
         if rate > 0 and (self.fov_low is None or self.fov_high is None):
             raise ValueError("fov: expected the box (low..., high...) of the undetected-object intensity")
+        if self.fov_low is not None or self.fov_high is not None:
+            _check_box(self.fov_low, self.fov_high)
         if self.default_std is not None:
             s = float(self.default_std)
             if not math.isfinite(s) or s <= 0:
@@ -118,6 +120,19 @@ class FillIns:
                 f"got {low.size} and {high.size}"
             )
         return PPP.uniform(self.undetected_rate, low, high)
+
+
+def _check_box(low, high) -> None:
+    """The fov box: finite bounds, as many upper as lower, every upper above its lower."""
+    lo = np.atleast_1d(np.asarray(low if low is not None else (), dtype=float))
+    hi = np.atleast_1d(np.asarray(high if high is not None else (), dtype=float))
+    if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
+        raise ValueError(f"fov: expected as many lower as upper bounds, got {list(lo)} and {list(hi)}")
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or np.any(hi <= lo):
+        raise ValueError(
+            f"fov: expected finite bounds with every upper above its lower, got low={lo.tolist()}, "
+            f"high={hi.tolist()}"
+        )
 
 
 def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
