@@ -243,3 +243,17 @@ def test_cli_batch_failure_leaves_no_directory(tables, tmp_path, capsys):
     assert main(["score", "--tracks-dir", str(tracks_dir), *args, *out]) == 2
     assert "seed0.nc" in capsys.readouterr().err
     assert not (tmp_path / "m").exists() and not (tmp_path / "t").exists()
+
+
+def test_scenario_file_must_match_a_scenario_truth(tmp_path, capsys):
+    for seed in (1, 2):
+        sim = ["simulate", "--scenario", "williams15", "--seed", str(seed), "--steps", "3"]
+        assert main([*sim, "-o", str(tmp_path / f"seed{seed}.nc")]) == 0
+    (tmp_path / "t.csv").write_text(HEADER + ROW)
+    run = ["score", str(tmp_path / "t.csv"), str(tmp_path / "seed1.nc"), "--q", "1"]
+    out = tmp_path / "o" / "m.nc"
+    assert main([*run, "-o", str(out), "--scenario-file", str(tmp_path / "seed2.nc")]) == 2
+    err = capsys.readouterr().err
+    assert "seed2.nc': expected the scenario of the truth" in err and "seed" in err
+    assert not (tmp_path / "o").exists()
+    assert main([*run, "-o", str(out), "--scenario-file", str(tmp_path / "seed1.nc")]) == 0

@@ -528,6 +528,20 @@ def truth_from_scenario(path, state=DEFAULT_STATE):
     return df, data.steps
 
 
+def _same_scenario(truth, scenario_file) -> None:
+    """A scenario-file truth and a --scenario-file that labels the run must be the same scenario."""
+    from nllbench.io import read_scenario, scenario_identity
+    from nllbench.runs import scenario_mismatches
+
+    diffs = scenario_mismatches(scenario_identity(read_scenario(truth)), read_scenario(scenario_file))
+    if diffs:
+        text = "; ".join(f"{k}: truth {a!r}, scenario file {b!r}" for k, (a, b) in diffs.items())
+        raise ValueError(
+            f"scenario_file {str(scenario_file)!r}: expected the scenario of the truth {str(truth)!r} "
+            f"(it labels the run), but they differ in {text}"
+        )
+
+
 def score_file(
     tracks,
     truth,
@@ -554,6 +568,8 @@ def score_file(
 
     extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
     if Path(truth).suffix == ".nc":
+        if scenario_file is not None:
+            _same_scenario(truth, scenario_file)
         scenario_file = scenario_file or truth
     if scenario_file is not None:
         attrs = read_scenario(scenario_file).attrs
