@@ -257,3 +257,14 @@ def test_scenario_file_must_match_a_scenario_truth(tmp_path, capsys):
     assert "seed2.nc': expected the scenario of the truth" in err and "seed" in err
     assert not (tmp_path / "o").exists()
     assert main([*run, "-o", str(out), "--scenario-file", str(tmp_path / "seed1.nc")]) == 0
+
+
+def test_weight_sum_tolerance_is_per_frame():
+    # many frames used to widen every frame's tolerance (1e-9 times the table's hypotheses)
+    frames = np.arange(200_000)
+    df = pd.DataFrame({"frame": frames, "x": 1.0, "y": 1.0, "r": 0.5, "hypothesis": 0, "weight": 1.0})
+    df.loc[7, "weight"] = 1.0 - 1e-5
+    with pytest.raises(ValueError, match="frame 7: expected weights summing to 1"):
+        validate_tracks(df)
+    df.loc[7, "weight"] = 1.0 - 1e-12  # rounding-sized: accepted
+    assert validate_tracks(df).weight[7] == 1.0 - 1e-12
