@@ -181,3 +181,29 @@ def test_mixture_table_nll_equals_set_sum_and_nb_nll():
         )
         by_hand = nb.nll(nb.PMBM(ppp, mbs, np.array(ws)), Y, q=100)
         assert per_frame.nll_q100[k] == pytest.approx(by_hand.value, rel=1e-12)
+
+
+@pytest.mark.parametrize(("cov_scale", "temper"), [(1.0, 1.0), (3.0, 1.0), (1.0, 2.5)])
+def test_fitted_rate_is_the_ml_rate_of_the_scored_density(cov_scale, temper):
+    # the fit's objective at its rate equals the total NLL that score() reports at that rate,
+    # probes included, and a small step either way does not lower it
+    rng = np.random.default_rng(11)
+    frames = np.repeat(np.arange(5), 3)
+    truth = pd.DataFrame({"frame": frames, "id": np.tile([1, 2, 3], 5)})
+    truth["x"], truth["y"] = rng.uniform(0, 20, frames.size), rng.uniform(0, 20, frames.size)
+    tracks = truth[truth.id != 3].drop(columns="id").copy()  # the third object is never tracked
+    tracks["x"] += rng.normal(0, 0.5, len(tracks))
+    tracks["r"], tracks["var_x"], tracks["var_y"] = 0.7, 0.5, 0.5
+    settings = EvaluationSettings(qs=(50,), cov_scale=cov_scale, temper=temper)
+    box = ((0.0, 0.0), (20.0, 20.0))
+    from nllbench.scoring import fit_undetected_rate
+
+    fit = fit_undetected_rate(tracks, truth, fill=FillIns(0.0, *box), settings=settings)
+    assert 0 < fit["rate"] < 3.0
+
+    def total(rate):
+        res = score(tracks, truth, fill=FillIns(rate, *box), settings=settings)
+        return float(res.per_frame().nll_q50.sum())
+
+    assert fit["calibration_nll"] == pytest.approx(total(fit["rate"]), rel=1e-9)
+    assert total(fit["rate"]) <= min(total(fit["rate"] * 0.98), total(fit["rate"] * 1.02))

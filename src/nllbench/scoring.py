@@ -45,7 +45,7 @@ from nllbench.tracks import (
     validate_tracks,
     validate_truth,
 )
-from nllbench.transforms import POSITION, marginal
+from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
 
 EXISTENCE_ONE_WARNING = (
     "no existence probability (column 'r') and no score calibration: every track is given r = 1, "
@@ -424,6 +424,11 @@ def _rate_objective(t: TrackTable, y: TruthTable, fr, fill: FillIns, settings: E
     X, _ = truth_sets(y, fr)
     q = max(settings.qs)
     d = len(t.state)
+    # the probes of evaluate_run, in its order, so that the rate is fitted for the density that is scored
+    if settings.cov_scale != 1.0:
+        dens = [scale_covariances(density, settings.cov_scale) for density in dens]
+    if settings.temper != 1.0:
+        dens = [temper_existence(density, settings.temper, settings.existence_threshold) for density in dens]
 
     def total(rate: float) -> float:
         ppp = FillIns(rate, fill.fov_low, fill.fov_high).ppp(d)
@@ -450,8 +455,9 @@ def fit_undetected_rate(
     """Maximum-likelihood rate of the uniform undetected-object PPP on a calibration set.
 
     Minimises L(rate) = sum_k NLL_k(rate) over the calibration frames (the
-    largest Q of ``settings``), with ``fill``'s box, covariances and
-    existence. Every association term is c * exp(-rate) * rate^j with j
+    largest Q, marginal, budget and the ``cov_scale`` / ``temper`` probes of
+    ``settings``, as scoring applies them), with ``fill``'s box, covariances
+    and existence. Every association term is c * exp(-rate) * rate^j with j
     objects left to the PPP (j <= n_k), so dL/drate >= K - N / rate > 0 for
     rate > N / K (N truths in K frames): the minimum lies in [0, N / K],
     searched by bounded Brent. The frames are ``frames``, else all steps of a
