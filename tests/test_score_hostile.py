@@ -268,3 +268,18 @@ def test_weight_sum_tolerance_is_per_frame():
         validate_tracks(df)
     df.loc[7, "weight"] = 1.0 - 1e-12  # rounding-sized: accepted
     assert validate_tracks(df).weight[7] == 1.0 - 1e-12
+
+
+def test_seed_tables_take_every_reader_suffix_and_refuse_two_spellings(tmp_path):
+    from nllbench.cli import _seed_tables
+
+    for name in ("seed2.pq", "seed1.CSV", "seed10.parquet", "notes.txt", "seedx.csv"):
+        (tmp_path / name).write_text("")
+    assert [p.name for p in _seed_tables(str(tmp_path))] == ["seed1.CSV", "seed2.pq", "seed10.parquet"]
+    (tmp_path / "seed01.csv").write_text("")
+    with pytest.raises(
+        ValueError, match="expected one table per seed, got seed01.csv and seed1.CSV for seed 1"
+    ):
+        _seed_tables(str(tmp_path))
+    with pytest.raises(ValueError, match="--tracks-dir .*: expected a directory"):
+        _seed_tables(str(tmp_path / "none"))

@@ -574,16 +574,30 @@ def _score_batch_mode(args: argparse.Namespace) -> bool:
 
 
 def _seed_tables(directory: str) -> list[Path]:
-    """seed<N>.csv / seed<N>.parquet files of a directory, by seed (one table per seed)."""
+    """seed<N>.csv / .parquet / .pq files of a directory (any case, as the table reader), by seed.
+
+    One table per seed: two spellings of one seed (seed1.csv and seed1.parquet,
+    or seed1 and seed01) are an error, not a silent choice.
+    """
+    if not Path(directory).is_dir():
+        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
     files = [
-        p for p in Path(directory).glob("seed*") if p.suffix in (".csv", ".parquet") and p.stem[4:].isdigit()
+        p
+        for p in Path(directory).glob("seed*")
+        if p.suffix.lower() in (".csv", ".parquet", ".pq") and p.stem[4:].isdigit()
     ]
-    stems = [p.stem for p in files]
-    if len(set(stems)) != len(stems):
-        raise ValueError(f"{directory}: expected one table per seed, got both .csv and .parquet for a seed")
+    by_seed: dict[int, Path] = {}
+    for p in sorted(files):
+        seed = int(p.stem[4:])
+        if seed in by_seed:
+            raise ValueError(
+                f"--tracks-dir {directory!r}: expected one table per seed, got {by_seed[seed].name} "
+                f"and {p.name} for seed {seed}"
+            )
+        by_seed[seed] = p
     if not files:
-        raise ValueError(f"{directory}: no seed<N>.csv or seed<N>.parquet tracks tables found")
-    return sorted(files, key=lambda p: int(p.stem[4:]))
+        raise ValueError(f"--tracks-dir {directory!r}: no seed<N>.csv or seed<N>.parquet tracks tables found")
+    return [by_seed[k] for k in sorted(by_seed)]
 
 
 def _add_score_parser(sub) -> None:
