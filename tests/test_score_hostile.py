@@ -61,6 +61,16 @@ def test_bad_tracks_csv_is_a_named_error(tmp_path, text, message):
     assert str(path) in str(err.value) and message in str(err.value)
 
 
+def test_trailing_blank_lines_are_dropped_interior_ones_reported(tmp_path):
+    (tmp_path / "t.csv").write_text(HEADER + ROW + "\n\n")
+    assert validate_tracks(tmp_path / "t.csv").frame.tolist() == [0]
+    (tmp_path / "h.csv").write_text(HEADER + "\n")
+    assert validate_tracks(tmp_path / "h.csv").frame.size == 0
+    (tmp_path / "i.csv").write_text(HEADER + "\n" + ROW)
+    with pytest.raises(ValueError, match=r"i.csv: row 1 \(line 2\), column 'frame'"):
+        validate_tracks(tmp_path / "i.csv")
+
+
 def test_header_only_tables_are_empty_not_errors(tmp_path):
     (tmp_path / "t.csv").write_text(HEADER)
     (tmp_path / "y.csv").write_text("frame,id,x,y\n")

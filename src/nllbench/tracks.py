@@ -46,8 +46,9 @@ def read_table(source, name: str = "table"):
 
     Returns ``(df, label)``, the label naming the source in error messages.
     A file that cannot be read, a CSV row with more cells than the header
-    and a repeated column name are errors naming the file (and line); blank
-    CSV lines are kept (as empty rows, then reported) so that row and line
+    and a repeated column name are errors naming the file (and line). Blank
+    lines at the end of a CSV file are dropped; blank lines before a data
+    line are kept (as empty rows, then reported), so that row and line
     numbers in every later error are the file's own.
     """
     import pandas as pd
@@ -64,8 +65,9 @@ def read_table(source, name: str = "table"):
         raise ValueError(f"{name}: expected a .csv or .parquet file, got {label!r}")
     try:
         if suffix == ".csv":
-            _check_csv_layout(path, label)
+            trailing = _check_csv_layout(path, label)
             df = pd.read_csv(path, index_col=False, skip_blank_lines=False)
+            df = df.iloc[: len(df) - trailing]
         else:
             df = pd.read_parquet(path)
             _distinct_columns([str(c) for c in df.columns], label)
@@ -78,8 +80,11 @@ def read_table(source, name: str = "table"):
     return df, label
 
 
-def _check_csv_layout(path: Path, label: str) -> None:
-    """A header of distinct names; no row with more cells than the header (pandas would shift it)."""
+def _check_csv_layout(path: Path, label: str) -> int:
+    """A header of distinct names; no row with more cells than the header (pandas would shift it).
+
+    Returns the number of blank lines at the end of the file.
+    """
     import csv
 
     with open(path, newline="") as fh:
@@ -88,12 +93,15 @@ def _check_csv_layout(path: Path, label: str) -> None:
         if header is None:
             raise ValueError(f"{label}: expected a header line, got an empty file")
         _distinct_columns(header, label)
+        trailing = 0
         for row in reader:
+            trailing = trailing + 1 if not row else 0
             if len(row) > len(header):
                 raise ValueError(
                     f"{label}: line {reader.line_num}: expected at most {len(header)} cells "
                     f"(the header's), got {len(row)}"
                 )
+    return trailing
 
 
 def _distinct_columns(columns: list[str], label: str) -> None:
