@@ -356,7 +356,7 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     bad = w < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, 'weight')}: expected a non-negative weight, got {w[i]!r}")
+        raise ValueError(f"{_where(label, i, 'weight')}: expected a non-negative weight, got {float(w[i])!r}")
     keys = np.stack([frame, hyp], axis=1)
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -364,21 +364,21 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     if differs.any():
         i = int(np.flatnonzero(differs)[0])
         raise ValueError(
-            f"{_where(label, i, 'weight')}: expected the weight {w[first][inverse][i]!r} of frame "
-            f"{frame[i]}, hypothesis {hyp[i]} as on its first row, got {w[i]!r}"
+            f"{_where(label, i, 'weight')}: expected the weight {float(w[first][inverse][i])!r} of frame "
+            f"{frame[i]}, hypothesis {hyp[i]} as on its first row, got {float(w[i])!r}"
         )
     ukeys = keys[first]
-    totals: dict[int, float] = {}
-    counts: dict[int, int] = {}
-    for (f, _), wk in zip(ukeys.tolist(), w[first].tolist(), strict=True):
-        totals[f] = totals.get(f, 0.0) + wk
-        counts[f] = counts.get(f, 0) + 1
-    for f, total in totals.items():
-        # rounding of a sum grows with its own number of terms (this frame's hypotheses), not the table's
-        if abs(total - 1.0) > 1e-9 * counts[f]:
-            raise ValueError(
-                f"{label}: column 'weight': frame {f}: expected weights summing to 1, got {total!r}"
-            )
+    frames, per_frame = np.unique(ukeys[:, 0], return_inverse=True)
+    totals = np.bincount(per_frame.reshape(-1), weights=w[first], minlength=frames.size)
+    counts = np.bincount(per_frame.reshape(-1), minlength=frames.size)
+    # rounding of a sum grows with its own number of terms (this frame's hypotheses), not the table's
+    bad = np.abs(totals - 1.0) > 1e-9 * counts
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{label}: column 'weight': frame {frames[k]}: expected weights summing to 1, "
+            f"got {float(totals[k])!r}"
+        )
     return w
 
 
