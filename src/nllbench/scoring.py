@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment, minimize, minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit
 
 from nllbench.densities import PPP
 from nllbench.evaluate import EvaluationSettings, RunMetrics, evaluate_run
+from nllbench.metrics import _gated_matching
 from nllbench.nll import nll_many
 from nllbench.tracks import (
     DEFAULT_STATE,
@@ -344,8 +345,10 @@ def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = Non
 def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) -> np.ndarray:
     """(N,) 0/1: whether each row is matched to a truth of its frame (and hypothesis).
 
-    Optimal assignment on Euclidean position distance; a pair counts when
-    its distance is <= ``threshold`` (the CLEAR MOT rule of ``evaluate``).
+    The CLEAR MOT matching of ``evaluate`` on Euclidean position distance:
+    the most pairs with distance <= ``threshold``, then the least summed
+    distance (:func:`nllbench.metrics._gated_matching`). (A capped-cost
+    assignment is not that rule: it can trade a third match for two exact ones.)
     """
     out = np.zeros(tracks.frame.size)
     pos = list(POSITION)
@@ -359,9 +362,8 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
             if rows.size == 0 or X[k].shape[0] == 0:
                 continue
             dist = np.linalg.norm(tracks.means[rows][:, None, pos] - X[k][None, :, pos], axis=2)
-            a, b = linear_sum_assignment(np.minimum(dist, threshold * 2 + 1))
-            ok = dist[a, b] <= threshold
-            out[rows[a[ok]]] = 1.0
+            a, _ = _gated_matching(dist, threshold)  # CLEAR MOT's: most pairs within it, then least distance
+            out[rows[a]] = 1.0
     return out
 
 
