@@ -102,3 +102,12 @@ def test_huge_box_offset_is_exact_in_log_space(low, high, rho, log_volume):
     f = theorem1_pmb(np.zeros((1, len(low))), low, high, rho, 2.0)
     assert f.ppp.total_rate == pytest.approx(expected, rel=1e-12)
     assert math.isfinite(r.lhs) and r.lhs == pytest.approx(r.rhs, rel=1e-12)
+
+
+def test_stonesoup_clutter_density_survives_an_overflowing_volume():
+    from nllbench.stonesoup_tracker import clutter_density
+
+    assert clutter_density(10.0, [0, 0], [300, 300]) == 10.0 / 90000.0  # the plain ratio, bit for bit
+    # V = 1e310 overflows; rate / V = 1e-300 does not
+    assert clutter_density(1e10, [0, 0], [1e160, 1e150]) == pytest.approx(1e-300, rel=1e-12)
+    assert clutter_density(0.0, [0, 0], [1e160, 1e160]) == 0.0
