@@ -229,3 +229,31 @@ def test_detection_outcomes_use_the_clear_mot_matching():
         y = validate_truth(pd.DataFrame({"frame": 0, "id": np.arange(n), "x": X[:, 0], "y": X[:, 1]}))
         got = detection_outcomes(t, y, 2.0).sum()
         assert got == clear_mot([X], [np.arange(n)], [Y], [np.arange(m)], threshold=2.0).matches
+
+
+def test_example_mixture_file_nll_equals_set_sum_every_frame():
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "docs" / "examples"
+    low, high, rate = np.zeros(2), np.full(2, 100.0), 0.5
+    res = score(
+        examples / "tracks_mixture.csv",
+        examples / "truth.csv",
+        fill=FillIns(rate, tuple(low), tuple(high)),
+        settings=EvaluationSettings(qs=(50,)),
+    )
+    raw = pd.read_csv(examples / "tracks_mixture.csv")  # read here with pandas alone, not nllbench.tracks
+    truth = pd.read_csv(examples / "truth.csv")
+    assert res.frames.tolist() == [0, 1, 2, 3]
+    for k in range(4):
+        hs, ws = [], []
+        for _, g in raw[raw.frame == k].groupby("hypothesis"):
+            g = g.dropna(subset=["x"])
+            covs = [np.diag([a, b]) for a, b in zip(g.var_x, g.var_y, strict=True)]
+            hs.append((g.r.tolist(), g[["x", "y"]].to_numpy(), covs))
+        ws = raw[raw.frame == k].groupby("hypothesis").weight.first().tolist()
+        if not hs:  # a frame with no row: one hypothesis without Bernoullis
+            hs, ws = [([], [], [])], [1.0]
+        Y = truth[truth.frame == k][["x", "y"]].to_numpy()
+        expected = -math.log(_set_density(Y, hs, ws, rate, low, high))
+        assert res.per_frame().nll[k] == pytest.approx(expected, rel=1e-10)
