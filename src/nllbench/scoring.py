@@ -323,6 +323,8 @@ def score(
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
+    if y.ignored:
+        prov["ignored_truth_columns"] = list(y.ignored)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     metrics = evaluate_run(dens, X, ids, lo, hi, settings)

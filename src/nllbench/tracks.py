@@ -237,13 +237,14 @@ class TrackTable:
 
 @dataclass(frozen=True)
 class TruthTable:
-    """A validated truth table: frame (N,), ids (N,), states (N, d), state names, label."""
+    """A validated truth table: frame (N,), ids (N,), states (N, d), state names, label, ignored columns."""
 
     frame: np.ndarray
     ids: np.ndarray
     states: np.ndarray
     state: tuple[str, ...]
     label: str
+    ignored: tuple[str, ...] = ()
 
 
 def _covariance_columns(df, names, label: str, placeholder: np.ndarray) -> np.ndarray | None:
@@ -403,7 +404,8 @@ def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTab
     ids = _integers(df, "id", label)
     states = np.stack([_numbers(df, s, label) for s in names], axis=1)
     _unique_ids(frame, ids, None, label)
-    return TruthTable(frame, ids, states, names, label)
+    ignored = tuple(str(c) for c in df.columns if c not in ("frame", "id", *names))
+    return TruthTable(frame, ids, states, names, label, ignored)
 
 
 def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray:
