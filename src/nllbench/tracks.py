@@ -87,7 +87,8 @@ def _check_csv_layout(path: Path, label: str) -> int:
     """
     import csv
 
-    with open(path, newline="") as fh:
+    # utf-8-sig like pandas' default (a byte-order mark is not part of the first name); pandas decodes for real
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
