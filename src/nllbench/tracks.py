@@ -87,7 +87,7 @@ def _check_csv_layout(path: Path, label: str) -> int:
     """
     import csv
 
-    # utf-8-sig like pandas' default (a byte-order mark is not part of the first name); pandas decodes for real
+    # utf-8-sig like pandas' default (a byte-order mark is not part of a name); pandas decodes for real
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
