@@ -81,3 +81,33 @@ def test_property_theorem1(seed, rho, scale):
     Y = rng.uniform(0, 6, (rng.integers(0, 6), 2))
     r = nb.theorem1(X, Y, [0, 0], [6, 6], rho, scale)
     assert abs(r.difference) < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "rho", "log_volume"),
+    [
+        # one side of 3.4e308: high - low itself overflows
+        ([-1.7e308], [1.7e308], 0.9, math.log(1.7e308) + math.log(2.0)),
+        # sides of 1e160 in 2-D: V = 1e320 overflows, V (1 - rho) ~ 1e305 does not
+        ([0.0, 0.0], [1e160, 1e160], 1 - 1e-15, 2 * math.log(1e160)),
+    ],
+)
+def test_huge_box_offset_is_exact_in_log_space(low, high, rho, log_volume):
+    r = nb.theorem1(np.zeros((1, len(low))), np.ones((1, len(low))), low, high, rho, 2.0)
+    expected = math.exp(log_volume + math.log1p(-rho))
+    assert math.isfinite(r.offset)
+    assert r.offset == pytest.approx(expected, rel=1e-12)
+    assert r.volume == math.inf  # V itself is past the float range, honestly
+    # the PMB's PPP has that rate, and both sides of the theorem stay finite and agree
+    f = theorem1_pmb(np.zeros((1, len(low))), low, high, rho, 2.0)
+    assert f.ppp.total_rate == pytest.approx(expected, rel=1e-12)
+    assert math.isfinite(r.lhs) and r.lhs == pytest.approx(r.rhs, rel=1e-12)
+
+
+def test_stonesoup_clutter_density_survives_an_overflowing_volume():
+    from nllbench.stonesoup_tracker import clutter_density
+
+    assert clutter_density(10.0, [0, 0], [300, 300]) == 10.0 / 90000.0  # the plain ratio, bit for bit
+    # V = 1e310 overflows; rate / V = 1e-300 does not
+    assert clutter_density(1e10, [0, 0], [1e160, 1e150]) == pytest.approx(1e-300, rel=1e-12)
+    assert clutter_density(0.0, [0, 0], [1e160, 1e160]) == 0.0

@@ -125,13 +125,9 @@ def read_motchallenge(
         raise ValueError(f"kind: expected 'tracks' or 'truth', got {kind!r}")
     if conf not in ("score", "r", "ignore"):
         raise ValueError(f"conf: expected 'score', 'r' or 'ignore', got {conf!r}")
-    raw = pd.read_csv(path, header=None, sep=r"[,\s]+", engine="python")
-    if raw.shape[1] < 6 or raw.shape[1] > 10:
-        raise ValueError(
-            f"{path}: expected 6 to 10 comma-separated columns {MOT_COLUMNS}, got {raw.shape[1]}"
-        )
-    raw.columns = list(MOT_COLUMNS[: raw.shape[1]])
-    _check_mot(raw, path)
+    values, lines = _mot_values(path)
+    raw = pd.DataFrame(values, columns=list(MOT_COLUMNS[: values.shape[1]]))
+    _check_mot(raw, path, lines)
     keep = np.ones(len(raw), dtype=bool)
     if kind == "truth" and "conf" in raw.columns:
         keep = raw["conf"].to_numpy() != 0
@@ -159,7 +155,48 @@ def read_motchallenge(
     return df
 
 
-def _check_mot(raw, path) -> None:
+def _mot_values(path) -> tuple[np.ndarray, list[int]]:
+    """(n, k) floats of a MOTChallenge file (6 <= k <= 10 cells on every line), and their line numbers.
+
+    Cells are separated by commas (MOT16, Sec. 3.3), or by white space on a
+    line without commas; an empty cell (``1,1,,20``) is an error, never a
+    shift of the columns after it. Blank lines are skipped. Errors name the
+    file, line and column.
+    """
+    rows, lines = [], []
+    try:
+        with open(path) as fh:
+            text = fh.read().splitlines()
+    except OSError as exc:
+        raise ValueError(f"{str(path)!r}: cannot read it: {exc.strerror or exc}") from None
+    for number, line in enumerate(text, start=1):
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")] if "," in line else line.split()
+        if not 6 <= len(cells) <= 10:
+            raise ValueError(f"{path}: line {number}: expected 6 to 10 cells {MOT_COLUMNS}, got {len(cells)}")
+        if rows and len(cells) != len(rows[0]):
+            raise ValueError(
+                f"{path}: line {number}: expected {len(rows[0])} cells like line {lines[0]}, got {len(cells)}"
+            )
+        rows.append(cells)
+        lines.append(number)
+    if not rows:
+        raise ValueError(f"{path}: expected MOTChallenge lines (frame, id, bb_left, ...), got an empty file")
+    out = np.empty((len(rows), len(rows[0])))
+    for i, cells in enumerate(rows):
+        for j, cell in enumerate(cells):
+            try:
+                out[i, j] = float(cell)
+            except ValueError:
+                got = "an empty cell" if not cell else repr(cell)
+                raise ValueError(
+                    f"{path}: line {lines[i]}, column {MOT_COLUMNS[j]!r}: expected a number, got {got}"
+                ) from None
+    return out, lines
+
+
+def _check_mot(raw, path, lines: list[int]) -> None:
     """Frame and id integers, box numbers finite, width and height positive; errors name the line."""
     for col in raw.columns:
         vals = raw[col].to_numpy(dtype=float)
@@ -175,5 +212,5 @@ def _check_mot(raw, path) -> None:
             )
             what = "a positive height" if col == "bb_height" else what
             raise ValueError(
-                f"{path}: line {i + 1}, column {col!r}: expected {what}, got {raw[col].iloc[i]!r}"
+                f"{path}: line {lines[i]}, column {col!r}: expected {what}, got {float(raw[col].iloc[i])!r}"
             )

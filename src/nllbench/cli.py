@@ -525,14 +525,15 @@ def _score_fill(args: argparse.Namespace, state, settings):
 
 
 def _score(args: argparse.Namespace) -> int:
-    """``nllbench score``: a tracks table and a truth table in, a metrics file out (or a batch)."""
+    """``nllbench score``: a tracks table and a truth table in, a metrics file out (or a batch).
+
+    Every output (-o, --summary, --per-frame; or --output-dir, --timing) is
+    checked before any calibration is fitted and committed together at the
+    end: a failure leaves none of them.
+    """
     import warnings
 
-    from nllbench.io import atomic_directory, write_summary_csv
-    from nllbench.scoring import score_file
-
     settings = _evaluation_settings(args)
-    state = tuple(args.state)
     batch = _score_batch_mode(args)
     if not batch and args.timing:
         raise ValueError("score: --timing is for a batch (--tracks-dir --scenario-dir --output-dir)")
@@ -542,42 +543,13 @@ def _score(args: argparse.Namespace) -> int:
         raise ValueError(
             "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
         )
-    options = dict(state=state, settings=settings, tracker=args.tracker, config=_config(args))
+    options = dict(state=tuple(args.state), settings=settings, tracker=args.tracker, config=_config(args))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        options["fill"] = _score_fill(args, state, settings)
-        if not batch:
-            row, result = score_file(
-                args.tracks,
-                args.truth,
-                args.output,
-                frames=args.frames,
-                scenario_file=args.scenario_file,
-                seed=args.seed,
-                per_frame=args.per_frame,
-                **options,
-            )
-            summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
-            write_summary_csv(row, summary_path)
+        if batch:
+            rows, result = _score_batch(args, options)
         else:
-            rows, timing = [], []
-            with atomic_directory(args.output_dir) as tmp:
-                for f in _seed_tables(args.tracks_dir):
-                    scenario = Path(args.scenario_dir) / (f.stem + ".nc")
-                    row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), **options)
-                    rows.append(row)
-                    timing.append(
-                        {
-                            "item": f.stem,
-                            "filter": args.tracker,
-                            "q": max(settings.qs),
-                            "cov_scale": settings.cov_scale,
-                            "seconds": result.metrics.seconds,
-                            "nll_seconds": result.metrics.nll_seconds,
-                        }
-                    )
-                write_summary_csv(rows, tmp / "summary.csv")
-            _write_timing(args.timing, timing)
+            row, result, summary_path = _score_one(args, options)
     for w in sorted({str(w.message) for w in caught}):
         _warn("score")(w)
     if batch:
@@ -585,10 +557,67 @@ def _score(args: argparse.Namespace) -> int:
     else:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
         print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
-        _print_row(row, settings.qs)
+        _print_row(row, options["settings"].qs)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
     return 0
+
+
+def _score_one(args: argparse.Namespace, options: dict):
+    """One run of ``score``: (summary row, ScoreResult, summary path), outputs committed together."""
+    from nllbench.io import write_summary_csv
+    from nllbench.scoring import score_file
+
+    summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
+    targets = (
+        ("-o", args.output, False),
+        ("--summary", summary_path, False),
+        ("--per-frame", args.per_frame, False),
+    )
+    with _outputs(*targets) as (out, summary, per_frame):
+        fill = _score_fill(args, options["state"], options["settings"])
+        row, result = score_file(
+            args.tracks,
+            args.truth,
+            out,
+            frames=args.frames,
+            scenario_file=args.scenario_file,
+            seed=args.seed,
+            per_frame=per_frame,
+            fill=fill,
+            **options,
+        )
+        write_summary_csv(row, summary)
+    return row, result, summary_path
+
+
+def _score_batch(args: argparse.Namespace, options: dict):
+    """A batch of ``score``: (summary rows, last ScoreResult); --output-dir, --timing committed together."""
+    from nllbench.io import write_summary_csv
+    from nllbench.scoring import score_file
+
+    settings = options["settings"]
+    tables = _seed_tables(args.tracks_dir)
+    rows, timing = [], []
+    with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
+        fill = _score_fill(args, options["state"], settings)
+        for f in tables:
+            scenario = Path(args.scenario_dir) / (f.stem + ".nc")
+            row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), fill=fill, **options)
+            rows.append(row)
+            timing.append(
+                {
+                    "item": f.stem,
+                    "filter": args.tracker,
+                    "q": max(settings.qs),
+                    "cov_scale": settings.cov_scale,
+                    "seconds": result.metrics.seconds,
+                    "nll_seconds": result.metrics.nll_seconds,
+                }
+            )
+        write_summary_csv(rows, tmp / "summary.csv")
+        _write_timing(tt, timing)
+    return rows, result
 
 
 def _score_batch_mode(args: argparse.Namespace) -> bool:
@@ -606,16 +635,30 @@ def _score_batch_mode(args: argparse.Namespace) -> bool:
 
 
 def _seed_tables(directory: str) -> list[Path]:
-    """seed<N>.csv / seed<N>.parquet files of a directory, by seed (one table per seed)."""
+    """seed<N>.csv / .parquet / .pq files of a directory (any case, as the table reader), by seed.
+
+    One table per seed: two spellings of one seed (seed1.csv and seed1.parquet,
+    or seed1 and seed01) are an error, not a silent choice.
+    """
+    if not Path(directory).is_dir():
+        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
     files = [
-        p for p in Path(directory).glob("seed*") if p.suffix in (".csv", ".parquet") and p.stem[4:].isdigit()
+        p
+        for p in Path(directory).glob("seed*")
+        if p.suffix.lower() in (".csv", ".parquet", ".pq") and p.stem[4:].isdigit()
     ]
-    stems = [p.stem for p in files]
-    if len(set(stems)) != len(stems):
-        raise ValueError(f"{directory}: expected one table per seed, got both .csv and .parquet for a seed")
+    by_seed: dict[int, Path] = {}
+    for p in sorted(files):
+        seed = int(p.stem[4:])
+        if seed in by_seed:
+            raise ValueError(
+                f"--tracks-dir {directory!r}: expected one table per seed, got {by_seed[seed].name} "
+                f"and {p.name} for seed {seed}"
+            )
+        by_seed[seed] = p
     if not files:
-        raise ValueError(f"{directory}: no seed<N>.csv or seed<N>.parquet tracks tables found")
-    return sorted(files, key=lambda p: int(p.stem[4:]))
+        raise ValueError(f"--tracks-dir {directory!r}: no seed<N>.csv or seed<N>.parquet tracks tables found")
+    return [by_seed[k] for k in sorted(by_seed)]
 
 
 def _add_score_parser(sub) -> None:
@@ -634,10 +677,12 @@ def _add_score_parser(sub) -> None:
     )
     sc.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     sc.add_argument("--state", nargs="+", default=["x", "y"], help="state columns (first two: position)")
-    sc.add_argument("--frames", type=int, nargs="+", help="frames to score (default: union of both tables)")
-    sc.add_argument("--undetected-rate", type=float, help="fill-in: uniform undetected-object rate")
     sc.add_argument(
-        "--fov", type=float, nargs="+", help="LOW... HIGH...: box of that intensity (per state column)"
+        "--frames", type=integer(), nargs="+", help="frames to score (default: union of both tables)"
+    )
+    sc.add_argument("--undetected-rate", type=NON_NEGATIVE, help="fill-in: uniform undetected-object rate")
+    sc.add_argument(
+        "--fov", type=number(), nargs="+", help="LOW... HIGH...: box of that intensity (per state column)"
     )
     sc.add_argument(
         "--fit-undetected-on",
@@ -649,20 +694,30 @@ def _add_score_parser(sub) -> None:
         "--fit-score-on", nargs=2, metavar=("TRACKS", "TRUTH"), help="fill-in: score -> r calibration set"
     )
     sc.add_argument("--existence-one", action="store_true", help="fill-in: r = 1 when there is no r or score")
-    sc.add_argument("--default-std", type=float, help="fill-in: std of the covariance when there is none")
+    sc.add_argument("--default-std", type=POSITIVE, help="fill-in: std of the covariance when there is none")
     sc.add_argument("--tracker", default="external", help="tracker name (the metrics file's 'filter')")
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
-    sc.add_argument("--seed", type=int, help="run seed recorded in the metrics file")
+    sc.add_argument("--seed", type=integer(0), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
-    sc.add_argument("--q", type=int, nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
+    sc.add_argument("--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
     sc.add_argument("--full-state", action="store_true", help="NLL on the full state, not the position")
-    sc.add_argument("--cutoff", type=float, default=2.0, help="GOSPA/OSPA cut-off c")
-    sc.add_argument("--p", type=float, default=1.0, help="GOSPA/OSPA order p")
-    sc.add_argument("--threshold", type=float, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
-    sc.add_argument("--existence-threshold", type=float, default=0.4, help="estimator threshold on r")
-    sc.add_argument("--cov-scale", type=float, default=1.0, help="probe: scale every covariance by s")
-    sc.add_argument("--temper", type=float, default=1.0, help="probe: temper existence probabilities")
-    sc.add_argument("--theorem-rho", type=float, default=0.9, help="rho of the Theorem 1 check")
+    sc.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
+    sc.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
+    sc.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
+    sc.add_argument(
+        "--existence-threshold",
+        type=number(0, 1, open_high=True),
+        default=0.4,
+        help="estimator threshold on r",
+    )
+    sc.add_argument("--cov-scale", type=POSITIVE, default=1.0, help="probe: scale every covariance by s")
+    sc.add_argument("--temper", type=POSITIVE, default=1.0, help="probe: temper existence probabilities")
+    sc.add_argument(
+        "--theorem-rho",
+        type=number(0, 1, open_low=True, open_high=True),
+        default=0.9,
+        help="rho of the Theorem 1 check",
+    )
     sc.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
     sc.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
     sc.set_defaults(func=_score)

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment, minimize, minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit
 
 from nllbench.densities import PPP
 from nllbench.evaluate import EvaluationSettings, RunMetrics, evaluate_run
+from nllbench.metrics import _gated_matching
 from nllbench.nll import nll_many
 from nllbench.tracks import (
     DEFAULT_STATE,
@@ -45,7 +46,7 @@ from nllbench.tracks import (
     validate_tracks,
     validate_truth,
 )
-from nllbench.transforms import POSITION, marginal
+from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
 
 EXISTENCE_ONE_WARNING = (
     "no existence probability (column 'r') and no score calibration: every track is given r = 1, "
@@ -103,6 +104,8 @@ class FillIns:
         object.__setattr__(self, "undetected_rate", rate)
         if rate > 0 and (self.fov_low is None or self.fov_high is None):
             raise ValueError("fov: expected the box (low..., high...) of the undetected-object intensity")
+        if self.fov_low is not None or self.fov_high is not None:
+            _check_box(self.fov_low, self.fov_high)
         if self.default_std is not None:
             s = float(self.default_std)
             if not math.isfinite(s) or s <= 0:
@@ -118,6 +121,19 @@ class FillIns:
                 f"got {low.size} and {high.size}"
             )
         return PPP.uniform(self.undetected_rate, low, high)
+
+
+def _check_box(low, high) -> None:
+    """The fov box: finite bounds, as many upper as lower, every upper above its lower."""
+    lo = np.atleast_1d(np.asarray(low if low is not None else (), dtype=float))
+    hi = np.atleast_1d(np.asarray(high if high is not None else (), dtype=float))
+    if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
+        raise ValueError(f"fov: expected as many lower as upper bounds, got {list(lo)} and {list(hi)}")
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or np.any(hi <= lo):
+        raise ValueError(
+            f"fov: expected finite bounds with every upper above its lower, got low={lo.tolist()}, "
+            f"high={hi.tolist()}"
+        )
 
 
 def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
@@ -307,6 +323,8 @@ def score(
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
+    if y.ignored:
+        prov["ignored_truth_columns"] = list(y.ignored)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     metrics = evaluate_run(dens, X, ids, lo, hi, settings)
@@ -329,8 +347,10 @@ def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = Non
 def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) -> np.ndarray:
     """(N,) 0/1: whether each row is matched to a truth of its frame (and hypothesis).
 
-    Optimal assignment on Euclidean position distance; a pair counts when
-    its distance is <= ``threshold`` (the CLEAR MOT rule of ``evaluate``).
+    The CLEAR MOT matching of ``evaluate`` on Euclidean position distance:
+    the most pairs with distance <= ``threshold``, then the least summed
+    distance (:func:`nllbench.metrics._gated_matching`). (A capped-cost
+    assignment is not that rule: it can trade a third match for two exact ones.)
     """
     out = np.zeros(tracks.frame.size)
     pos = list(POSITION)
@@ -344,9 +364,8 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
             if rows.size == 0 or X[k].shape[0] == 0:
                 continue
             dist = np.linalg.norm(tracks.means[rows][:, None, pos] - X[k][None, :, pos], axis=2)
-            a, b = linear_sum_assignment(np.minimum(dist, threshold * 2 + 1))
-            ok = dist[a, b] <= threshold
-            out[rows[a[ok]]] = 1.0
+            a, _ = _gated_matching(dist, threshold)  # CLEAR MOT's: most pairs within it, then least distance
+            out[rows[a]] = 1.0
     return out
 
 
@@ -409,6 +428,11 @@ def _rate_objective(t: TrackTable, y: TruthTable, fr, fill: FillIns, settings: E
     X, _ = truth_sets(y, fr)
     q = max(settings.qs)
     d = len(t.state)
+    # the probes of evaluate_run, in its order, so that the rate is fitted for the density that is scored
+    if settings.cov_scale != 1.0:
+        dens = [scale_covariances(density, settings.cov_scale) for density in dens]
+    if settings.temper != 1.0:
+        dens = [temper_existence(density, settings.temper, settings.existence_threshold) for density in dens]
 
     def total(rate: float) -> float:
         ppp = FillIns(rate, fill.fov_low, fill.fov_high).ppp(d)
@@ -435,8 +459,9 @@ def fit_undetected_rate(
     """Maximum-likelihood rate of the uniform undetected-object PPP on a calibration set.
 
     Minimises L(rate) = sum_k NLL_k(rate) over the calibration frames (the
-    largest Q of ``settings``), with ``fill``'s box, covariances and
-    existence. Every association term is c * exp(-rate) * rate^j with j
+    largest Q, marginal, budget and the ``cov_scale`` / ``temper`` probes of
+    ``settings``, as scoring applies them), with ``fill``'s box, covariances
+    and existence. Every association term is c * exp(-rate) * rate^j with j
     objects left to the PPP (j <= n_k), so dL/drate >= K - N / rate > 0 for
     rate > N / K (N truths in K frames): the minimum lies in [0, N / K],
     searched by bounded Brent. The frames are ``frames``, else all steps of a
@@ -513,6 +538,20 @@ def truth_from_scenario(path, state=DEFAULT_STATE):
     return df, data.steps
 
 
+def _same_scenario(truth, scenario_file) -> None:
+    """A scenario-file truth and a --scenario-file that labels the run must be the same scenario."""
+    from nllbench.io import read_scenario, scenario_identity
+    from nllbench.runs import scenario_mismatches
+
+    diffs = scenario_mismatches(scenario_identity(read_scenario(truth)), read_scenario(scenario_file))
+    if diffs:
+        text = "; ".join(f"{k}: truth {a!r}, scenario file {b!r}" for k, (a, b) in diffs.items())
+        raise ValueError(
+            f"scenario_file {str(scenario_file)!r}: expected the scenario of the truth {str(truth)!r} "
+            f"(it labels the run), but they differ in {text}"
+        )
+
+
 def score_file(
     tracks,
     truth,
@@ -535,10 +574,12 @@ def score_file(
     to its steps 0..K-1, so that step k is the scenario's step k as for the
     reference filters. Returns (one-row summary, :class:`ScoreResult`).
     """
-    from nllbench.io import read_scenario, write_metrics
+    from nllbench.io import Output, committed_together, read_scenario, write_metrics
 
     extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
     if Path(truth).suffix == ".nc":
+        if scenario_file is not None:
+            _same_scenario(truth, scenario_file)
         scenario_file = scenario_file or truth
     if scenario_file is not None:
         attrs = read_scenario(scenario_file).attrs
@@ -551,11 +592,15 @@ def score_file(
         extra["seed"] = seed
     if config is not None:
         extra["config"] = json.dumps(config, sort_keys=True)
-    result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
-    write_metrics(result.metrics, output, score_attrs(result, tracker, extra))
+    targets = [Output(Path(output), "output")]
     if per_frame is not None:
-        Path(per_frame).parent.mkdir(parents=True, exist_ok=True)
-        result.per_frame().to_csv(per_frame, index=False)
+        targets.append(Output(Path(per_frame), "per_frame"))
+    # both files checked before scoring and committed together: a failure leaves neither
+    with committed_together(*targets) as tmps:
+        result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
+        write_metrics(result.metrics, tmps[0], score_attrs(result, tracker, extra))
+        if per_frame is not None:
+            result.per_frame().to_csv(tmps[1], index=False)
     row = {
         **{k: extra.get(k, "") for k in ("scenario", "seed", "clutter_rate", "p_detection")},
         "filter": tracker,

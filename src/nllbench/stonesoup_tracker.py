@@ -16,12 +16,33 @@ on a held-out run by ``nllbench score --fit-score-on``).
 from __future__ import annotations
 
 import datetime
+import math
 
 import numpy as np
 
 from nllbench.adapters import tracks_from_stonesoup
+from nllbench.densities import log_box_volume
 
 START = datetime.datetime(2021, 1, 1)
+
+
+def clutter_density(rate: float, low, high) -> float:
+    """rate / V of the field of view [low, high].
+
+    V = prod(high - low) where that is a normal float (bit for bit the plain
+    ratio); else through log V (:func:`nllbench.densities.log_box_volume`),
+    exact where V overflows or underflows while the density is a float.
+    """
+    low, high = np.atleast_1d(np.asarray(low, float)), np.atleast_1d(np.asarray(high, float))
+    with np.errstate(over="ignore", under="ignore"):
+        volume = float(np.prod(high - low))
+    if rate == 0:
+        return 0.0
+    if np.isfinite(volume) and volume >= np.finfo(float).tiny:
+        return rate / volume
+    log_volume = float(log_box_volume(low[None, :], high[None, :])[0])
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.exp(math.log(rate) - log_volume))
 
 
 def run_gmphd(
@@ -56,10 +77,9 @@ def run_gmphd(
     measurement = LinearGaussian(ndim_state=m.F.shape[0], mapping=mapping, noise_covar=m.R)
     kalman = KalmanUpdater(measurement)
     predictor = KalmanPredictor(transition)
-    volume = float(np.prod(np.asarray(m.fov_high) - np.asarray(m.fov_low)))
     updater = PHDUpdater(
         kalman,
-        clutter_spatial_density=m.clutter_rate / volume,
+        clutter_spatial_density=clutter_density(m.clutter_rate, m.fov_low, m.fov_high),
         prob_detection=m.p_detection,
         prob_survival=m.p_survival,
     )

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench import _validate as v
-from nllbench.densities import PMBM, PPP, MultiBernoulli, laplace_log_normaliser
+from nllbench.densities import PMBM, PPP, MultiBernoulli, laplace_log_normaliser, log_box_volume
 from nllbench.metrics import GOSPAResult, gospa
 from nllbench.nll import NLLResult, nll
 
@@ -85,6 +85,26 @@ def _rho(rho) -> float:
     return r
 
 
+def _log_volume(lo: np.ndarray, hi: np.ndarray) -> float:
+    """log V of the box [lo, hi], in log space: exact where prod(hi - lo) overflows."""
+    return float(log_box_volume(lo[None, :], hi[None, :])[0])
+
+
+def _exp(x: float) -> float:
+    """exp(x), +inf past the float range (math.exp would raise)."""
+    with np.errstate(over="ignore"):
+        return float(np.exp(x))
+
+
+def _offset(lo: np.ndarray, hi: np.ndarray, rho: float) -> float:
+    """V (1 - rho), the PPP rate of condition (i), as exp(log V + log(1 - rho)).
+
+    Finite whenever the product is representable, even when V alone is not
+    (e.g. a side of 3.4e308, or sides of 1e160 in 2-D with rho = 1 - 1e-15).
+    """
+    return _exp(_log_volume(lo, hi) + math.log1p(-rho))
+
+
 def scale_for_k_equal_rho(rho: float, dim: int) -> float:
     """The metric scale at which k = rho, so that the NLL offset vanishes (log(k / rho) = 0)."""
     rho = _rho(rho)
@@ -106,8 +126,7 @@ def theorem1_pmb(estimates, low, high, rho: float, scale: float) -> PMBM:
     if X.size == 0:
         X = np.empty((0, lo.size))
     X = v.points(X, "estimates", dim=lo.size)
-    volume = float(np.prod(hi - lo))
-    ppp = PPP.uniform(volume * (1.0 - rho), lo, hi)
+    ppp = PPP.uniform(_offset(lo, hi, rho), lo, hi)
     mb = MultiBernoulli.laplace(np.full(X.shape[0], rho), X, scale)
     return PMBM.pmb(ppp, mb)
 
@@ -138,10 +157,10 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
     if np.any((Y < lo) | (Y > hi)):
         raise ValueError("truth: expected every object inside the field of view [low, high]")
     rho = float(rho)
-    volume = float(np.prod(hi - lo))
+    volume = _exp(_log_volume(lo, hi))  # inf when V itself overflows; the offset may not
     c = -2.0 * math.log1p(-rho)
     log_k = float(laplace_log_normaliser(scale, lo.size))
-    offset = volume * (1.0 - rho)
+    offset = _offset(lo, hi, rho)
     # right-hand side: min over gamma, as a rectangular assignment on
     # min(D + log(k/rho), c) (an assigned pair never costs more than c)
     nx, ny = X.shape[0], Y.shape[0]

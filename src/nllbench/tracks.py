@@ -45,22 +45,72 @@ def read_table(source, name: str = "table"):
     """A pandas DataFrame from a CSV or Parquet path (by suffix), or a DataFrame as it is.
 
     Returns ``(df, label)``, the label naming the source in error messages.
+    A file that cannot be read, a CSV row with more cells than the header
+    and a repeated column name are errors naming the file (and line). Blank
+    lines at the end of a CSV file are dropped; blank lines before a data
+    line are kept (as empty rows, then reported), so that row and line
+    numbers in every later error are the file's own.
     """
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):
+        _distinct_columns([str(c) for c in source.columns], name)
         return source.reset_index(drop=True), name
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError(f"{name}: expected a path or a pandas DataFrame, got {type(source).__name__}")
     path = Path(source)
+    label = str(path)
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        df = pd.read_csv(path)
-    elif suffix in (".parquet", ".pq"):
-        df = pd.read_parquet(path)
-    else:
-        raise ValueError(f"{name}: expected a .csv or .parquet file, got {str(path)!r}")
-    return df, str(path)
+    if suffix not in (".csv", ".parquet", ".pq"):
+        raise ValueError(f"{name}: expected a .csv or .parquet file, got {label!r}")
+    try:
+        if suffix == ".csv":
+            trailing = _check_csv_layout(path, label)
+            df = pd.read_csv(path, index_col=False, skip_blank_lines=False)
+            df = df.iloc[: len(df) - trailing]
+        else:
+            df = pd.read_parquet(path)
+            _distinct_columns([str(c) for c in df.columns], label)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith(label):
+            raise
+        raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
+    return df, label
+
+
+def _check_csv_layout(path: Path, label: str) -> int:
+    """A header of distinct names; no row with more cells than the header (pandas would shift it).
+
+    Returns the number of blank lines at the end of the file.
+    """
+    import csv
+
+    # utf-8-sig like pandas' default (a byte-order mark is not part of a name); pandas decodes for real
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{label}: expected a header line, got an empty file")
+        _distinct_columns(header, label)
+        trailing = 0
+        for row in reader:
+            trailing = trailing + 1 if not row else 0
+            if len(row) > len(header):
+                raise ValueError(
+                    f"{label}: line {reader.line_num}: expected at most {len(header)} cells "
+                    f"(the header's), got {len(row)}"
+                )
+    return trailing
+
+
+def _distinct_columns(columns: list[str], label: str) -> None:
+    seen = set()
+    for c in columns:
+        if c in seen:
+            raise ValueError(f"{label}: column {c!r} appears twice; expected distinct column names")
+        seen.add(c)
 
 
 def _where(label: str, row: int, column: str) -> str:
@@ -70,9 +120,14 @@ def _where(label: str, row: int, column: str) -> str:
 
 
 def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray:
-    """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf)."""
+    """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf).
+
+    Numeric columns, and text cells holding numbers (CSV), are read; a column
+    of booleans, dates, durations or complex numbers is an error.
+    """
     import pandas as pd
 
+    _numeric_dtype(df, column, label)
     raw = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad = np.isnan(raw) & df[column].notna().to_numpy()
     if bad.any():
@@ -86,8 +141,36 @@ def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray
     return raw
 
 
+def _numeric_dtype(df, column: str, label: str) -> None:
+    import pandas as pd
+
+    dtype = df[column].dtype
+    api = pd.api.types
+    if api.is_bool_dtype(dtype) or api.is_datetime64_any_dtype(dtype) or api.is_timedelta64_dtype(dtype):
+        raise ValueError(f"{label}: column {column!r}: expected numbers, got a column of dtype {dtype}")
+    if api.is_complex_dtype(dtype):
+        raise ValueError(f"{label}: column {column!r}: expected real numbers, got a column of dtype {dtype}")
+
+
+_EXACT = 2**53  # floats hold every integer up to this magnitude, and not all beyond
+
+
 def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
-    """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1)."""
+    """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1).
+
+    An integer-typed column is taken as it is (no trip through float, which
+    would round values past 2**53); other columns must hold integers of
+    magnitude at most 2**53.
+    """
+    import pandas as pd
+
+    col = df[column]
+    if pd.api.types.is_integer_dtype(col.dtype) and not col.isna().any():  # (NA: nullable Int64)
+        values = col.to_numpy()
+        if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
+            i = int(np.argmax(values > np.iinfo(np.int64).max))
+            raise ValueError(f"{_where(label, i, column)}: expected an integer below 2**63, got {values[i]}")
+        return values.astype(np.int64)
     if skip is None:
         raw = _numbers(df, column, label)
     else:
@@ -97,7 +180,14 @@ def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np
     bad = raw != np.round(raw)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(df[column].iloc[i])!r}")
+        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(col.iloc[i])!r}")
+    bad = np.abs(raw) > _EXACT
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_where(label, i, column)}: expected an integer of magnitude at most 2**53 "
+            f"(exact in a non-integer column), got {str(col.iloc[i])!r}"
+        )
     return raw.astype(np.int64)
 
 
@@ -148,13 +238,14 @@ class TrackTable:
 
 @dataclass(frozen=True)
 class TruthTable:
-    """A validated truth table: frame (N,), ids (N,), states (N, d), state names, label."""
+    """A validated truth table: frame (N,), ids (N,), states (N, d), state names, label, ignored columns."""
 
     frame: np.ndarray
     ids: np.ndarray
     states: np.ndarray
     state: tuple[str, ...]
     label: str
+    ignored: tuple[str, ...] = ()
 
 
 def _covariance_columns(df, names, label: str, placeholder: np.ndarray) -> np.ndarray | None:
@@ -244,7 +335,9 @@ def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackT
         bad = (r < 0) | (r > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{_where(label, i, 'r')}: expected a probability in [0, 1], got {r[i]!r}")
+            raise ValueError(
+                f"{_where(label, i, 'r')}: expected a probability in [0, 1], got {float(r[i])!r}"
+            )
     if "score" in df.columns:
         score = _numbers(df, "score", label, allow_nan=True)
         _no_nan(score, ~empty, df, "score", label)
@@ -265,7 +358,7 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     bad = w < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, 'weight')}: expected a non-negative weight, got {w[i]!r}")
+        raise ValueError(f"{_where(label, i, 'weight')}: expected a non-negative weight, got {float(w[i])!r}")
     keys = np.stack([frame, hyp], axis=1)
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -273,18 +366,21 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     if differs.any():
         i = int(np.flatnonzero(differs)[0])
         raise ValueError(
-            f"{_where(label, i, 'weight')}: expected the weight {w[first][inverse][i]!r} of frame "
-            f"{frame[i]}, hypothesis {hyp[i]} as on its first row, got {w[i]!r}"
+            f"{_where(label, i, 'weight')}: expected the weight {float(w[first][inverse][i])!r} of frame "
+            f"{frame[i]}, hypothesis {hyp[i]} as on its first row, got {float(w[i])!r}"
         )
     ukeys = keys[first]
-    totals: dict[int, float] = {}
-    for (f, _), wk in zip(ukeys.tolist(), w[first].tolist(), strict=True):
-        totals[f] = totals.get(f, 0.0) + wk
-    for f, total in totals.items():
-        if abs(total - 1.0) > 1e-9 * max(1, len(ukeys)):
-            raise ValueError(
-                f"{label}: column 'weight': frame {f}: expected weights summing to 1, got {total!r}"
-            )
+    frames, per_frame = np.unique(ukeys[:, 0], return_inverse=True)
+    totals = np.bincount(per_frame.reshape(-1), weights=w[first], minlength=frames.size)
+    counts = np.bincount(per_frame.reshape(-1), minlength=frames.size)
+    # rounding of a sum grows with its own number of terms (this frame's hypotheses), not the table's
+    bad = np.abs(totals - 1.0) > 1e-9 * counts
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{label}: column 'weight': frame {frames[k]}: expected weights summing to 1, "
+            f"got {float(totals[k])!r}"
+        )
     return w
 
 
@@ -309,7 +405,8 @@ def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTab
     ids = _integers(df, "id", label)
     states = np.stack([_numbers(df, s, label) for s in names], axis=1)
     _unique_ids(frame, ids, None, label)
-    return TruthTable(frame, ids, states, names, label)
+    ignored = tuple(str(c) for c in df.columns if c not in ("frame", "id", *names))
+    return TruthTable(frame, ids, states, names, label, ignored)
 
 
 def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray:
