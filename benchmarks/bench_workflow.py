@@ -1,4 +1,13 @@
-"""Benchmark: does a 500-run sweep on 2 cores spend its time computing?
+"""Benchmark: the workflow's wall time, and where its CPU time goes.
+
+``--main``: the default main job (``snakemake --cores 2``, config/config.yaml,
+or ``--configfile``) into a scratch results directory; prints its wall time,
+the machine's load average before and after, and per rule: jobs, the jobs'
+summed wall and CPU seconds (Snakemake's benchmark files), nllbench's own
+compute seconds (the jobs' timing tables) and the rest (process start-up,
+imports, reading and writing files).
+
+Without ``--main``: does a 500-run sweep on 2 cores spend its time computing?
 
 Runs the workflow on a generated configuration with 6 filters x 84 seeds = 504
 (scenario, filter, seed) runs (Williams scenario, 10 steps, Q = 1, no probe),
@@ -8,11 +17,13 @@ seconds spent in nllbench's own computation (summed from the jobs' timing
 tables) and that sum's share of the available core time (wall x cores).
 
 Run:  python benchmarks/bench_workflow.py [--seeds 84] [--batch 42] [--cores 2] [--skip-unbatched]
+      python benchmarks/bench_workflow.py --main [--configfile config/quick.yaml] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -101,6 +112,78 @@ def run(tmp: Path, seeds: int, per_job: int, cores: int, slurm: bool = False) ->
     }
 
 
+def rule_of(benchmark: Path, root: Path) -> str:
+    """The rule a benchmark file belongs to: its first path component under benchmarks/."""
+    parts = benchmark.relative_to(root).parts
+    return parts[0] if len(parts) > 1 else Path(parts[0]).stem
+
+
+def per_rule(results: Path) -> pd.DataFrame:
+    """Per rule: jobs, summed wall and CPU seconds of its jobs, and nllbench's compute seconds."""
+    rows = []
+    root = results / "benchmarks"
+    for f in sorted(root.rglob("*.tsv")):
+        b = pd.read_csv(f, sep="\t")
+        rows.append(
+            {"rule": rule_of(f, root), "job_s": float(b["s"].iloc[0]), "cpu_s": float(b["cpu_time"].iloc[0])}
+        )
+    jobs = pd.DataFrame(rows, columns=["rule", "job_s", "cpu_s"])
+    table = jobs.groupby("rule").agg(jobs=("job_s", "size"), job_s=("job_s", "sum"), cpu_s=("cpu_s", "sum"))
+    compute = {}
+    for kind in ("simulate", "filter", "evaluate"):
+        files = list((results / "timing" / kind).rglob("*.csv"))
+        compute[kind] = sum(float(pd.read_csv(f)["seconds"].sum()) for f in files)
+    table["compute_s"] = pd.Series(compute)
+    return table.sort_values("cpu_s", ascending=False)
+
+
+def run_main(configfile: str, cores: int, results: Path) -> tuple[float, pd.DataFrame]:
+    """Run the main job (rule all) into ``results``; return its wall time and :func:`per_rule`."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [
+            "snakemake",
+            "--cores",
+            str(cores),
+            "--configfile",
+            configfile,
+            "--config",
+            f"results={results}",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-3000:])
+    return wall, per_rule(results)
+
+
+def main_job(args) -> int:
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(dir="/tmp") as d:
+        results = Path(args.keep) if args.keep else Path(d) / "results"
+        wall, table = run_main(args.configfile, args.cores, results)
+        size = sum(f.stat().st_size for f in results.rglob("*") if f.is_file())
+        tables = sum(f.stat().st_size for f in (results / "tables").rglob("*") if f.is_file())
+    after = os.getloadavg()
+    print(f"{args.configfile}, snakemake --cores {args.cores}: wall {wall:.1f} s ({wall / 60:.1f} min)")
+    print(f"load average (1 min) before {load[0]:.2f}, after {after[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"results/: {size / 1e6:.1f} MB, of which tables/ {tables / 1e6:.1f} MB")
+    total = table["cpu_s"].sum()
+    print(f"CPU seconds of the jobs: {total:.1f} ({total / (wall * args.cores):.0%} of wall x cores)")
+    print(f"{'rule':>16}{'jobs':>6}{'job wall (s)':>14}{'CPU (s)':>10}{'share':>7}{'compute (s)':>13}")
+    for rule, r in table.iterrows():
+        compute = "" if pd.isna(r["compute_s"]) else f"{r['compute_s']:.1f}"
+        print(
+            f"{rule:>16}{int(r['jobs']):>6}{r['job_s']:>14.1f}{r['cpu_s']:>10.1f}"
+            f"{r['cpu_s'] / total:>7.0%}{compute:>13}"
+        )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=84)
@@ -114,7 +197,12 @@ def main() -> int:
     ap.add_argument(
         "--slurm", action="store_true", help="also the batched sweep through SLURM (SLURM_CONF set)"
     )
+    ap.add_argument("--main", action="store_true", help="time the main job (rule all) of --configfile")
+    ap.add_argument("--configfile", default="config/config.yaml", help="with --main: the configuration")
+    ap.add_argument("--keep", help="with --main: results directory to keep (default: a deleted scratch one)")
     args = ap.parse_args()
+    if args.main:
+        return main_job(args)
     global STEPS
     STEPS = args.steps
     with tempfile.TemporaryDirectory() as d:

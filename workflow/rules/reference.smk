@@ -3,7 +3,7 @@
 
 rule gospa_table:
     input:
-        f"{RESULTS}/tables/steps.csv",
+        f"{RESULTS}/tables/steps.nc",
     output:
         report(f"{RESULTS}/tables/gospa.csv", caption="../report/gospa.rst", category="Tables"),
     log:
