@@ -266,6 +266,8 @@ def test_cube_dimensions_masks_and_measure_selection(tmp_path):
     xr.Dataset({"x": ("row", [1.0])}, attrs={"content": "table"}).to_netcdf(tmp_path / "long.nc")
     with pytest.raises(ValueError, match="expected 'step cube'"):
         read_step_cube(tmp_path / "long.nc")
+    with pytest.raises(FileNotFoundError, match="missing.nc: no such file"):
+        read_step_cube(tmp_path / "missing.nc")
 
 
 def test_empty_cube_gives_an_empty_long_table_with_its_columns():

@@ -1,6 +1,6 @@
 """Aggregation of metrics files into tidy tables and summary statistics over seeds.
 
-Tables (long form, one value per row):
+Tables (the per-run and later ones in long form, one value per row):
 
 * per step: a labelled cube (:func:`step_cube`, ``tables/steps.nc``) with
   dimensions scenario, filter, clutter, pd, cov_scale, temper, marginal, q,
@@ -321,6 +321,8 @@ def read_step_cube(path: str | Path):
     """Read ``tables/steps.nc`` (loaded into memory), checking that it is a step cube."""
     import xarray as xr
 
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such file (the per-step cube written by nllbench aggregate)")
     with xr.open_dataset(path, engine="netcdf4") as ds:
         cube = ds.load()
     if cube.attrs.get("content") != "step cube":
