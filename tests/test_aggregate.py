@@ -13,12 +13,18 @@ from hypothesis import strategies as st
 from scipy.stats import wilcoxon
 
 from nllbench.aggregate import (
+    LONG_COLUMNS,
     bootstrap_mean_interval,
+    long_table,
     paired,
     paired_difference,
     quantile,
     ranking,
+    read_step_cube,
+    step_cube,
+    step_values,
     summarise,
+    write_step_cube,
 )
 
 finite_lists = st.lists(st.floats(0, 1e6), min_size=1, max_size=12)
@@ -135,3 +141,135 @@ def test_summary_columns_and_no_nan_except_finite_only_of_all_infinite():
     assert f["finite_mean"] == pytest.approx(7 / 3) and f["finite_median"] == 2.0
     assert g["median"] == math.inf and math.isnan(g["finite_mean"])
     assert not s.drop(columns=[c for c in s.columns if c.startswith("finite_")]).isna().any().any()
+
+
+# ---------------------------------------------------------------------------
+# the per-step cube
+# ---------------------------------------------------------------------------
+
+special = st.sampled_from([math.inf, -math.inf, 0.0, -0.0, 5e-324, 1.7976931348623157e308])
+values = st.one_of(st.floats(-1e9, 1e9, allow_nan=False), special)
+
+
+def _base(scenario, filt, clutter, cov, seed):
+    return dict(
+        scenario=scenario,
+        seed=seed,
+        filter=filt,
+        clutter=clutter,
+        pd=0.9,
+        cov_scale=cov,
+        temper=1.0,
+        marginal="position",
+    )
+
+
+@st.composite
+def step_records(draw):
+    """Records as metrics files give them: runs of different lengths, probes at one Q only,
+    Q-independent measures repeated in each Q's file, an exact NLL in some runs only."""
+    records = []
+    for scenario, length in (("chalmers", draw(st.integers(1, 4))), ("williams15", draw(st.integers(0, 3)))):
+        steps = np.arange(length, dtype=np.int64)
+        for filt in draw(
+            st.lists(st.sampled_from(["pmbm", "phd", "mbm01"]), min_size=1, max_size=2, unique=True)
+        ):
+            for clutter, seed in ((5.0, 0), (20.0, 3)):
+                exact = draw(st.booleans())
+                for cov, qs in ((1.0, (1, 10)), (0.25, (10,))):
+                    base = _base(scenario, filt, clutter, cov, seed)
+                    point = {
+                        m: draw(st.lists(values, min_size=length, max_size=length)) for m in ("gospa", "mota")
+                    }
+                    exact_values = draw(st.lists(values, min_size=length, max_size=length))
+                    for q in qs:
+                        for m in ("nll", "nll_missed"):
+                            v = draw(st.lists(values, min_size=length, max_size=length))
+                            records.append(({**base, "q": q}, m, steps, np.array(v)))
+                        # the same Q-independent values in every Q's file
+                        for m, v in point.items():
+                            records.append(({**base, "q": 0}, m, steps, np.array(v)))
+                        if exact:
+                            records.append(({**base, "q": 0}, "nll_exact", steps, np.array(exact_values)))
+    return records
+
+
+def _long_by_rows(records):
+    """The long table built row by row (how aggregate built it before the cube)."""
+    rows = [
+        {**lab, "step": int(k), "measure": m, "value": float(x)}
+        for lab, m, steps, vals in records
+        for k, x in zip(steps, vals, strict=True)
+    ]
+    df = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    df = df.drop_duplicates(subset=LONG_COLUMNS[:-1]).sort_values(LONG_COLUMNS[:-1], kind="stable")
+    return df.reset_index(drop=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(step_records())
+def test_cube_round_trips_to_the_long_table_exactly(tmp_path_factory, records):
+    cube = step_cube(records)
+    path = tmp_path_factory.mktemp("cube") / "steps.nc"
+    write_step_cube(cube, path)
+    back = read_step_cube(path)
+    expected = _long_by_rows(records)
+    for c in ("scenario", "filter", "marginal", "measure"):
+        expected[c] = expected[c].astype(str)
+    got = long_table(back)
+    pd.testing.assert_frame_equal(got, expected)
+    # to the bit: -0.0, subnormals and infinities survive
+    assert np.array_equal(np.signbit(got["value"]), np.signbit(expected["value"]))
+    assert step_values(back) == len(expected)
+    # present cells are never NaN; absent cells are exactly the masked ones
+    for m in ("nll", "gospa"):
+        mask = back[back[m].attrs["ancillary_variables"]].values
+        assert not np.isnan(back[m].values[mask]).any() and np.isnan(back[m].values[~mask]).all()
+
+
+def test_cube_dimensions_masks_and_measure_selection(tmp_path):
+    steps = np.arange(3)
+    base = _base("williams15", "pmbm", 5.0, 1.0, 2)
+    records = [
+        ({**base, "q": 10}, "nll", steps, np.array([1.0, np.inf, 3.0])),
+        ({**base, "q": 0}, "gospa", steps, np.array([0.5, 0.25, 0.0])),
+        ({**base, "cov_scale": 4.0, "q": 10}, "nll", steps[:2], np.array([7.0, 8.0])),
+        ({**base, "cov_scale": 4.0, "q": 0}, "gospa", steps[:2], np.array([0.5, 0.25])),
+    ]
+    cube = step_cube(records)
+    assert cube["nll"].dims == (
+        "scenario",
+        "filter",
+        "clutter",
+        "pd",
+        "cov_scale",
+        "temper",
+        "marginal",
+        "q",
+        "seed",
+        "step",
+    )
+    assert "q" not in cube["gospa"].dims
+    assert cube["nll"].attrs["ancillary_variables"] == "nll_present"
+    assert cube["gospa"].attrs["ancillary_variables"] == "present"
+    cell = cube["nll"].sel(cov_scale=4.0, q=10, seed=2).squeeze()
+    np.testing.assert_array_equal(cell.values[:2], [7.0, 8.0])
+    assert not bool(cube["nll_present"].sel(cov_scale=4.0, q=10, step=2).squeeze())
+    assert cube["nll"].sel(cov_scale=1.0, step=1).squeeze().item() == math.inf
+    only = long_table(cube, ["gospa"])
+    assert set(only["measure"]) == {"gospa"} and len(only) == 5 and (only["q"] == 0).all()
+    with pytest.raises(ValueError, match="measures: expected names"):
+        long_table(cube, ["gopsa"])
+    write_step_cube(cube, tmp_path / "steps.nc")
+    import xarray as xr
+
+    xr.Dataset({"x": ("row", [1.0])}, attrs={"content": "table"}).to_netcdf(tmp_path / "long.nc")
+    with pytest.raises(ValueError, match="expected 'step cube'"):
+        read_step_cube(tmp_path / "long.nc")
+    with pytest.raises(FileNotFoundError, match="missing.nc: no such file"):
+        read_step_cube(tmp_path / "missing.nc")
+
+
+def test_empty_cube_gives_an_empty_long_table_with_its_columns():
+    df = long_table(step_cube([]))
+    assert list(df.columns) == LONG_COLUMNS and df.empty

@@ -235,4 +235,4 @@ def test_metrics_file_keeps_every_measure_and_pools_exactly(tmp_path):
     both = read_calibration_counts(read_metrics(tmp_path / "dir" / "seed2.nc")) + counts
     assert both.nees_pairs == sum(r.calibration_total().nees_pairs for r in runs)
     steps, _ = collect([tmp_path / "dir"])
-    assert {"tgospa_switches", "nees_sum", "cardinality_log_score"} <= set(steps["measure"])
+    assert {"tgospa_switches", "nees_sum", "cardinality_log_score"} <= set(steps.data_vars)

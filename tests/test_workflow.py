@@ -3,6 +3,7 @@ incremental re-runs, schema errors before any job, and byte-identical tables."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -14,7 +15,9 @@ import pytest
 import xarray as xr
 import yaml
 
-from nllbench.aggregate import write_tables
+from nllbench.aggregate import long_table, read_long_table, read_step_cube, write_tables
+from nllbench.cli import main
+from nllbench.io import METRIC_STEP_VARIABLES
 from nllbench.workflow import Sweep, evaluate_flags, filter_flags, validated_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +78,8 @@ def test_end_to_end_outputs(test_run):
     ):
         assert (r / f"figures/{fig}.png").stat().st_size > 1000
         assert (r / f"figures/{fig}.pdf").stat().st_size > 1000
-    steps = pd.read_csv(r / "tables/steps.csv")
+    assert not (r / "tables/steps.csv").exists()  # the long CSV only on demand
+    steps = read_long_table(r / "tables")
     assert set(steps.columns) == {
         "scenario",
         "seed",
@@ -224,9 +228,66 @@ def test_tables_do_not_depend_on_job_order(test_run, tmp_path):
     dirs = sorted(str(p) for p in (test_run / "metrics").glob("*/*/*/*/batch*"))
     write_tables(dirs, tmp_path / "a")
     write_tables(list(reversed(dirs)), tmp_path / "b")
-    for name in ("steps.csv", "runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
+    for name in ("runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
         assert (tmp_path / "a" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
+    cubes = [read_step_cube(p / "steps.nc") for p in (tmp_path / "a", tmp_path / "b", test_run / "tables")]
+    assert cubes[0].identical(cubes[1]) and cubes[0].identical(cubes[2])
+
+
+def _long_from_metrics(dirs):
+    """The long per-step table read row by row from the metrics files (independent of the cube)."""
+    from nllbench.io import read_metrics
+
+    rows = []
+    for f in sorted(f for p in dirs for f in Path(p).glob("seed*.nc")):
+        ds = read_metrics(f)
+        settings = json.loads(ds.attrs["evaluation_settings"])
+        base = dict(
+            scenario=str(ds.attrs["scenario"]),
+            seed=int(ds.attrs["seed"]),
+            filter=str(ds.attrs["filter"]),
+            clutter=float(ds.attrs["clutter_rate"]),
+            pd=float(ds.attrs["p_detection"]),
+            cov_scale=float(settings["cov_scale"]),
+            temper=float(settings["temper"]),
+            marginal=str(settings["marginal"]),
+        )
+        series = []
+        for j, q in enumerate(ds["q"].values.tolist()):
+            for v in ds.data_vars:
+                if v.startswith("nll_") and ds[v].dims == ("step", "q") and not v.startswith("nll_exact"):
+                    name = "nll" if v == "nll_value" else v
+                    series.append((q, name, ds[v].values[:, j]))
+        if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
+            series.append((0, "nll_exact", ds["nll_exact_value"].values))
+        series += [(0, v, ds[v].values) for v in METRIC_STEP_VARIABLES if v != "theorem1_excluded"]
+        for q, name, vals in series:
+            rows += [
+                {**base, "q": q, "step": int(k), "measure": name, "value": float(x)}
+                for k, x in zip(ds["step"].values, vals, strict=True)
+            ]
+    cols = ["scenario", "seed", "filter", "clutter", "pd", "cov_scale", "temper", "marginal", "q", "step"]
+    df = pd.DataFrame(rows).drop_duplicates(subset=[*cols, "measure"])
+    return df.sort_values([*cols, "measure"]).reset_index(drop=True)
+
+
+def test_step_cube_holds_every_number_of_the_metrics_files(test_run, tmp_path):
+    dirs = sorted(str(p) for p in (test_run / "metrics").glob("*/*/*/*/batch*"))
+    expected = _long_from_metrics(dirs)
+    got = read_long_table(test_run / "tables")
+    assert len(got) == len(expected)
+    for c in got.columns:
+        if c == "value":
+            np.testing.assert_array_equal(got[c].to_numpy(), expected[c].to_numpy())
+        else:
+            assert got[c].astype(str).tolist() == expected[c].astype(str).tolist(), c
+    # the long CSV on request, and from the command line, are that table
+    write_tables(dirs, tmp_path / "t", long_csv=True)
+    from_cli = tmp_path / "long.csv"
+    assert main(["tables", "long", "--tables", str(test_run / "tables"), "-o", str(from_cli)]) == 0
+    assert (tmp_path / "t/steps.csv").read_bytes() == from_cli.read_bytes()
+    pd.testing.assert_frame_equal(long_table(read_step_cube(tmp_path / "t/steps.nc")), got)
 
 
 @pytest.mark.slow
@@ -236,8 +297,9 @@ def test_same_bytes_whatever_the_number_of_cores(test_run, tmp_path):
         "--cores", "1", "--configfile", ".test/config/config.yaml", "--config", f"results={other}"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("steps.csv", "runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
+    for name in ("runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
         assert (other / "tables" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
+    assert read_step_cube(other / "tables/steps.nc").identical(read_step_cube(test_run / "tables/steps.nc"))
     for fig in ("clutter", "decomposition", "q", "calibration", "theorem1", "ranks"):  # not timing: measured
         assert (other / f"figures/{fig}.png").read_bytes() == (
             test_run / f"figures/{fig}.png"

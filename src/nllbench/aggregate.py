@@ -1,8 +1,13 @@
 """Aggregation of metrics files into tidy tables and summary statistics over seeds.
 
-Tables (long form, one value per row):
+Tables (the per-run and later ones in long form, one value per row):
 
-* per step: scenario, seed, filter, clutter, pd, cov_scale, temper, marginal, q, step, measure, value
+* per step: a labelled cube (:func:`step_cube`, ``tables/steps.nc``) with
+  dimensions scenario, filter, clutter, pd, cov_scale, temper, marginal, q,
+  seed, step and one variable per measure; absent cells are masked, never a
+  value. Its long form (scenario, seed, filter, clutter, pd, cov_scale,
+  temper, marginal, q, step, measure, value) is derived on demand
+  (:func:`long_table`, ``nllbench tables long``).
 * per run:  the same without ``step`` (run means over steps; NLL is +inf when
   any step is, with ``nll_finite_mean`` and ``nll_infinite_steps`` beside it)
 * summary:  per (scenario, filter, clutter, pd, cov_scale, q, measure): the
@@ -60,10 +65,14 @@ def _files(dirs: Iterable[str | Path]) -> list[Path]:
 
 
 def collect(dirs: Iterable[str | Path]):
-    """(per-step table, per-run table) as pandas DataFrames from metrics directories."""
+    """(per-step cube, per-run table) from metrics directories.
+
+    The per-step cube is an ``xarray.Dataset`` (:func:`step_cube`); its long
+    form is :func:`long_table`. The per-run table is a long pandas DataFrame.
+    """
     import pandas as pd
 
-    step_rows: list[dict] = []
+    step_records: list[tuple] = []
     run_rows: list[dict] = []
     for f in _files(dirs):
         ds = read_metrics(f)
@@ -80,15 +89,8 @@ def collect(dirs: Iterable[str | Path]):
             "temper": float(settings["temper"]),
             "marginal": str(settings["marginal"]),
         }
-        steps = ds["step"].values
+        step_records += _step_records(ds, base)
         for j, q in enumerate(ds["q"].values.tolist()):
-            for term in NLL_STEP:
-                name = "nll" if term == "value" else f"nll_{term}"
-                vals = ds[f"nll_{term}"].values[:, j]
-                step_rows += [
-                    {**base, "q": q, "step": int(k), "measure": name, "value": float(x)}
-                    for k, x in zip(steps, vals, strict=True)
-                ]
             run_rows.append({**base, "q": q, "measure": "nll", "value": float(ds["nll_mean"].values[j])})
             run_rows.append(
                 {
@@ -112,44 +114,235 @@ def collect(dirs: Iterable[str | Path]):
                 run_rows.append({**base, "q": q, "measure": f"nll_{term}", "value": mean})
         if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
             vals = ds["nll_exact_value"].values
-            step_rows += [
-                {**base, "q": 0, "step": int(k), "measure": "nll_exact", "value": float(x)}
-                for k, x in zip(steps, vals, strict=True)
-            ]
             mean = float(np.mean(vals)) if np.isfinite(vals).all() else math.inf
             run_rows.append({**base, "q": 0, "measure": "nll_exact", "value": mean})
-        for name in POINT_STEP:
-            vals = ds[name].values
-            step_rows += [
-                {**base, "q": 0, "step": int(k), "measure": name, "value": float(x)}
-                for k, x in zip(steps, vals, strict=True)
-            ]
         for name in POINT_RUN:
             run_rows.append({**base, "q": 0, "measure": name, "value": float(ds[name].values)})
         run_rows.append(
             {**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)}
         )
-    step_cols = [
-        "scenario",
-        "seed",
-        "filter",
-        "clutter",
-        "pd",
-        "cov_scale",
-        "temper",
-        "marginal",
-        "q",
-        "step",
-        "measure",
-        "value",
-    ]
-    run_cols = [c for c in step_cols if c != "step"]
-    steps_df = pd.DataFrame(step_rows, columns=step_cols)
+    run_cols = [c for c in LONG_COLUMNS if c != "step"]
     runs_df = pd.DataFrame(run_rows, columns=run_cols)
     # q-independent measures come from every q's file: keep one copy
-    steps_df = steps_df.drop_duplicates(subset=step_cols[:-1]).sort_values(step_cols[:-1], kind="stable")
     runs_df = runs_df.drop_duplicates(subset=run_cols[:-1]).sort_values(run_cols[:-1], kind="stable")
-    return steps_df.reset_index(drop=True), runs_df.reset_index(drop=True)
+    return step_cube(step_records), runs_df.reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------
+# the per-step cube
+# ---------------------------------------------------------------------------
+
+#: Columns of the long per-step table, in order; rows sort by all but ``value``.
+LONG_COLUMNS = [
+    "scenario",
+    "seed",
+    "filter",
+    "clutter",
+    "pd",
+    "cov_scale",
+    "temper",
+    "marginal",
+    "q",
+    "step",
+    "measure",
+    "value",
+]
+#: Dimensions of the per-step cube, in order. Measures that do not depend on
+#: the Murty budget (``q = 0`` in the long table) have every dimension but ``q``.
+CUBE_DIMS = ("scenario", "filter", "clutter", "pd", "cov_scale", "temper", "marginal", "q", "seed", "step")
+NLL_STEP_MEASURES = ["nll" if t == "value" else f"nll_{t}" for t in NLL_STEP]
+#: mask variable of each family of measures (the measures of a family are written together)
+_MASKS = {"nll": "nll_present", "nll_exact": "nll_exact_present", "point": "present"}
+_COORD_TYPES = {"clutter": float, "pd": float, "cov_scale": float, "temper": float, "q": int, "seed": int}
+
+
+def _family(measure: str) -> str:
+    if measure in NLL_STEP_MEASURES:
+        return "nll"
+    return "nll_exact" if measure == "nll_exact" else "point"
+
+
+def _step_records(ds, base: dict) -> list[tuple[dict, str, np.ndarray, np.ndarray]]:
+    """One metrics file's per-step measures as (labels, measure, steps, values) records.
+
+    ``labels`` are ``base`` (the run's keys) plus ``q`` (0 for measures that
+    do not depend on the Murty budget); ``steps`` and ``values`` are (K,).
+    """
+    steps = np.asarray(ds["step"].values, dtype=np.int64)
+    out = []
+    for j, q in enumerate(ds["q"].values.tolist()):
+        for term, name in zip(NLL_STEP, NLL_STEP_MEASURES, strict=True):
+            out.append(({**base, "q": int(q)}, name, steps, ds[f"nll_{term}"].values[:, j]))
+    if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
+        out.append(({**base, "q": 0}, "nll_exact", steps, ds["nll_exact_value"].values))
+    for name in POINT_STEP:
+        out.append(({**base, "q": 0}, name, steps, ds[name].values))
+    return out
+
+
+def step_cube(records: Iterable[tuple[dict, str, np.ndarray, np.ndarray]]):
+    """The per-step results as a labelled cube (an ``xarray.Dataset``).
+
+    Dimensions :data:`CUBE_DIMS`, each coordinate sorted. One float64 variable
+    per measure: the NLL and its terms (``nll``, ``nll_lower``, ...) over
+    every dimension; ``nll_exact`` and the point measures (GOSPA, OSPA, CLEAR
+    MOT counts, Theorem 1, ...) over every dimension but ``q`` (they do not
+    depend on the Murty budget). A cell exists when a metrics file gave it a
+    value: the boolean variable named by a measure's ``ancillary_variables``
+    attribute (``nll_present``, ``nll_exact_present`` or ``present``) is True
+    there. Absent cells (a probe not evaluated at that Q, steps past a shorter
+    scenario's end, an exact NLL that was not tractable) hold NaN, the
+    variable's NetCDF ``_FillValue``: read them only through the mask
+    (:func:`long_table` does). A measure given twice for one cell (a
+    Q-independent measure from each Q's file) keeps its first value, as the
+    long table did.
+
+    Parameters
+    ----------
+    records : iterable of (labels, measure, steps, values)
+        As made by ``_step_records``: ``labels`` maps every dimension but
+        ``step`` to its label; ``steps`` (K,) int and ``values`` (K,) float.
+    """
+    import xarray as xr
+
+    records = list(records)
+    labels = {
+        d: sorted({_label(d, r[0][d]) for r in records} - ({0} if d == "q" else set()))
+        for d in CUBE_DIMS[:-1]
+    }
+    labels["step"] = sorted({int(k) for r in records for k in r[2]})
+    if not labels["q"]:
+        labels["q"] = []
+    index = {d: {v: i for i, v in enumerate(labels[d])} for d in CUBE_DIMS}
+    measures = sorted({r[1] for r in records})
+    dims = {
+        m: CUBE_DIMS if _family(m) == "nll" else tuple(d for d in CUBE_DIMS if d != "q") for m in measures
+    }
+    shape = {m: tuple(len(labels[d]) for d in dims[m]) for m in measures}
+    data = {m: np.full(shape[m], np.nan) for m in measures}
+    masks = {f: None for f in {_family(m) for m in measures}}
+    seen = {m: np.zeros(shape[m], dtype=bool) for m in measures}
+    for lab, m, steps, values in records:
+        idx = tuple(index[d][_label(d, lab[d])] for d in dims[m][:-1])
+        k = np.array([index["step"][int(s)] for s in steps], dtype=np.int64)
+        fresh = ~seen[m][idx][k]
+        data[m][idx][k[fresh]] = np.asarray(values, dtype=float)[fresh]
+        seen[m][idx][k] = True
+    ds = xr.Dataset(coords={d: np.asarray(labels[d], dtype=_dtype(d)) for d in CUBE_DIMS})
+    for m in measures:
+        family = _family(m)
+        if masks[family] is None:
+            masks[family] = seen[m]
+        elif not np.array_equal(masks[family], seen[m]):
+            raise ValueError(f"step_cube: measure {m!r} exists in other cells than its family {family!r}")
+        ds[m] = (dims[m], data[m], {"ancillary_variables": _MASKS[family]})
+    for family, mask in masks.items():
+        fam_dims = CUBE_DIMS if family == "nll" else tuple(d for d in CUBE_DIMS if d != "q")
+        ds[_MASKS[family]] = (fam_dims, mask, {"long_name": f"cells that exist for the {family} measures"})
+    ds.attrs.update(
+        content="step cube",
+        description="nllbench per-step results: one variable per measure; absent cells are NaN "
+        "(_FillValue) and False in the variable named by the measure's ancillary_variables",
+    )
+    return ds
+
+
+def _label(dim: str, value):
+    return _COORD_TYPES.get(dim, str)(value)
+
+
+def _dtype(dim: str):
+    return (
+        {float: np.float64, int: np.int64}.get(_COORD_TYPES.get(dim), object) if dim != "step" else np.int64
+    )
+
+
+def long_table(cube, measures: Iterable[str] | None = None):
+    """The long per-step table (columns :data:`LONG_COLUMNS`) of a cube's existing cells.
+
+    Every cell whose mask is True gives one row, with ``q = 0`` for measures
+    without a ``q`` dimension; rows are sorted by every column but ``value``.
+    ``measures`` restricts the table to those measures (all by default).
+    """
+    import pandas as pd
+
+    names = [v for v in cube.data_vars if "ancillary_variables" in cube[v].attrs]
+    if measures is not None:
+        wanted = list(measures)
+        unknown = [m for m in wanted if m not in names]
+        if unknown:
+            raise ValueError(
+                f"measures: expected names of the cube's measures {sorted(names)}, got {unknown[0]!r}"
+            )
+        names = wanted
+    frames = []
+    for m in names:
+        var = cube[m]
+        mask = cube[var.attrs["ancillary_variables"]].transpose(*var.dims).values.astype(bool)
+        pos = np.nonzero(mask)
+        cols = {d: cube[d].values[p] for d, p in zip(var.dims, pos, strict=True)}
+        if "q" not in var.dims:
+            cols["q"] = np.zeros(pos[0].size, dtype=np.int64)
+        cols["measure"] = np.full(pos[0].size, m, dtype=object)
+        cols["value"] = var.values[pos]
+        frames.append(pd.DataFrame(cols))
+    columns = {c: pd.Series(dtype=_dtype(c) if c in CUBE_DIMS else float) for c in LONG_COLUMNS}
+    df = pd.concat(frames, ignore_index=True)[LONG_COLUMNS] if frames else pd.DataFrame(columns)
+    # labels as pandas' default string type, numbers as in the metrics files
+    df = df.astype({c: (str if _dtype(c) is object else _dtype(c)) for c in [*CUBE_DIMS, "measure"]})
+    df = df.astype({"value": float})
+    return df.sort_values(LONG_COLUMNS[:-1], kind="stable").reset_index(drop=True)
+
+
+def step_values(cube) -> int:
+    """Number of existing (measure, cell) values of a cube: the rows of its long table."""
+    return sum(
+        int(cube[cube[v].attrs["ancillary_variables"]].values.sum())
+        for v in cube.data_vars
+        if "ancillary_variables" in cube[v].attrs
+    )
+
+
+def write_step_cube(cube, path: str | Path) -> None:
+    """Write a cube to NetCDF: zlib-compressed measures with NaN as ``_FillValue``, masks as bytes."""
+    encoding = {}
+    for v in cube.data_vars:
+        if cube[v].dtype.kind == "f":
+            encoding[v] = {"zlib": True, "complevel": 4, "shuffle": True, "_FillValue": np.nan}
+        else:
+            encoding[v] = {"zlib": True, "complevel": 4}
+    for d in CUBE_DIMS:
+        if cube[d].dtype.kind != "O":
+            encoding[d] = {"_FillValue": None}
+    cube.to_netcdf(path, engine="netcdf4", encoding=encoding)
+
+
+def read_step_cube(path: str | Path):
+    """Read ``tables/steps.nc`` (loaded into memory), checking that it is a step cube."""
+    import xarray as xr
+
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such file (the per-step cube written by nllbench aggregate)")
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        cube = ds.load()
+    if cube.attrs.get("content") != "step cube":
+        raise ValueError(
+            f"{path}: attribute 'content': expected 'step cube' (written by nllbench aggregate), "
+            f"got {cube.attrs.get('content')!r}"
+        )
+    missing = [d for d in CUBE_DIMS if d not in cube.coords]
+    if missing:
+        raise ValueError(f"{path}: expected a coordinate {missing[0]!r}")
+    for v in cube.data_vars:
+        mask = cube[v].attrs.get("ancillary_variables")
+        if mask is not None and (mask not in cube or cube[mask].dtype != bool):
+            raise ValueError(f"{path}: variable {v!r}: expected its mask {mask!r} as a boolean variable")
+    return cube
+
+
+def read_long_table(tables: str | Path, measures: Iterable[str] | None = None):
+    """The long per-step table of an aggregate output directory (from ``steps.nc``)."""
+    return long_table(read_step_cube(Path(tables) / "steps.nc"), measures)
 
 
 BOOTSTRAP_SEED = 20210916  # fixed: the same runs give the same intervals, whatever the job order
@@ -437,8 +630,12 @@ def ranking(pairs):
     return pd.DataFrame(rows, columns=cols).sort_values(PAIR_KEYS + ["rank", "filter"], kind="stable")
 
 
-def write_tables(dirs: Iterable[str | Path], out_dir: str | Path, provenance: dict | None = None) -> dict:
-    """Write steps.csv, steps.nc, runs.csv, runs.nc and summary.csv (+ provenance.json) into ``out_dir``."""
+def write_tables(
+    dirs: Iterable[str | Path], out_dir: str | Path, provenance: dict | None = None, long_csv: bool = False
+) -> dict:
+    """Write steps.nc (the per-step cube), runs.csv, runs.nc, summary.csv, paired.csv,
+    ranking.csv and provenance.json into ``out_dir``; steps.csv (the long per-step
+    table) too when ``long_csv``."""
     import xarray as xr
 
     from nllbench.io import atomic_directory, software_versions
@@ -450,19 +647,21 @@ def write_tables(dirs: Iterable[str | Path], out_dir: str | Path, provenance: di
     ranks = ranking(pairs)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
-        steps.to_csv(tmp / "steps.csv", index=False)
+        write_step_cube(steps, tmp / "steps.nc")
+        if long_csv:
+            long_table(steps).to_csv(tmp / "steps.csv", index=False)
         runs.to_csv(tmp / "runs.csv", index=False)
         summary.to_csv(tmp / "summary.csv", index=False)
         pairs.to_csv(tmp / "paired.csv", index=False)
         ranks.to_csv(tmp / "ranking.csv", index=False)
-        for name, df in (("steps", steps), ("runs", runs)):
+        for name, df in (("runs", runs),):
             ds = xr.Dataset.from_dataframe(df.reset_index(drop=True).rename_axis("row"))
             ds.attrs.update(content="table", description=f"nllbench tidy {name} table (long form)")
             encoding = {c: {"zlib": True, "complevel": 4} for c in ds.data_vars if ds[c].dtype.kind in "fiu"}
             ds.to_netcdf(tmp / f"{name}.nc", engine="netcdf4", encoding=encoding)
         meta = {"software_versions": software_versions(), "config": provenance or {}, "sources": len(dirs)}
         (tmp / "provenance.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    return {"steps": len(steps), "runs": len(runs), "summary": len(summary), "paired": len(pairs)}
+    return {"steps": step_values(steps), "runs": len(runs), "summary": len(summary), "paired": len(pairs)}
 
 
 def collect_timing(files: Iterable[str | Path]):

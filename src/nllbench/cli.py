@@ -8,6 +8,7 @@ evaluate      score a posterior file against its scenario: NLL, GOSPA, OSPA,
               MOTA, MOTP, IDF1 and the Theorem 1 check.
 gospa-table   mean and RMS GOSPA per filter from the tidy tables (the
               reference MATLAB code's table).
+tables long   the long per-step table (CSV) from the per-step cube steps.nc.
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
@@ -105,9 +106,9 @@ def _aggregate(args: argparse.Namespace) -> int:
     from nllbench.aggregate import write_tables
 
     with _outputs(("--out-dir", args.out_dir, True)) as (out,):
-        counts = write_tables(args.metrics_dirs, out, _config(args))
+        counts = write_tables(args.metrics_dirs, out, _config(args), long_csv=args.long_csv)
     print(
-        f"wrote {args.out_dir}: {counts['steps']} per-step rows, {counts['runs']} per-run rows, "
+        f"wrote {args.out_dir}: {counts['steps']} per-step values, {counts['runs']} per-run rows, "
         f"{counts['summary']} summary rows from {len(args.metrics_dirs)} directories"
     )
     return 0
@@ -116,8 +117,18 @@ def _aggregate(args: argparse.Namespace) -> int:
 def _gospa_table(args: argparse.Namespace) -> int:
     from nllbench.reference import write_gospa_table
 
-    n = write_gospa_table(Path(args.tables) / "steps.csv", args.output)
+    n = write_gospa_table(args.tables, args.output)
     print(f"wrote {args.output}: mean and RMS GOSPA of {n} (scenario, filter, clutter, P_D) settings")
+    return 0
+
+
+def _tables_long(args: argparse.Namespace) -> int:
+    from nllbench.aggregate import read_long_table
+
+    df = read_long_table(args.tables, args.measure)
+    with _outputs(("-o", args.output, False)) as (out,):
+        df.to_csv(out, index=False)
+    print(f"wrote {args.output}: {len(df)} per-step rows from {Path(args.tables) / 'steps.nc'}")
     return 0
 
 
@@ -178,7 +189,10 @@ def _plot(args: argparse.Namespace) -> int:
         elif args.figure == "calibration":
             fig = plots.fig_calibration(summary, args.q)
         elif args.figure == "theorem1":
-            fig = plots.fig_theorem1(pd.read_csv(tables / "steps.csv"))
+            from nllbench.aggregate import read_long_table
+
+            theorem1 = ["theorem1_lhs", "theorem1_rhs", "theorem1_difference"]
+            fig = plots.fig_theorem1(read_long_table(tables, theorem1))
         else:
             fig = plots.fig_rank_agreement(summary, q)
     written = plots.save(fig, args.output, _config(args))
@@ -852,7 +866,19 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("metrics_dirs", nargs="+", help="directories of seed<N>.nc metrics files")
     ag.add_argument("--out-dir", required=True, help="output directory (written atomically)")
     ag.add_argument("--provenance", help="JSON object recorded in provenance.json")
+    ag.add_argument(
+        "--long-csv",
+        action="store_true",
+        help="also write steps.csv, the long per-step table (large; 'nllbench tables long' derives it later)",
+    )
     ag.set_defaults(func=_aggregate)
+    tb = sub.add_parser("tables", help="derived views of the tables written by 'nllbench aggregate'")
+    tb_sub = tb.add_subparsers(dest="view", required=True)
+    tl = tb_sub.add_parser("long", help="the long per-step table (one row per value) from steps.nc, as CSV")
+    tl.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
+    tl.add_argument("--measure", action="append", help="only this measure (repeatable; default: all)")
+    tl.add_argument("-o", "--output", required=True, help="output CSV")
+    tl.set_defaults(func=_tables_long)
     gt = sub.add_parser("gospa-table", help="mean and RMS GOSPA per filter from the tidy tables")
     gt.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
     gt.add_argument("-o", "--output", required=True, help="output CSV")

@@ -1,4 +1,4 @@
-"""The GOSPA table that the reference MATLAB code reports, from the tidy per-step table.
+"""The GOSPA table that the reference MATLAB code reports, from the per-step results.
 
 A. F. Garcia-Fernandez's public multi-target tracking code scores its filters
 by GOSPA (c = 10, p = 2, alpha = 2, on position) at every step of every Monte
@@ -18,9 +18,9 @@ GROUP = ["scenario", "filter", "clutter", "pd"]
 def gospa_table(steps):
     """Per (scenario, filter, clutter, pd): runs, steps, mean GOSPA and RMS GOSPA.
 
-    ``steps`` is the long per-step table of ``nllbench aggregate`` (columns
-    scenario, seed, filter, clutter, pd, cov_scale, temper, q, step, measure,
-    value); rows of the unprobed posteriors (covariance scale 1, no
+    ``steps`` is the long per-step table (:func:`nllbench.aggregate.long_table`
+    of ``tables/steps.nc``; columns scenario, seed, filter, clutter, pd,
+    cov_scale, temper, q, step, measure, value); rows of the unprobed posteriors (covariance scale 1, no
     tempering) are used. RMS GOSPA = sqrt(mean over steps and runs of d^2).
     """
     import pandas as pd
@@ -48,12 +48,11 @@ def gospa_table(steps):
     return pd.DataFrame(rows, columns=[*GROUP, "runs", "steps", "mean_gospa", "rms_gospa"])
 
 
-def write_gospa_table(steps_csv: str | Path, output: str | Path) -> int:
-    """Read ``steps.csv``, write the table as CSV; return its number of rows."""
-    import pandas as pd
-
+def write_gospa_table(tables: str | Path, output: str | Path) -> int:
+    """Read the GOSPA of ``tables/steps.nc`` (aggregate), write the table as CSV; return its rows."""
+    from nllbench.aggregate import read_long_table
     from nllbench.io import write_summary_csv
 
-    table = gospa_table(pd.read_csv(steps_csv))
+    table = gospa_table(read_long_table(tables, ["gospa"]))
     write_summary_csv(table.to_dict("records"), output)
     return len(table)

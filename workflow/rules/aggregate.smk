@@ -1,12 +1,12 @@
-# One tidy table of every run, summary statistics over seeds, paired comparisons and rankings,
-# the HTML leaderboard, and the timing table.
+# The per-step cube (tables/steps.nc; its long CSV on demand: nllbench tables long), one tidy
+# table of every run, summary statistics over seeds, paired comparisons and rankings, the HTML
+# leaderboard, and the timing table.
 
 
 rule aggregate:
     input:
         metric_dirs(RESULTS, SWEEP),
     output:
-        steps_csv=f"{RESULTS}/tables/steps.csv",
         steps_nc=f"{RESULTS}/tables/steps.nc",
         runs_csv=f"{RESULTS}/tables/runs.csv",
         runs_nc=f"{RESULTS}/tables/runs.nc",

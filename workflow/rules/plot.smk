@@ -16,7 +16,7 @@ FIGURE_CATEGORY = {
 rule plot:
     input:
         summary=f"{RESULTS}/tables/summary.csv",
-        steps=f"{RESULTS}/tables/steps.csv",
+        steps=f"{RESULTS}/tables/steps.nc",
         # the tables' provenance (configuration slice, software versions) goes into the figure's
         # metadata; read from the file, not passed as a parameter, so the report shows no JSON blob
         provenance=f"{RESULTS}/tables/provenance.json",

@@ -3,7 +3,7 @@
 
 rule gospa_table:
     input:
-        f"{RESULTS}/tables/steps.csv",
+        f"{RESULTS}/tables/steps.nc",
     output:
         # shown on the leaderboard page (the report does not display CSV items)
         f"{RESULTS}/tables/gospa.csv",
