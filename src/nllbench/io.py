@@ -74,7 +74,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
 from nllbench.models import GaussianMixture, Model
 
 SCHEMA_VERSION = "1"
@@ -689,7 +689,7 @@ def write_posterior(
     import xarray as xr
 
     family, sub, has_ppp = _family(densities)
-    densities = [PMBM(None, (d,), np.ones(1)) if isinstance(d, MultiBernoulli) else d for d in densities]
+    densities = [as_pmbm(d) for d in densities]
     d = densities[0].dim
     if any(x.dim != d for x in densities):
         raise ValueError("densities: expected the same state dimension at every step")

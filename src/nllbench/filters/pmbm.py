@@ -300,7 +300,7 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
         cost[np.arange(nz), s.size + np.arange(nz)] = -l_new
         mandatory = np.concatenate([sure, np.zeros(nz, dtype=bool)])
         k = max(1, math.ceil(settings.max_hypotheses * weights[h]))
-        ranked = murty(cost, k, mandatory) if nz else _no_measurement(mandatory)
+        ranked = murty(cost, k, mandatory)  # nz = 0: one empty association, none if any is mandatory
         base = state.log_weights[h] + float(np.sum(l_miss[s][~sure]))
         for c, cols in zip(ranked.costs, ranked.columns, strict=True):
             row = np.full(T + nz, -1)
@@ -356,19 +356,6 @@ def reduce(state: PMBMState, settings: PMBMSettings, variant: str) -> PMBMState:
         out.log_weights,
         out.next_label,
     )
-
-
-@dataclass(frozen=True)
-class _NoMeasurement:
-    costs: np.ndarray
-    columns: np.ndarray
-
-
-def _no_measurement(mandatory: np.ndarray) -> _NoMeasurement:
-    """With no measurement the only association misses every Bernoulli."""
-    if mandatory.any():
-        return _NoMeasurement(np.empty(0), np.empty((0, 0), dtype=np.int64))
-    return _NoMeasurement(np.zeros(1), np.empty((1, 0), dtype=np.int64))
 
 
 def _reduce(state: PMBMState, settings: PMBMSettings) -> PMBMState:
@@ -461,7 +448,6 @@ def _recycle(state: PMBMState, settings: PMBMSettings) -> PMBMState:
     if not drop.any():
         return state
     p = state.ppp
-    n_add = len(add_w)
     ppp = GMIntensity(
         np.concatenate([p.weights, add_w]),
         np.concatenate([p.means, np.array(add_m)]),
@@ -482,7 +468,6 @@ def _recycle(state: PMBMState, settings: PMBMSettings) -> PMBMState:
         state.log_weights,
         state.next_label,
     )
-    del n_add
     return _compact(out, assoc, state.log_weights)
 
 
