@@ -237,7 +237,7 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
         d2 = mahalanobis2(inn, Z)
         gated = d2 < settings.gate
         with np.errstate(divide="ignore"):
-            ll = np.log(r * p_d)[:, None] + log_likelihood(inn, Z, d2)
+            ll = np.log(r * p_d)[:, None] + log_likelihood(inn, Z)
         l_det = np.where(gated, ll, -np.inf)
         s_idx, j_idx = np.nonzero(gated & (l_det > -np.inf))
         if s_idx.size:
@@ -255,7 +255,7 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
         pin = innovation(ppp.means, ppp.covs, model.H, model.R)
         pd2 = mahalanobis2(pin, Z)
         with np.errstate(divide="ignore"):
-            log_q = np.log(p_d * ppp.weights)[:, None] + log_likelihood(pin, Z, pd2)
+            log_q = np.log(p_d * ppp.weights)[:, None] + log_likelihood(pin, Z)
         log_q = np.where(pd2 < settings.gate, log_q, -np.inf)  # (J, nz)
         log_e = logsumexp(log_q, axis=0)
         l_new = np.logaddexp(log_kappa, log_e)
