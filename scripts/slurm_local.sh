@@ -11,9 +11,11 @@
 # submitted by Snakemake's SLURM executor do not inherit SLURM_CONF (the plugin
 # drops SLURM_* variables), so /etc/slurm/slurm.conf must lead to the
 # configuration: the script links it there if no slurm.conf exists, refuses to
-# run over a foreign one, and removes its link on stop. Facts and traps:
-# shared/REFERENCE.md (no cgroups: proctrack/linuxproc, task/none; no
-# accounting database: use 'squeue' as the executor's status command).
+# run over a foreign one, and removes its link on stop. Without cgroups the
+# node needs ProctrackType=proctrack/linuxproc and TaskPlugin=task/none (see
+# slurm.conf(5) in the Slurm documentation); without an accounting database
+# 'sacct' fails, so the Snakemake executor must poll with 'squeue' (see
+# docs/cluster.md and profiles/slurm/config.yaml).
 set -euo pipefail
 
 DIR=${NLLBENCH_SLURM_DIR:-/tmp/nllbench-slurm}

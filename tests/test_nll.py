@@ -24,7 +24,7 @@ def truth(rng, n, d):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_all_methods_agree_with_brute_force(family):
-    rng = np.random.default_rng(hash(family) % 2**32)
+    rng = np.random.default_rng(1000 + FAMILIES.index(family))  # stable across PYTHONHASHSEED
     for _ in range(60):
         d = int(rng.integers(1, 4))
         f = random_pmbm(rng, d, family)

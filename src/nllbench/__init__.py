@@ -4,6 +4,8 @@ Implements Pinto, Xia, Svensson, Wymeersch, "An Uncertainty-Aware Performance
 Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
 """
 
+from importlib import metadata as _metadata
+
 from nllbench.assignment import RankedAssignments, murty
 from nllbench.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
 from nllbench.metrics import GOSPAResult, gospa
@@ -11,7 +13,7 @@ from nllbench.nll import NLLResult, nll, nll_many
 from nllbench.scoring import FillIns, ScoreResult, score
 from nllbench.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 
-__version__ = "0.1.0"
+__version__ = _metadata.version("nllbench")  # one source: pyproject.toml
 
 __all__ = [
     "MBM",

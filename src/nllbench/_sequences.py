@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 from nllbench import _validate as v
 
@@ -74,5 +75,5 @@ def distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.shape[0] and b.shape[0]:
         if a.shape[1] != b.shape[1]:
             raise ValueError(f"estimates: expected dimension {a.shape[1]} like truth, got {b.shape[1]}")
-        return np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
+        return cdist(a, b)
     return np.empty((a.shape[0], b.shape[0]))

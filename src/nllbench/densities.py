@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
+from scipy.spatial.distance import cdist
 from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
@@ -337,7 +338,7 @@ class Laplaces:
         return laplace_log_normaliser(self.scales, self.dim)
 
     def logpdf(self, y: np.ndarray) -> np.ndarray:
-        dist = np.linalg.norm(y[None, :, :] - self.centers[:, None, :], axis=2)
+        dist = cdist(self.centers, y)  # (k, n)
         return -dist / self.scales[:, None] - self.log_normaliser()[:, None]
 
     def subset(self, idx: np.ndarray) -> Laplaces:
@@ -693,6 +694,17 @@ class PMBM:
             return "MB"
         zero_one = all(np.all((mb.r == 0) | (mb.r == 1)) for mb in self.hypotheses)
         return "MBM01" if zero_one else "MBM"
+
+
+def as_pmbm(density):
+    """``density`` itself, or a MultiBernoulli as the one-hypothesis MBM it stands for.
+
+    Every multi-Bernoulli family is computed as a PMBM (paper eq. (4) with
+    zero Poisson intensity and one global hypothesis of weight 1).
+    """
+    if isinstance(density, MultiBernoulli):
+        return PMBM.pmb(None, density)
+    return density
 
 
 def MBM(hypotheses, weights) -> PMBM:  # noqa: N802 - a density name

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli
+from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, as_pmbm
 
 DEFAULT_EXISTENCE_THRESHOLD = 0.4
 
@@ -91,8 +91,7 @@ def estimate(density, threshold: float = DEFAULT_EXISTENCE_THRESHOLD, rule: str 
             f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
         )
     rule = check_rule(default_rule(density) if rule is None else rule, density)
-    if isinstance(density, MultiBernoulli):
-        density = PMBM(None, (density,), np.ones(1))
+    density = as_pmbm(density)
     if isinstance(density, PMBM):
         if rule == "best_hypothesis":
             mb = density.hypotheses[int(np.argmax(density.weights))]

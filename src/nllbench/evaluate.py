@@ -37,10 +37,18 @@ import numpy as np
 from nllbench.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
 from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.hota import HOTAResult, hota
-from nllbench.metrics import ClearMOTResult, IdentityResult, clear_mot, gospa, identity_scores, ospa
+from nllbench.metrics import (
+    ClearMOTResult,
+    GOSPAResult,
+    IdentityResult,
+    clear_mot,
+    gospa,
+    identity_scores,
+    ospa,
+)
 from nllbench.nll import nll, nll_many
 from nllbench.tgospa import TGOSPAResult, tgospa
-from nllbench.theorem1 import scale_for_k_equal_rho, theorem1
+from nllbench.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
 from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
 
 NLL_TERMS = ("localization", "false", "missed", "cardinality", "mixture", "association")
@@ -204,6 +212,26 @@ def _prepare(density, settings: EvaluationSettings):
     return density
 
 
+@dataclass(frozen=True)
+class _Step:
+    """Everything :func:`evaluate_run` measures at one step (estimates not yet relabelled)."""
+
+    nll: list  # one NLLResult per Q
+    cardinality: CardinalityScore
+    calibration: CalibrationCounts
+    exact_value: float
+    exact_available: bool
+    states: np.ndarray  # (m, d) estimates
+    labels: np.ndarray  # (m,) their labels, as given
+    estimator_empty: bool
+    truth_pos: np.ndarray  # (n, 2)
+    gospa: GOSPAResult  # of the positions
+    ospa: float
+    theorem1: Theorem1Result  # on the truth inside the field of view
+    theorem1_excluded: int
+    nll_seconds: float
+
+
 def evaluate_run(
     posteriors: Sequence,
     truth: Sequence[np.ndarray],
@@ -224,118 +252,153 @@ def evaluate_run(
     if len(truth) != K or len(truth_ids) != K:
         raise ValueError(f"truth: expected {K} steps like the posterior, got {len(truth)}")
     t0 = time.perf_counter()
-    Q = len(settings.qs)
-    nll_arrays = {name: np.zeros((K, Q)) for name in ("value", "lower", "upper", *NLL_TERMS)}
-    exact = np.zeros((K, Q), dtype=bool)
-    g, gl, gm, gf, o = (np.zeros(K) for _ in range(5))
-    n_truth, n_est = np.zeros(K, dtype=np.int64), np.zeros(K, dtype=np.int64)
-    t_lhs, t_rhs, t_diff = np.zeros(K), np.zeros(K), np.zeros(K)
-    t_excl = np.zeros(K, dtype=np.int64)
     lo = np.asarray(fov_low, dtype=float)
     hi = np.asarray(fov_high, dtype=float)
-    rho = settings.theorem_rho
-    scale = settings.theorem_scale or scale_for_k_equal_rho(rho, lo.size)
-    ex_val = np.zeros(K) if settings.exact else None
-    ex_ok = np.zeros(K, dtype=bool) if settings.exact else None
-    est_pos, est_ids, truth_pos_all = [], [], []
-    fresh = -1
-    nll_seconds = 0.0
-    calibration, cardinality = [], []
-    empty_steps = 0
-    for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
-        density = _prepare(density, settings)
-        X = np.asarray(X, dtype=float)
-        if X.size == 0:
-            X = np.empty((0, density.dim))
-        if X.ndim != 2 or X.shape[1] != density.dim:
-            raise ValueError(
-                f"truth: step {k}: expected states of dimension {density.dim} like the posterior, "
-                f"got shape {X.shape}"
-            )
-        if settings.marginal == "position":
-            dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]
-        else:
-            dens_eval, y = density, X
-        t_nll = time.perf_counter()
-        results = nll_many(dens_eval, y, settings.qs, budget=settings.budget)
-        nll_seconds += time.perf_counter() - t_nll
-        for j, res in enumerate(results):
-            nll_arrays["value"][k, j] = res.value
-            nll_arrays["lower"][k, j] = res.lower
-            nll_arrays["upper"][k, j] = res.upper
-            for term in NLL_TERMS:
-                nll_arrays[term][k, j] = getattr(res, term)
-            exact[k, j] = res.exact
-        card = cardinality_score(dens_eval, y.shape[0])
-        cardinality.append(card)
-        calibration.append(step_counts(dens_eval, y, results[-1], card))
-        if settings.exact:
-            ex_val[k] = nll_arrays["value"][k, -1]
-            try:
-                ex_val[k] = nll(dens_eval, y, method="exact").value
-                ex_ok[k] = True
-            except ValueError:  # intractable for the subset DP: flagged, not guessed
-                ex_ok[k] = False
-        if estimates is None:
-            est = estimate(density, settings.existence_threshold, settings.estimator)
-            states, labels = est.states, est.labels.copy()
-        else:
-            states, labels = (np.asarray(a) for a in estimates[k])
-            states, labels = states.reshape(-1, density.dim), labels.astype(np.int64).copy()
-        if states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1:
-            empty_steps += 1
-        pos = states[:, list(POSITION)]
-        # no label, or a label an earlier estimate of this step already carries
-        # (a PHD component split over measurements): a fresh identity
-        _, first = np.unique(labels, return_index=True)
-        repeated = np.ones(labels.size, dtype=bool)
-        repeated[first] = False
-        for i in np.flatnonzero((labels < 0) | repeated):
-            labels[i] = fresh
-            fresh -= 1
-        est_pos.append(pos)
+    scale = settings.theorem_scale or scale_for_k_equal_rho(settings.theorem_rho, lo.size)
+    steps = [
+        _evaluate_step(k, density, X, estimates, settings, lo, hi, scale)
+        for k, (density, X) in enumerate(zip(posteriors, truth, strict=True))
+    ]
+    est_pos = [st.states[:, list(POSITION)] for st in steps]
+    est_ids, fresh = [], -1
+    for st in steps:  # fresh identities are numbered across the whole run
+        labels, fresh = _fresh_identities(st.labels, fresh)
         est_ids.append(labels)
-        truth_pos = X[:, list(POSITION)]
-        truth_pos_all.append(truth_pos)
-        gr = gospa(pos, truth_pos, c=settings.cutoff, p=settings.p)
-        g[k], gl[k], gm[k], gf[k] = gr.value, gr.localization, gr.missed, gr.false
-        o[k] = ospa(pos, truth_pos, c=settings.cutoff, p=settings.p).value
-        n_truth[k], n_est[k] = truth_pos.shape[0], pos.shape[0]
-        inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
-        t_excl[k] = int((~inside).sum())
-        th = theorem1(pos, truth_pos[inside], lo, hi, rho, scale)
-        t_lhs[k], t_rhs[k], t_diff[k] = th.lhs, th.rhs, th.difference
-    cm = clear_mot(truth_pos_all, truth_ids, est_pos, est_ids, settings.threshold)
-    ids = identity_scores(truth_pos_all, truth_ids, est_pos, est_ids, settings.threshold)
-    tg = tgospa(
-        truth_pos_all, truth_ids, est_pos, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma
+    truth_pos = [st.truth_pos for st in steps]
+    clear, identity, tgospa_result, hota_result = _sequence_measures(
+        truth_pos, truth_ids, est_pos, est_ids, settings
     )
-    ho = hota(truth_pos_all, truth_ids, est_pos, est_ids, settings.hota_threshold or settings.threshold)
+    Q = len(settings.qs)
+
+    def per_step(get, dtype=float):
+        return np.array([get(st) for st in steps], dtype=dtype).reshape(K)
+
+    def per_step_q(name, dtype=float):
+        return np.array([[getattr(r, name) for r in st.nll] for st in steps], dtype=dtype).reshape(K, Q)
+
     return RunMetrics(
         settings.qs,
-        nll_arrays,
-        exact,
-        g,
-        gl,
-        gm,
-        gf,
-        o,
-        n_truth,
-        n_est,
-        cm,
-        ids,
-        t_lhs,
-        t_rhs,
-        t_diff,
-        t_excl,
+        {name: per_step_q(name) for name in ("value", "lower", "upper", *NLL_TERMS)},
+        per_step_q("exact", bool),
+        per_step(lambda st: st.gospa.value),
+        per_step(lambda st: st.gospa.localization),
+        per_step(lambda st: st.gospa.missed),
+        per_step(lambda st: st.gospa.false),
+        per_step(lambda st: st.ospa),
+        per_step(lambda st: st.truth_pos.shape[0], np.int64),
+        per_step(lambda st: st.states.shape[0], np.int64),
+        clear,
+        identity,
+        per_step(lambda st: st.theorem1.lhs),
+        per_step(lambda st: st.theorem1.rhs),
+        per_step(lambda st: st.theorem1.difference),
+        per_step(lambda st: st.theorem1_excluded, np.int64),
         time.perf_counter() - t0,
         settings,
-        ex_val,
-        ex_ok,
-        nll_seconds,
-        tg,
-        ho,
-        tuple(calibration),
-        tuple(cardinality),
-        empty_steps,
+        per_step(lambda st: st.exact_value) if settings.exact else None,
+        per_step(lambda st: st.exact_available, bool) if settings.exact else None,
+        sum(st.nll_seconds for st in steps),
+        tgospa_result,
+        hota_result,
+        tuple(st.calibration for st in steps),
+        tuple(st.cardinality for st in steps),
+        sum(st.estimator_empty for st in steps),
     )
+
+
+def _evaluate_step(k, density, X, estimates, settings: EvaluationSettings, lo, hi, scale) -> _Step:
+    """Step ``k``: the NLL for every Q, calibration, estimates and the single-frame measures."""
+    density = _prepare(density, settings)
+    X = _truth_states(X, density, k)
+    if settings.marginal == "position":
+        dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]
+    else:
+        dens_eval, y = density, X
+    t_nll = time.perf_counter()
+    results = nll_many(dens_eval, y, settings.qs, budget=settings.budget)
+    nll_seconds = time.perf_counter() - t_nll
+    card = cardinality_score(dens_eval, y.shape[0])
+    exact_value, exact_ok = results[-1].value, False
+    if settings.exact:
+        exact_value, exact_ok = _exact_nll(dens_eval, y, fallback=results[-1].value)
+    states, labels = _step_estimates(density, k, estimates, settings)
+    empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
+    pos, truth_pos = states[:, list(POSITION)], X[:, list(POSITION)]
+    inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
+    return _Step(
+        results,
+        card,
+        step_counts(dens_eval, y, results[-1], card),
+        exact_value,
+        exact_ok,
+        states,
+        labels,
+        bool(empty),
+        truth_pos,
+        gospa(pos, truth_pos, c=settings.cutoff, p=settings.p),
+        ospa(pos, truth_pos, c=settings.cutoff, p=settings.p).value,
+        theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
+        int((~inside).sum()),
+        nll_seconds,
+    )
+
+
+def _truth_states(X, density, k: int) -> np.ndarray:
+    """Step ``k``'s truth as a (n, d) float array of the posterior's dimension."""
+    X = np.asarray(X, dtype=float)
+    if X.size == 0:
+        X = np.empty((0, density.dim))
+    if X.ndim != 2 or X.shape[1] != density.dim:
+        raise ValueError(
+            f"truth: step {k}: expected states of dimension {density.dim} like the posterior, "
+            f"got shape {X.shape}"
+        )
+    return X
+
+
+def _exact_nll(density, y: np.ndarray, fallback: float) -> tuple[float, bool]:
+    """(exact NLL, True), or (``fallback``, False) where the subset DP is intractable.
+
+    Intractable steps are flagged, not guessed.
+    """
+    try:
+        return nll(density, y, method="exact").value, True
+    except ValueError:
+        return fallback, False
+
+
+def _step_estimates(density, k: int, estimates: Sequence | None, settings: EvaluationSettings):
+    """Step ``k``'s states (m, d) and a writable copy of their labels (m,).
+
+    The filter's own estimates when given, else the estimator's.
+    """
+    if estimates is None:
+        est = estimate(density, settings.existence_threshold, settings.estimator)
+        return est.states, est.labels.copy()
+    states, labels = (np.asarray(a) for a in estimates[k])
+    return states.reshape(-1, density.dim), labels.astype(np.int64).copy()
+
+
+def _fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
+    """Give a fresh negative identity to every estimate with no label (< 0) or a repeated one.
+
+    A label that an earlier estimate of the same step already carries (a PHD
+    component split over measurements) cannot name two tracks. ``labels`` is
+    changed in place; returns it and the next unused fresh identity.
+    """
+    _, first = np.unique(labels, return_index=True)
+    repeated = np.ones(labels.size, dtype=bool)
+    repeated[first] = False
+    for i in np.flatnonzero((labels < 0) | repeated):
+        labels[i] = fresh
+        fresh -= 1
+    return labels, fresh
+
+
+def _sequence_measures(truth_pos, truth_ids, est_pos, est_ids, settings: EvaluationSettings):
+    """The whole-run measures on positions: CLEAR MOT, identity scores, trajectory GOSPA, HOTA."""
+    cm = clear_mot(truth_pos, truth_ids, est_pos, est_ids, settings.threshold)
+    ids = identity_scores(truth_pos, truth_ids, est_pos, est_ids, settings.threshold)
+    tg = tgospa(truth_pos, truth_ids, est_pos, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
+    ho = hota(truth_pos, truth_ids, est_pos, est_ids, settings.hota_threshold or settings.threshold)
+    return cm, ids, tg, ho

@@ -28,15 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, MultiBernoulli
+from nllbench.densities import PMBM, PPP, MultiBernoulli, as_pmbm
+from nllbench.estimates import estimate
 from nllbench.metrics import ClearMOTFrame, GOSPAResult, clear_mot_frame, gospa
 from nllbench.nll import NLLResult, nll
 
 #: Settings of the paper's comparison: cut-off / threshold 2, p = 1, alpha = 2.
 PAPER_CUTOFF = 2.0
 PAPER_P = 1.0
-#: Existence threshold for extracting estimates (as in the PMBM reference code).
-ESTIMATE_THRESHOLD = 0.4
 
 
 def _rotated(angle_deg: float, major: float, minor: float) -> np.ndarray:
@@ -76,7 +75,7 @@ def example1() -> PaperExample:
     return PaperExample(
         1,
         truth,
-        {"M1": PMBM(None, (m1,), np.ones(1)), "M2": PMBM(None, (m2,), np.ones(1))},
+        {"M1": as_pmbm(m1), "M2": as_pmbm(m2)},
         {"M1": 4.6, "M2": 16.3},
     )
 
@@ -89,7 +88,7 @@ def example2() -> PaperExample:
         PPP.gaussian([1.0], [[5.0, 5.0]], [20.0 * np.eye(2)]),
         MultiBernoulli.gaussian([0.9], [[2.0, 6.0]], [cov]),
     )
-    m2 = PMBM(None, (MultiBernoulli.gaussian([0.9], [[2.0, 4.0]], [cov]),), np.ones(1))
+    m2 = as_pmbm(MultiBernoulli.gaussian([0.9], [[2.0, 4.0]], [cov]))
     return PaperExample(2, truth, {"M1": m1, "M2": m2}, {"M1": 8.2, "M2": np.inf})
 
 
@@ -100,13 +99,6 @@ def get_example(number: int) -> PaperExample:
     if number not in EXAMPLES:
         raise ValueError(f"number: expected one of {sorted(EXAMPLES)}, got {number!r}")
     return EXAMPLES[number]()
-
-
-def estimates(density: PMBM, threshold: float = ESTIMATE_THRESHOLD) -> np.ndarray:
-    """Point estimates: means of the best hypothesis' Bernoullis with r > threshold."""
-    best = int(np.argmax(density.weights))
-    mb = density.hypotheses[best]
-    return mb.means[mb.r > threshold]
 
 
 @dataclass(frozen=True)
@@ -127,7 +119,7 @@ def evaluate_example(number: int) -> list[ExampleRow]:
     ex = get_example(number)
     rows = []
     for name, density in ex.trackers.items():
-        x = estimates(density)
+        x = estimate(density, rule="best_hypothesis").states  # r > 0.4 in the best hypothesis
         rows.append(
             ExampleRow(
                 name,

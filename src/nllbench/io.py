@@ -74,7 +74,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
 from nllbench.models import GaussianMixture, Model
 
 SCHEMA_VERSION = "1"
@@ -689,71 +689,18 @@ def write_posterior(
     import xarray as xr
 
     family, sub, has_ppp = _family(densities)
-    densities = [PMBM(None, (d,), np.ones(1)) if isinstance(d, MultiBernoulli) else d for d in densities]
+    densities = [as_pmbm(d) for d in densities]
     d = densities[0].dim
     if any(x.dim != d for x in densities):
         raise ValueError("densities: expected the same state dimension at every step")
     K = len(densities)
-    data: dict = {}
     if family == "PPP":
-        data.update(_ppp_vars(densities, d))
+        data = _ppp_vars(densities, d)
     elif family == "IIDCluster":
-        cc, card = _ragged([x.cardinality for x in densities], ())
-        sc, sw = _ragged([x.weights for x in densities], ())
-        _, sm = _ragged([x.gaussians.means for x in densities], (d,))
-        _, sP = _ragged([x.gaussians.covs for x in densities], (d, d))
-        data.update(
-            {
-                "card_count": (
-                    ("step",),
-                    cc,
-                    {"sample_dimension": "card", "long_name": "N + 1 (pmf length)"},
-                ),
-                "cardinality": (("card",), card, {"long_name": "pmf of the number of objects, n = 0..N"}),
-                "spatial_count": (("step",), sc, {"sample_dimension": "spatial"}),
-                "spatial_weight": (("spatial",), sw, {"long_name": "spatial mixture weight (sums to 1)"}),
-                "spatial_mean": (("spatial", "state"), sm),
-                "spatial_cov": (("spatial", "state", "state2"), sP),
-            }
-        )
+        data = _iid_cluster_vars(densities, d)
     else:
-        if has_ppp:
-            data.update(_ppp_vars([x.ppp for x in densities], d))
-        pools = [_bernoulli_pool(x) for x in densities]
-        bc, br = _ragged([p[0] for p in pools], ())
-        _, bm = _ragged([p[1] for p in pools], (d,))
-        _, bP = _ragged([p[2] for p in pools], (d, d))
-        _, bl = _ragged([p[3] for p in pools], (), np.int64)
-        hc, hw = _ragged([x.weights for x in densities], ())
-        sizes = [np.array([m.size for m in p[4]], dtype=np.int64) for p in pools]
-        _, hs = _ragged(sizes, (), np.int64)
-        members = [np.concatenate(p[4]) if p[4] else np.empty(0, dtype=np.int64) for p in pools]
-        _, hm = _ragged(members, (), np.int64)
-        data.update(
-            {
-                "bern_count": (
-                    ("step",),
-                    bc,
-                    {"sample_dimension": "bern", "long_name": "Bernoullis per step"},
-                ),
-                "bern_r": (("bern",), br, {"long_name": "existence probability"}),
-                "bern_mean": (("bern", "state"), bm),
-                "bern_cov": (("bern", "state", "state2"), bP),
-                "bern_label": (("bern",), bl, {"long_name": "track label, -1 if none"}),
-                "hyp_count": (
-                    ("step",),
-                    hc,
-                    {"sample_dimension": "hyp", "long_name": "global hypotheses per step"},
-                ),
-                "hyp_weight": (("hyp",), hw),
-                "hyp_size": (
-                    ("hyp",),
-                    hs,
-                    {"sample_dimension": "member", "long_name": "Bernoullis per hypothesis"},
-                ),
-                "hyp_member": (("member",), hm, {"long_name": "index into the step's Bernoullis"}),
-            }
-        )
+        data = _ppp_vars([x.ppp for x in densities], d) if has_ppp else {}
+        data.update(_mixture_vars(densities, d))
     if estimates is not None:
         data.update(_estimate_vars(estimates, K, d))
     names = (
@@ -761,6 +708,13 @@ def write_posterior(
         if state_names is not None
         else (STATE_NAMES_4D if d == 4 else [f"x{i}" for i in range(d)])
     )
+    meta = _posterior_meta(family, sub, has_ppp, attrs)
+    ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=_attrs_out(meta))
+    _atomic_write(ds, path)
+
+
+def _posterior_meta(family: str, sub: str, has_ppp: bool, attrs: dict | None) -> dict:
+    """A posterior file's global attributes: schema, versions, family, then the caller's ``attrs``."""
     meta = {
         "content": "posterior",
         "nllbench_schema_version": SCHEMA_VERSION,
@@ -773,8 +727,65 @@ def write_posterior(
     }
     for k, v in (attrs or {}).items():
         meta[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
-    ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=_attrs_out(meta))
-    _atomic_write(ds, path)
+    return meta
+
+
+def _iid_cluster_vars(densities: Sequence[IIDCluster], d: int) -> dict:
+    """Ragged variables of i.i.d. cluster posteriors: cardinality pmf and spatial mixture per step."""
+    cc, card = _ragged([x.cardinality for x in densities], ())
+    sc, sw = _ragged([x.weights for x in densities], ())
+    _, sm = _ragged([x.gaussians.means for x in densities], (d,))
+    _, sP = _ragged([x.gaussians.covs for x in densities], (d, d))
+    return {
+        "card_count": (
+            ("step",),
+            cc,
+            {"sample_dimension": "card", "long_name": "N + 1 (pmf length)"},
+        ),
+        "cardinality": (("card",), card, {"long_name": "pmf of the number of objects, n = 0..N"}),
+        "spatial_count": (("step",), sc, {"sample_dimension": "spatial"}),
+        "spatial_weight": (("spatial",), sw, {"long_name": "spatial mixture weight (sums to 1)"}),
+        "spatial_mean": (("spatial", "state"), sm),
+        "spatial_cov": (("spatial", "state", "state2"), sP),
+    }
+
+
+def _mixture_vars(densities: Sequence[PMBM], d: int) -> dict:
+    """Ragged variables of multi-Bernoulli mixtures: each step's pool of distinct Bernoullis and its
+    global hypotheses as weights and member lists (indices into that pool)."""
+    pools = [_bernoulli_pool(x) for x in densities]
+    bc, br = _ragged([p[0] for p in pools], ())
+    _, bm = _ragged([p[1] for p in pools], (d,))
+    _, bP = _ragged([p[2] for p in pools], (d, d))
+    _, bl = _ragged([p[3] for p in pools], (), np.int64)
+    hc, hw = _ragged([x.weights for x in densities], ())
+    sizes = [np.array([m.size for m in p[4]], dtype=np.int64) for p in pools]
+    _, hs = _ragged(sizes, (), np.int64)
+    members = [np.concatenate(p[4]) if p[4] else np.empty(0, dtype=np.int64) for p in pools]
+    _, hm = _ragged(members, (), np.int64)
+    return {
+        "bern_count": (
+            ("step",),
+            bc,
+            {"sample_dimension": "bern", "long_name": "Bernoullis per step"},
+        ),
+        "bern_r": (("bern",), br, {"long_name": "existence probability"}),
+        "bern_mean": (("bern", "state"), bm),
+        "bern_cov": (("bern", "state", "state2"), bP),
+        "bern_label": (("bern",), bl, {"long_name": "track label, -1 if none"}),
+        "hyp_count": (
+            ("step",),
+            hc,
+            {"sample_dimension": "hyp", "long_name": "global hypotheses per step"},
+        ),
+        "hyp_weight": (("hyp",), hw),
+        "hyp_size": (
+            ("hyp",),
+            hs,
+            {"sample_dimension": "member", "long_name": "Bernoullis per hypothesis"},
+        ),
+        "hyp_member": (("member",), hm, {"long_name": "index into the step's Bernoullis"}),
+    }
 
 
 def _estimate_vars(estimates: Sequence, K: int, d: int) -> dict:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from scipy.spatial.distance import cdist
 
 from nllbench import _validate as v
 
@@ -233,7 +234,7 @@ def clear_mot_frame(estimates, truth, threshold: float = 2.0) -> ClearMOTFrame:
     if nx and ny:
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
-        dist = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2)
+        dist = cdist(X, Y)
     rows, cols = _gated_matching(dist, threshold)
     k = rows.size
     dsum = float(dist[rows, cols].sum()) if k else 0.0
@@ -362,11 +363,7 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
         _check_unique(oid, "truth_ids", k)
         _check_unique(hid, "estimate_ids", k)
         num_objects += Y.shape[0]
-        dist = (
-            np.linalg.norm(Y[:, None, :] - X[None, :, :], axis=2)
-            if Y.shape[0] and X.shape[0]
-            else np.empty((Y.shape[0], X.shape[0]))
-        )
+        dist = cdist(Y, X) if Y.shape[0] and X.shape[0] else np.empty((Y.shape[0], X.shape[0]))
         o_used = np.zeros(Y.shape[0], dtype=bool)
         h_used = np.zeros(X.shape[0], dtype=bool)
         pairs = []
@@ -437,7 +434,7 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
         n_obj += Y.shape[0]
         n_pred += X.shape[0]
         if Y.shape[0] and X.shape[0]:
-            d = np.linalg.norm(Y[:, None, :] - X[None, :, :], axis=2)
+            d = cdist(Y, X)
             for i, j in zip(*np.nonzero(d <= threshold), strict=True):
                 key = (int(np.asarray(oid).reshape(-1)[i]), int(np.asarray(hid).reshape(-1)[j]))
                 counts[key] = counts.get(key, 0) + 1

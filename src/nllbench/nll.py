@@ -38,6 +38,7 @@ from nllbench.densities import (
     IIDCluster,
     MultiBernoulli,
     _gaussian_logpdf,
+    as_pmbm,
     batched_logpdf,
 )
 
@@ -164,8 +165,7 @@ def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypoth
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
     q = _budget_value(q, "q")
-    if isinstance(density, MultiBernoulli):
-        density = PMBM(None, (density,), np.ones(1))
+    density = as_pmbm(density)
     if not isinstance(density, (PPP, IIDCluster, PMBM)):
         raise TypeError(
             f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
@@ -193,8 +193,7 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
         raise ValueError("qs: expected at least one positive integer, got an empty sequence")
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
-    if isinstance(density, MultiBernoulli):
-        density = PMBM(None, (density,), np.ones(1))
+    density = as_pmbm(density)
     if not isinstance(density, PMBM):
         return [nll(density, truth, q=q) for q in qs]
     y = v.truth_set(truth, density.dim)
@@ -333,35 +332,35 @@ def _log_sum_all(prob: AssociationProblem) -> float:
     """
     m, n = prob.log_p.shape
     log_w = prob.log_r[:, None] + prob.log_p  # (m, n): log r_k p_k(y_l)
-    if n <= m:
-        dp = np.full(1 << n, -np.inf)
-        dp[0] = 0.0
-        idx = np.arange(1 << n)
-        for k in range(m):
-            new = dp + prob.log_1mr[k]
-            for l in range(n):
-                bit = 1 << l
-                with_l = idx[(idx & bit) != 0]
-                new[with_l] = np.logaddexp(new[with_l], dp[with_l ^ bit] + log_w[k, l])
-            dp = new
-        rest = np.zeros(1 << n)  # sum of log lambda over objects NOT in the mask
-        for l in range(n):
-            rest = rest + np.where((idx & (1 << l)) == 0, prob.log_lam[l], 0.0)
-        return float(logsumexp(dp + rest)) - prob.total_rate
-    dp = np.full(1 << m, -np.inf)
+    if n <= m:  # Bernoullis outside (each detects one object or none), objects in the mask
+        return _log_sum_matchings(log_w, prob.log_1mr, prob.log_lam) - prob.total_rate
+    return _log_sum_matchings(log_w.T, prob.log_lam, prob.log_1mr) - prob.total_rate
+
+
+def _log_sum_matchings(log_w: np.ndarray, log_alone_outer: np.ndarray, log_alone_inner: np.ndarray) -> float:
+    """log sum over partial matchings of ``exp(sum log_w[i, j] + unmatched factors)``.
+
+    ``log_w`` (a, b): a pair (i, j) matched; ``log_alone_outer`` (a,) and
+    ``log_alone_inner`` (b,): the factor of an unmatched item of each side.
+    The table holds, per subset (bit mask) of the b inner items, the log
+    sum over matchings of the outer items seen so far that cover exactly
+    that subset; the unmatched inner items' factors are added at the end.
+    """
+    a, b = log_w.shape
+    idx = np.arange(1 << b)
+    dp = np.full(1 << b, -np.inf)
     dp[0] = 0.0
-    idx = np.arange(1 << m)
-    for l in range(n):
-        new = dp + prob.log_lam[l]
-        for k in range(m):
-            bit = 1 << k
-            with_k = idx[(idx & bit) != 0]
-            new[with_k] = np.logaddexp(new[with_k], dp[with_k ^ bit] + log_w[k, l])
+    for i in range(a):
+        new = dp + log_alone_outer[i]
+        for j in range(b):
+            bit = 1 << j
+            with_j = idx[(idx & bit) != 0]
+            new[with_j] = np.logaddexp(new[with_j], dp[with_j ^ bit] + log_w[i, j])
         dp = new
-    rest = np.zeros(1 << m)  # sum of log(1 - r) over Bernoullis NOT in the mask
-    for k in range(m):
-        rest = rest + np.where((idx & (1 << k)) == 0, prob.log_1mr[k], 0.0)
-    return float(logsumexp(dp + rest)) - prob.total_rate
+    rest = np.zeros(1 << b)  # sum of the factors of the inner items NOT in the mask
+    for j in range(b):
+        rest = rest + np.where((idx & (1 << j)) == 0, log_alone_inner[j], 0.0)
+    return float(logsumexp(dp + rest))
 
 
 def _impossible(pmbm: PMBM, problems: dict[int, AssociationProblem], method: str, q: int) -> NLLResult:

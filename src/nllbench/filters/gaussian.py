@@ -6,12 +6,11 @@ no Python object per component. Textbook symbols: F, Q, H, R, S, K.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-_LOG_2PI = math.log(2 * math.pi)
+from nllbench.densities import Gaussians
 
 
 def kf_predict(
@@ -25,16 +24,17 @@ def kf_predict(
 class Innovation:
     """Per-component quantities of the Kalman update with a linear sensor.
 
-    z_pred (J, 2), S (J, 2, 2), S_inv (J, 2, 2), log_det_S (J,),
-    K (J, 4, 2) gain, P_upd (J, 4, 4) updated covariance (Joseph form).
+    z_pred (J, 2), S (J, 2, 2), S_inv (J, 2, 2) (for gating distances),
+    K (J, 4, 2) gain, P_upd (J, 4, 4) updated covariance (Joseph form);
+    ``predicted`` holds the J predicted-measurement densities N(z; H m, S).
     """
 
     z_pred: np.ndarray
     S: np.ndarray
     S_inv: np.ndarray
-    log_det_S: np.ndarray
     K: np.ndarray
     P_upd: np.ndarray
+    predicted: Gaussians
 
 
 def innovation(means: np.ndarray, covs: np.ndarray, H: np.ndarray, R: np.ndarray) -> Innovation:
@@ -44,12 +44,13 @@ def innovation(means: np.ndarray, covs: np.ndarray, H: np.ndarray, R: np.ndarray
     S = H @ PHt + R
     S = 0.5 * (S + np.swapaxes(S, 1, 2))
     S_inv = np.linalg.inv(S) if J else np.empty((0, 2, 2))
-    log_det_S = np.linalg.slogdet(S)[1] if J else np.empty(0)
     K = PHt @ S_inv
     IKH = np.eye(d) - K @ H
     P_upd = IKH @ covs @ np.swapaxes(IKH, 1, 2) + K @ R @ np.swapaxes(K, 1, 2)
     P_upd = 0.5 * (P_upd + np.swapaxes(P_upd, 1, 2))
-    return Innovation(z_pred, S, S_inv, log_det_S, K, P_upd)
+    # S is symmetric positive definite (H P H^T + R with R > 0): no checks needed
+    predicted = Gaussians._trusted(z_pred, S)
+    return Innovation(z_pred, S, S_inv, K, P_upd, predicted)
 
 
 def mahalanobis2(inn: Innovation, Z: np.ndarray) -> np.ndarray:
@@ -58,11 +59,9 @@ def mahalanobis2(inn: Innovation, Z: np.ndarray) -> np.ndarray:
     return np.einsum("jni,jik,jnk->jn", diff, inn.S_inv, diff)
 
 
-def log_likelihood(inn: Innovation, Z: np.ndarray, d2: np.ndarray | None = None) -> np.ndarray:
-    """(J, n_z) log N(z; H m, S)."""
-    if d2 is None:
-        d2 = mahalanobis2(inn, Z)
-    return -0.5 * (d2 + inn.log_det_S[:, None] + Z.shape[1] * _LOG_2PI)
+def log_likelihood(inn: Innovation, Z: np.ndarray) -> np.ndarray:
+    """(J, n_z) log N(z; H m, S), by the densities' one Gaussian log-pdf (see Gaussians.logpdf)."""
+    return inn.predicted.logpdf(Z)
 
 
 def updated_means(means: np.ndarray, inn: Innovation, Z: np.ndarray) -> np.ndarray:

@@ -220,47 +220,101 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
     For the PMB with ``settings.project_before_cap`` the result is already
     projected to one multi-Bernoulli.
     """
-    S, nz, T = state.r.shape[0], Z.shape[0], state.track_labels.shape[0]
+    nz = Z.shape[0]
     p_d = model.p_detection
     log_kappa = math.log(model.clutter_intensity) if model.clutter_intensity > 0 else -math.inf
-    r = state.r
-    # --- missed-detection children (same index as their parent) -------------
+    # missed-detection children keep their parent's index
     with np.errstate(divide="ignore", invalid="ignore"):
-        l_miss = np.log1p(-r * p_d)  # (S,)
-        r_miss = np.where(l_miss == -np.inf, 0.0, r * (1 - p_d) / (1 - r * p_d))
-    # --- detection children ------------------------------------------------
-    l_det = np.full((S, nz), -np.inf)
-    pool_r, pool_m, pool_P, pool_t = [r_miss], [state.means], [state.covs], [state.track]
-    det_index = np.full((S, nz), -1)
-    if S and nz:
-        inn = innovation(state.means, state.covs, model.H, model.R)
-        d2 = mahalanobis2(inn, Z)
-        gated = d2 < settings.gate
-        with np.errstate(divide="ignore"):
-            ll = np.log(r * p_d)[:, None] + log_likelihood(inn, Z, d2)
-        l_det = np.where(gated, ll, -np.inf)
-        s_idx, j_idx = np.nonzero(gated & (l_det > -np.inf))
-        if s_idx.size:
-            m_det = updated_means(state.means, inn, Z)
-            det_index[s_idx, j_idx] = S + np.arange(s_idx.size)
-            pool_r.append(np.ones(s_idx.size))
-            pool_m.append(m_det[s_idx, j_idx])
-            pool_P.append(inn.P_upd[s_idx])
-            pool_t.append(state.track[s_idx])
-    # --- new tracks from the PPP (PMBM, PMB) -------------------------------
+        l_miss = np.log1p(-state.r * p_d)  # (S,)
+        r_miss = np.where(l_miss == -np.inf, 0.0, state.r * (1 - p_d) / (1 - state.r * p_d))
+    missed = (r_miss, state.means, state.covs, state.track)
+    l_det, detected, det_index = _detection_children(state, Z, model, settings)
+    pool_size = state.r.shape[0] + detected[0].shape[0]
+    l_new, born, new_index = _new_track_children(state, Z, model, settings, log_kappa, pool_size)
+    children = _Children(
+        *(np.concatenate(parts) for parts in zip(missed, detected, born, strict=True)), det_index, new_index
+    )
+    rows, logw = _ranked_associations(state, children, l_miss, l_det, l_new, settings)
     ppp = state.ppp
+    if variant in ("pmbm", "pmb"):
+        ppp = GMIntensity((1 - p_d) * ppp.weights, ppp.means, ppp.covs, ppp.labels, ppp.next_label)
+    else:
+        ppp = _empty_intensity(ppp.next_label)  # MBM: the initial PPP served its one update
+    labels = np.concatenate([state.track_labels, state.next_label + np.arange(nz)])
+    out = PMBMState(
+        ppp,
+        children.r,
+        children.means,
+        children.covs,
+        children.track,
+        labels,
+        rows,
+        logw,
+        state.next_label + nz,
+    )
+    if variant == "pmb" and settings.project_before_cap:
+        out = _project_to_pmb(out, settings)
+    return out
+
+
+def _detection_children(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings):
+    """Detection children of every gated (Bernoulli, measurement) pair.
+
+    Returns ``l_det`` (S, nz), log(r P_D N(z; H m, S)) or -inf outside the
+    gate; the children's (r, means, covs, track) arrays (all r = 1); and
+    ``det_index`` (S, nz), their pool index counted after the S
+    missed-detection children, -1 for none.
+    """
+    S, nz = state.r.shape[0], Z.shape[0]
+    l_det = np.full((S, nz), -np.inf)
+    det_index = np.full((S, nz), -1)
+    d = state.means.shape[1]
+    empty = (np.empty(0), np.empty((0, d)), np.empty((0, d, d)), np.empty(0, dtype=state.track.dtype))
+    if not (S and nz):
+        return l_det, empty, det_index
+    inn = innovation(state.means, state.covs, model.H, model.R)
+    gated = mahalanobis2(inn, Z) < settings.gate
+    with np.errstate(divide="ignore"):
+        ll = np.log(state.r * model.p_detection)[:, None] + log_likelihood(inn, Z)
+    l_det = np.where(gated, ll, -np.inf)
+    s_idx, j_idx = np.nonzero(gated & (l_det > -np.inf))
+    if not s_idx.size:
+        return l_det, empty, det_index
+    m_det = updated_means(state.means, inn, Z)
+    det_index[s_idx, j_idx] = S + np.arange(s_idx.size)
+    children = (np.ones(s_idx.size), m_det[s_idx, j_idx], inn.P_upd[s_idx], state.track[s_idx])
+    return l_det, children, det_index
+
+
+def _new_track_children(
+    state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSettings, log_kappa: float, pool_size: int
+):
+    """One possible new track per measurement, from the PPP of undetected objects (PMBM, PMB).
+
+    Returns ``l_new`` (nz,), log(kappa + sum_j P_D w_j N(z; H m_j, S_j)); the
+    new tracks' (r, means, covs, track) arrays, each moment-matched from the
+    gated PPP components; and ``new_index`` (nz,), their pool index counted
+    from ``pool_size``, -1 where no component explains the measurement.
+    """
+    ppp, nz, T = state.ppp, Z.shape[0], state.track_labels.shape[0]
+    d = state.means.shape[1]
     l_new = np.full(nz, log_kappa)
     new_index = np.full(nz, -1)
+    r_new, m_new, P_new, t_new = (
+        [np.empty(0)],
+        [np.empty((0, d))],
+        [np.empty((0, d, d))],
+        [np.empty(0, dtype=state.track.dtype)],
+    )
     if nz and ppp.weights.size:
         pin = innovation(ppp.means, ppp.covs, model.H, model.R)
         pd2 = mahalanobis2(pin, Z)
         with np.errstate(divide="ignore"):
-            log_q = np.log(p_d * ppp.weights)[:, None] + log_likelihood(pin, Z, pd2)
+            log_q = np.log(model.p_detection * ppp.weights)[:, None] + log_likelihood(pin, Z)
         log_q = np.where(pd2 < settings.gate, log_q, -np.inf)  # (J, nz)
         log_e = logsumexp(log_q, axis=0)
         l_new = np.logaddexp(log_kappa, log_e)
         pm = updated_means(ppp.means, pin, Z)
-        base = sum(p.shape[0] for p in pool_r)
         k = 0
         for j in range(nz):
             if log_e[j] == -np.inf:
@@ -268,25 +322,30 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
             wj = np.exp(log_q[:, j] - log_e[j])
             use = wj > 0
             m, P = moment_match(wj[use], pm[use, j], pin.P_upd[use])
-            pool_r.append(np.array([math.exp(log_e[j] - l_new[j])]))
-            pool_m.append(m[None])
-            pool_P.append(P[None])
-            pool_t.append(np.array([T + j]))
-            new_index[j] = base + k
+            r_new.append(np.array([math.exp(log_e[j] - l_new[j])]))
+            m_new.append(m[None])
+            P_new.append(P[None])
+            t_new.append(np.array([T + j]))
+            new_index[j] = pool_size + k
             k += 1
-    if variant in ("pmbm", "pmb"):
-        ppp = GMIntensity((1 - p_d) * ppp.weights, ppp.means, ppp.covs, ppp.labels, ppp.next_label)
-    else:
-        ppp = _empty_intensity(ppp.next_label)  # MBM: the initial PPP served its one update
-    children = _Children(
-        np.concatenate(pool_r),
-        np.concatenate(pool_m),
-        np.concatenate(pool_P),
-        np.concatenate(pool_t),
-        det_index,
-        new_index,
-    )
-    # --- data association per global hypothesis ----------------------------
+    born = (np.concatenate(r_new), np.concatenate(m_new), np.concatenate(P_new), np.concatenate(t_new))
+    return l_new, born, new_index
+
+
+def _ranked_associations(
+    state: PMBMState,
+    children: _Children,
+    l_miss: np.ndarray,
+    l_det: np.ndarray,
+    l_new: np.ndarray,
+    settings: PMBMSettings,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Murty's best associations per global hypothesis, its share of ``max_hypotheses`` each.
+
+    Returns the new hypotheses' rows (H', T + nz) of pool indices (-1: no
+    Bernoulli) and their unnormalised log weights (H',).
+    """
+    nz, T = l_new.shape[0], state.track_labels.shape[0]
     weights = np.exp(state.log_weights - logsumexp(state.log_weights))
     rows, logw = [], []
     for h in range(state.assoc.shape[0]):
@@ -300,7 +359,7 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
         cost[np.arange(nz), s.size + np.arange(nz)] = -l_new
         mandatory = np.concatenate([sure, np.zeros(nz, dtype=bool)])
         k = max(1, math.ceil(settings.max_hypotheses * weights[h]))
-        ranked = murty(cost, k, mandatory) if nz else _no_measurement(mandatory)
+        ranked = murty(cost, k, mandatory)  # nz = 0: one empty association, none if any is mandatory
         base = state.log_weights[h] + float(np.sum(l_miss[s][~sure]))
         for c, cols in zip(ranked.costs, ranked.columns, strict=True):
             row = np.full(T + nz, -1)
@@ -314,21 +373,7 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
             logw.append(base - c)
     if not rows:
         raise ValueError("measurements: no global hypothesis can explain this scan (zero clutter intensity?)")
-    labels = np.concatenate([state.track_labels, state.next_label + np.arange(nz)])
-    out = PMBMState(
-        ppp,
-        children.r,
-        children.means,
-        children.covs,
-        children.track,
-        labels,
-        np.array(rows, dtype=np.int64),
-        np.array(logw),
-        state.next_label + nz,
-    )
-    if variant == "pmb" and settings.project_before_cap:
-        out = _project_to_pmb(out, settings)
-    return out
+    return np.array(rows, dtype=np.int64), np.array(logw)
 
 
 def reduce(state: PMBMState, settings: PMBMSettings, variant: str) -> PMBMState:
@@ -356,19 +401,6 @@ def reduce(state: PMBMState, settings: PMBMSettings, variant: str) -> PMBMState:
         out.log_weights,
         out.next_label,
     )
-
-
-@dataclass(frozen=True)
-class _NoMeasurement:
-    costs: np.ndarray
-    columns: np.ndarray
-
-
-def _no_measurement(mandatory: np.ndarray) -> _NoMeasurement:
-    """With no measurement the only association misses every Bernoulli."""
-    if mandatory.any():
-        return _NoMeasurement(np.empty(0), np.empty((0, 0), dtype=np.int64))
-    return _NoMeasurement(np.zeros(1), np.empty((1, 0), dtype=np.int64))
 
 
 def _reduce(state: PMBMState, settings: PMBMSettings) -> PMBMState:
@@ -461,7 +493,6 @@ def _recycle(state: PMBMState, settings: PMBMSettings) -> PMBMState:
     if not drop.any():
         return state
     p = state.ppp
-    n_add = len(add_w)
     ppp = GMIntensity(
         np.concatenate([p.weights, add_w]),
         np.concatenate([p.means, np.array(add_m)]),
@@ -482,7 +513,6 @@ def _recycle(state: PMBMState, settings: PMBMSettings) -> PMBMState:
         state.log_weights,
         state.next_label,
     )
-    del n_add
     return _compact(out, assoc, state.log_weights)
 
 
