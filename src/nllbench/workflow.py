@@ -334,7 +334,8 @@ def tracker_command(config: dict, name: str, scenario_dir: str, tracks_dir: str,
 
     ``command`` is the config's template with ``{scenario_dir}``,
     ``{tracks_dir}``, ``{scenario}``, ``{clutter}``, ``{pd}`` and ``{batch}``
-    filled in (paths shell-quoted). A ``{`` that names another field is an
+    (the directory name, ``batch<b>`` or ``calibration<seed>``) filled in
+    (paths shell-quoted). A ``{`` that names another field is an
     error naming the key.
     """
     template = config["trackers"][name]["command"]
