@@ -306,7 +306,7 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
     config["results"] = str(tmp_path / "results")
     config["paper"]["examples"] = [1]
     config["sweep"].update(seeds=2, seeds_per_job=2, steps=10)
-    config["evaluation"].update(q=[2], cov_scales=[1], probe_q=2)
+    config["evaluation"].update(q=[2], cov_scales=[1, 2], probe_q=2)  # the calibration figure needs a probe
     config["trackers"]["oracle"] = {
         "tracks": str(pre / "tables" / "seed{seed}.csv"),
         "undetected_rate": 0.1,
@@ -319,14 +319,17 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
     assert proc.returncode == 0, proc.stderr[-5000:]
     res = tmp_path / "results"
     summary = pd.read_csv(res / "tables" / "summary.csv")
-    nll = summary[(summary["measure"] == "nll") & (summary["q"] == 2)].set_index("filter")
+    nll = summary[(summary["measure"] == "nll") & (summary["q"] == 2) & (summary["cov_scale"] == 1)]
+    nll = nll.set_index("filter")
     assert set(nll.index) == {"pmbm", "stonesoup_gmphd", "oracle"} and (nll["n"] == 2).all()
     # the oracle reports the truth itself: better than both filters, finite
     assert nll.loc["oracle", "mean"] < min(nll.loc["pmbm", "mean"], nll.loc["stonesoup_gmphd", "mean"])
     pairs = pd.read_csv(res / "tables" / "paired.csv")
     assert {"oracle", "stonesoup_gmphd"} <= set(pairs["filter_a"]) | set(pairs["filter_b"])
-    fill = pd.read_csv(res / "tables" / "fill_ins.csv", dtype={"seeds": str}).set_index("filter")
-    assert set(fill.index) == {"oracle", "stonesoup_gmphd"} and (fill["seeds"] == "0 1").all()
+    fill = pd.read_csv(res / "tables" / "fill_ins.csv", dtype={"seeds": str})
+    assert len(fill) == 4 and (fill["seeds"] == "0 1").all()  # 2 trackers x 2 covariance scales
+    fill = fill[fill["cov_scale"] == 1].set_index("filter")
+    assert set(fill.index) == {"oracle", "stonesoup_gmphd"}
     gm = json.loads(fill.loc["stonesoup_gmphd", "fill_ins"])
     assert gm["existence"] == "score calibration" and "calibration100" in gm["undetected"]["fitted"]["tracks"]
     assert json.loads(fill.loc["oracle", "fill_ins"])["undetected"]["rate"] == 0.1
