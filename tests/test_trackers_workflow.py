@@ -342,3 +342,27 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
     assert "External trackers' fill-ins" in page and page.count("stonesoup_gmphd") >= 3 and "oracle" in page
     for rule in ("track", "score", "simulate"):
         assert any((res / "logs" / rule).rglob("*.log")) and any((res / "benchmarks" / rule).rglob("*.tsv"))
+
+
+def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_path):
+    from nllbench.aggregate import fill_ins_table
+    from nllbench.scoring import FillIns, score_file
+
+    tracks, truth = ROOT / "docs/examples/tracks.csv", ROOT / "docs/examples/truth.csv"
+    a, b = tmp_path / "a", tmp_path / "b"
+    for seed in (0, 1):
+        score_file(tracks, truth, a / f"seed{seed}.nc", seed=seed, tracker="t1")
+    score_file(tracks, truth, b / "seed0.nc", seed=0, tracker="t2", fill=FillIns(0.5, (0, 0), (100, 100)))
+    table = fill_ins_table([a, b])
+    assert list(table["filter"]) == ["t1", "t2"] and list(table["seeds"]) == ["0 1", "0"]
+    assert json.loads(table["fill_ins"].iloc[1])["undetected"]["rate"] == 0.5
+    assert "rate" not in json.loads(table["fill_ins"].iloc[0])["undetected"]  # none asked for
+    # a metrics file without the attribute (a reference filter's) gives no row
+    import xarray as xr
+
+    with xr.open_dataset(b / "seed0.nc") as ds:
+        ds.load()
+    del ds.attrs["fill_ins"]
+    (tmp_path / "c").mkdir()
+    ds.to_netcdf(tmp_path / "c" / "seed0.nc")
+    assert len(fill_ins_table([tmp_path / "c"])) == 0
