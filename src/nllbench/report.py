@@ -404,7 +404,7 @@ def fill_ins_html(fill_ins, styles, q: int) -> str:
         body += (
             f"<tr>{_filter_cell(str(r.filter), styles)}<td class=l>{html.escape(setting)}</td>"
             f"<td>{int(r.q)}</td><td>{float(r.cov_scale):g}</td><td>{html.escape(str(r.seeds))}</td>"
-            f"<td class=l><dl>{_definition_list(record)}</dl></td></tr>"
+            f'<td class=l style="word-break:break-all"><dl>{_definition_list(record)}</dl></td></tr>'
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
