@@ -9,14 +9,22 @@ from snakemake.utils import min_version
 from nllbench.workflow import (
     EVALUATION_KEYS,
     Sweep,
+    calibration_dirs,
     config_slice,
     estimator_for,
     evaluate_flags,
     evaluation_timing_files,
     filter_flags,
     metric_dirs,
-    validated_config,
+    name_constraint,
+    part_seeds,
+    score_flags,
     simulate_flags,
+    tracker_calibration_files,
+    tracker_command,
+    tracker_tables,
+    trackers_of_kind,
+    validated_config,
 )
 
 min_version("9.0")
@@ -57,6 +65,7 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/filter.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/trackers.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/reference.smk"

@@ -26,6 +26,7 @@ CONFIGS = [
     "config/quick.yaml",
     "config/sweep.yaml",
     "config/reference.yaml",
+    "config/trackers.yaml",
     ".test/config/config.yaml",
 ]
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")

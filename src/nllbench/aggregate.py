@@ -630,11 +630,49 @@ def ranking(pairs):
     return pd.DataFrame(rows, columns=cols).sort_values(PAIR_KEYS + ["rank", "filter"], kind="stable")
 
 
+FILL_IN_COLUMNS = ["scenario", "filter", "clutter", "pd", "cov_scale", "q", "seeds", "fill_ins"]
+
+
+def fill_ins_table(dirs: Iterable[str | Path]):
+    """The fill-ins of every scored tracker (``nllbench score``): one row per distinct record.
+
+    Reads each metrics file's ``fill_ins`` attribute (JSON; files of the
+    reference filters have none and give no row). Rows group the runs of a
+    (scenario, filter, clutter, pd, cov_scale, q) whose records are equal;
+    ``q`` is the job's largest Q (the one a fitted rate was fitted at),
+    ``seeds`` the runs' seeds (space-separated), ``fill_ins`` the record with
+    sorted keys.
+    """
+    import pandas as pd
+    import xarray as xr
+
+    groups: dict[tuple, list[int]] = {}
+    for f in _files(dirs):
+        with xr.open_dataset(f, engine="netcdf4") as ds:
+            attrs = dict(ds.attrs)
+        if "fill_ins" not in attrs:
+            continue
+        settings = json.loads(attrs["evaluation_settings"])
+        key = (
+            str(attrs.get("scenario", "")),
+            str(attrs.get("filter", "")),
+            float(attrs.get("clutter_rate", math.nan)),
+            float(attrs.get("p_detection", math.nan)),
+            float(settings["cov_scale"]),
+            int(max(settings["qs"])),
+            json.dumps(json.loads(attrs["fill_ins"]), sort_keys=True),
+        )
+        groups.setdefault(key, []).append(int(attrs.get("seed", -1)))
+    rows = [(*k[:6], " ".join(map(str, sorted(v))), k[6]) for k, v in sorted(groups.items())]
+    return pd.DataFrame(rows, columns=FILL_IN_COLUMNS)
+
+
 def write_tables(
     dirs: Iterable[str | Path], out_dir: str | Path, provenance: dict | None = None, long_csv: bool = False
 ) -> dict:
     """Write steps.nc (the per-step cube), runs.csv, runs.nc, summary.csv, paired.csv,
-    ranking.csv and provenance.json into ``out_dir``; steps.csv (the long per-step
+    ranking.csv, fill_ins.csv (:func:`fill_ins_table`)
+    and provenance.json into ``out_dir``; steps.csv (the long per-step
     table) too when ``long_csv``."""
     import xarray as xr
 
@@ -654,6 +692,7 @@ def write_tables(
         summary.to_csv(tmp / "summary.csv", index=False)
         pairs.to_csv(tmp / "paired.csv", index=False)
         ranks.to_csv(tmp / "ranking.csv", index=False)
+        fill_ins_table(dirs).to_csv(tmp / "fill_ins.csv", index=False)
         for name, df in (("runs", runs),):
             ds = xr.Dataset.from_dataframe(df.reset_index(drop=True).rename_axis("row"))
             ds.attrs.update(content="table", description=f"nllbench tidy {name} table (long form)")

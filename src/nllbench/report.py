@@ -401,6 +401,39 @@ def _definition_list(obj, prefix: str = "") -> str:
     return f"<dt>{html.escape(prefix)}</dt><dd>{html.escape(value)}</dd>"
 
 
+def _fill_in_value(obj):
+    """Floats of a fill-in record to 4 significant digits (the page is for reading; the CSV keeps all)."""
+    if isinstance(obj, float):
+        return float(f"{obj:.4g}")
+    if isinstance(obj, dict):
+        return {k: _fill_in_value(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_fill_in_value(v) for v in obj]
+    return obj
+
+
+def fill_ins_html(fill_ins, styles, q: int) -> str:
+    """The external trackers' fill-ins (tables/fill_ins.csv) behind the leaderboard's numbers.
+
+    Only the records of the leaderboard's jobs (covariance scale 1, NLL at
+    ``q``) are shown; the probe jobs' records are in the CSV.
+    """
+    if fill_ins is None or fill_ins.empty:
+        return "<p>No external tracker in this study (every filter reports its own full density).</p>"
+    fill_ins = fill_ins[(fill_ins["cov_scale"] == 1.0) & (fill_ins["q"] == q)]
+    head = "".join(f"<th>{h}</th>" for h in ("tracker", "setting", "Q", "cov. scale", "seeds", "fill-ins"))
+    body = ""
+    for r in fill_ins.itertuples(index=False):
+        record = _fill_in_value(json.loads(r.fill_ins))
+        setting = _setting_text((r.scenario, float(r.clutter), float(r.pd)))
+        body += (
+            f"<tr>{_filter_cell(str(r.filter), styles)}<td class=l>{html.escape(setting)}</td>"
+            f"<td>{int(r.q)}</td><td>{float(r.cov_scale):g}</td><td>{html.escape(str(r.seeds))}</td>"
+            f'<td class=l style="word-break:break-all"><dl>{_definition_list(record)}</dl></td></tr>'
+        )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path | None = None) -> str:
     """The whole HTML page (see the module docstring)."""
     import pandas as pd
@@ -414,6 +447,8 @@ def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path |
     provenance = json.loads((tables / "provenance.json").read_text())
     q = nll_budget(summary)
     styles = filter_styles(summary["filter"].unique())
+    fill_path = tables / "fill_ins.csv"
+    fill_ins = pd.read_csv(fill_path, dtype={"seeds": str}) if fill_path.exists() else None
     settings, filters = settings_and_filters(summary)
     seeds = int(summary[summary["measure"] == "nll"]["n"].max())
     agree = agreement(summary, pairs, q)
@@ -453,6 +488,13 @@ and what the calibration probe says about its covariances.</p>
 {agreement_html(agree)}
 <h2>Paired comparisons (same seeds, same truth and measurements)</h2>
 {paired_html(pairs, q, styles)}
+<h2>External trackers' fill-ins</h2>
+<p class=note>What nllbench filled in for each external tracker (<code>nllbench score</code>; docs/score.md):
+the undetected-object intensity, covariances and existence probabilities it does not report, with every
+fitted value and the calibration run it was fitted on, for the leaderboard's runs (covariance scale 1,
+Q = {q}; every job's record is in tables/fill_ins.csv). The NLL of such a tracker depends on these
+choices.</p>
+{fill_ins_html(fill_ins, styles, q)}
 <h2>The paper's examples</h2>
 {examples_html(example_dirs)}
 {theorem_html}

@@ -42,9 +42,17 @@ def _describe(error) -> str:
 
 
 def _fill_defaults(node, schema) -> None:
-    """Add the schema's ``default`` of every absent optional key, in every object present."""
+    """Add the schema's ``default`` of every absent optional key, in every object present.
+
+    Objects keyed by user names (``additionalProperties`` a schema, e.g. the
+    ``trackers`` entries) get the defaults of that schema in every entry.
+    """
     if not isinstance(node, dict):
         return
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key in set(node) - set(schema.get("properties", {})):
+            _fill_defaults(node[key], extra)
     for key, sub in schema.get("properties", {}).items():
         if key not in node and "default" in sub:
             node[key] = copy.deepcopy(sub["default"])
@@ -58,7 +66,8 @@ def validated_config(config: dict, schema_path: str | Path) -> dict:
     Numbers must be finite (``.nan`` and ``.inf`` are refused); a missing
     required key is named with its dotted path (``sweep.filters``); optional
     keys take the ``default`` written in the schema, nowhere else. Raises
-    ValueError listing every problem.
+    ValueError listing every problem; then the ``trackers`` entries are
+    checked against the sweep (:func:`check_trackers`).
     """
     import jsonschema
     import yaml
@@ -72,6 +81,7 @@ def validated_config(config: dict, schema_path: str | Path) -> dict:
         raise ValueError("invalid configuration:\n  " + "\n  ".join(_describe(e) for e in errors))
     out = copy.deepcopy(config)
     _fill_defaults(out, schema)
+    check_trackers(out)
     return out
 
 
@@ -93,6 +103,7 @@ class Sweep:
     qs: tuple[int, ...]
     cov_scales: tuple[float, ...]
     probe_q: int
+    trackers: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: dict) -> Sweep:
@@ -107,6 +118,7 @@ class Sweep:
             tuple(int(q) for q in e["q"]),
             tuple(e["cov_scales"]),
             int(e["probe_q"]),
+            tuple(sorted(config.get("trackers") or {})),
         )
 
     @property
@@ -140,10 +152,15 @@ def fmt(x: float) -> str:
 
 
 def metric_dirs(results: str, sweep: Sweep) -> list[str]:
-    """Every evaluation output directory of the sweep."""
+    """Every evaluation output directory of the sweep: the reference filters', then the trackers'.
+
+    An external tracker's directory is ``tracker-<name>`` where a filter's is
+    ``<name>`` (the hyphen keeps the evaluate rule's ``filter`` wildcard off it).
+    """
     out = []
+    names = [*sweep.filters, *(tracker_dir(t) for t in sweep.trackers)]
     for st in sweep.settings():
-        for filt, (q, s), b in product(sweep.filters, sweep.evaluations(), sweep.batches):
+        for filt, (q, s), b in product(names, sweep.evaluations(), sweep.batches):
             out.append(
                 f"{results}/metrics/{st['scenario']}/clutter{st['clutter']}_pd{st['pd']}/{filt}/"
                 f"q{q}_cov{fmt(s)}/batch{b}"
@@ -249,3 +266,221 @@ def evaluation_timing_files(results: str, sweep: Sweep) -> list[str]:
     """The timing CSV of every evaluation job."""
     prefix = f"{results}/metrics/"
     return [f"{results}/timing/evaluate/" + d[len(prefix) :] + ".csv" for d in metric_dirs(results, sweep)]
+
+
+# ---------------------------------------------------------------------------------------------
+# External trackers (config section ``trackers``; docs/score.md, "Scoring a tracker in the pipeline")
+
+#: Built-in filter names: a tracker may not take one (its rows would merge with the filter's).
+BUILTIN_FILTERS = ("phd", "cphd", "pmb", "pmbm", "mbm", "mbm01")
+
+
+def tracker_dir(name: str) -> str:
+    """The path component of tracker ``name`` under ``tracks/`` and ``metrics/``: ``tracker-<name>``."""
+    return f"tracker-{name}"
+
+
+def tracker_calibration_seeds(config: dict, name: str) -> list[int]:
+    """The calibration seeds of tracker ``name`` (``fit_undetected_on``, ``fit_score_on``), sorted."""
+    spec = config["trackers"][name]
+    return sorted({int(spec[k]) for k in ("fit_undetected_on", "fit_score_on") if spec.get(k) is not None})
+
+
+def check_trackers(config: dict) -> None:
+    """Refuse tracker entries the schema cannot judge alone (ValueError naming the key).
+
+    A tracker name may not be a built-in filter's; a calibration seed must lie
+    outside the test seeds 0 .. sweep.seeds - 1 (the fitted fill-ins would
+    otherwise have seen the test set); an undetected-object intensity needs
+    its box ``fov`` with one low and one high bound per state column.
+    """
+    trackers = config.get("trackers") or {}
+    seeds = int(config["sweep"]["seeds"]) if trackers else 0
+    for name, spec in trackers.items():
+        key = f"config key trackers.{name}"
+        if name in BUILTIN_FILTERS:
+            raise ValueError(f"{key}: expected a name that is not a built-in filter's, got {name!r}")
+        for field in ("fit_undetected_on", "fit_score_on"):
+            seed = spec.get(field)
+            if seed is not None and int(seed) < seeds:
+                raise ValueError(
+                    f"{key}.{field}: expected a calibration seed outside the test seeds 0..{seeds - 1}"
+                    f" (>= sweep.seeds = {seeds}), got {seed}"
+                )
+        undetected = spec.get("undetected_rate") is not None or spec.get("fit_undetected_on") is not None
+        fov, state = spec.get("fov"), spec["state"]
+        if undetected and fov is None:
+            raise ValueError(f"{key}.fov: the undetected-object intensity needs its box, got none")
+        if fov is not None and len(fov) != 2 * len(state):
+            raise ValueError(
+                f"{key}.fov: expected {2 * len(state)} numbers (a low, then a high, per state column"
+                f" {state}), got {len(fov)}"
+            )
+
+
+def _setting_fields(setting, batch: int | str | None = None) -> dict:
+    """scenario, clutter, pd (and batch) of a setting: a dict or Snakemake's wildcards object."""
+    out = {
+        k: str(setting[k] if isinstance(setting, dict) else getattr(setting, k))
+        for k in ("scenario", "clutter", "pd")
+    }
+    if batch is not None:
+        out["batch"] = str(batch)
+    return out
+
+
+def tracker_command(config: dict, name: str, scenario_dir: str, tracks_dir: str, setting: dict, batch) -> str:
+    """The shell command that writes tracker ``name``'s tables ``tracks_dir/seed<N>.<format>``.
+
+    ``command`` is the config's template with ``{scenario_dir}``,
+    ``{tracks_dir}``, ``{scenario}``, ``{clutter}``, ``{pd}`` and ``{batch}``
+    (the directory name, ``batch<b>`` or ``calibration<seed>``) filled in
+    (paths shell-quoted). A ``{`` that names another field is an
+    error naming the key.
+    """
+    template = config["trackers"][name]["command"]
+    fields = dict(_setting_fields(setting, batch), scenario_dir=shlex.quote(scenario_dir))
+    fields["tracks_dir"] = shlex.quote(tracks_dir)
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"config key trackers.{name}.command: expected fields among {sorted(fields)},"
+            f" got {template!r} ({exc})"
+        ) from None
+
+
+def tracker_tables(config: dict, name: str, setting: dict, seeds) -> list[str]:
+    """The existing tracks tables of a ``tracks:`` pattern tracker, one per seed (in ``seeds`` order).
+
+    The pattern's fields are ``{scenario}``, ``{clutter}``, ``{pd}`` and ``{seed}``.
+    """
+    pattern = config["trackers"][name]["tracks"]
+    out = []
+    for seed in seeds:
+        try:
+            out.append(pattern.format(**_setting_fields(setting), seed=int(seed)))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(
+                f"config key trackers.{name}.tracks: expected fields among clutter, pd, scenario, seed,"
+                f" got {pattern!r} ({exc})"
+            ) from None
+    return out
+
+
+def gather_tracks(tables, seeds, out_dir: str | Path) -> Path:
+    """Copy one tracks table per seed into ``out_dir/seed<N>.csv|.parquet`` (atomically).
+
+    The layout ``nllbench score --tracks-dir`` reads. The suffix must be
+    ``.csv`` or ``.parquet``; a missing table is an error naming it.
+    """
+    import shutil
+
+    from nllbench.io import atomic_directory
+
+    tables, seeds = [Path(t) for t in tables], [int(s) for s in seeds]
+    if len(tables) != len(seeds):
+        raise ValueError(f"gather_tracks: expected one table per seed, got {len(tables)} for {len(seeds)}")
+    for t in tables:
+        if t.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"{t}: expected a .csv or .parquet tracks table, got suffix {t.suffix!r}")
+        if not t.is_file():
+            raise ValueError(f"{t}: tracks table not found")
+    with atomic_directory(out_dir) as tmp:
+        for t, seed in zip(tables, seeds, strict=True):
+            shutil.copyfile(t, tmp / f"seed{seed}{t.suffix}")
+    return Path(out_dir)
+
+
+def score_flags(config: dict, name: str, q, cov_scale, calibration: dict | None = None) -> str:
+    """Flags of ``nllbench score`` (batch form) for tracker ``name`` at one (Q, covariance scale).
+
+    The evaluation flags are ``evaluate``'s (:func:`evaluate_flags`, no
+    estimator: the tracker's point estimates are its rows with r above the
+    existence threshold). ``calibration`` maps each calibration seed to its
+    ``(tracks table, scenario file)`` pair, for ``fit_undetected_on`` and
+    ``fit_score_on``. Every fill-in comes from the config entry, none implied.
+    """
+    spec = config["trackers"][name]
+    flags = evaluate_flags(config, q, cov_scale) + f" --tracker {shlex.quote(name)}"
+    flags += " --state " + " ".join(shlex.quote(s) for s in spec["state"])
+    if spec.get("undetected_rate") is not None:
+        flags += f" --undetected-rate {spec['undetected_rate']}"
+    for field, flag in (("fit_undetected_on", "--fit-undetected-on"), ("fit_score_on", "--fit-score-on")):
+        if spec.get(field) is not None:
+            pair = (calibration or {}).get(int(spec[field]))
+            if pair is None:
+                raise ValueError(f"trackers.{name}.{field}: no calibration files for seed {spec[field]}")
+            flags += f" {flag} " + " ".join(shlex.quote(str(p)) for p in pair)
+    if spec.get("fov") is not None:
+        flags += " --fov " + " ".join(str(v) for v in spec["fov"])
+    if spec.get("default_std") is not None:
+        flags += f" --default-std {spec['default_std']}"
+    if spec.get("existence_one"):
+        flags += " --existence-one"
+    return flags
+
+
+def part_seeds(sweep: Sweep, part: str) -> list[int]:
+    """Seeds of a scenario / tracks directory name: ``batch<b>`` (a test batch) or ``calibration<s>``."""
+    if part.startswith("batch") and part[5:].isdigit():
+        return sweep.batch_seeds(int(part[5:]))
+    if part.startswith("calibration") and part[11:].isdigit():
+        return [int(part[11:])]
+    raise ValueError(f"part: expected batch<b> or calibration<seed>, got {part!r}")
+
+
+def trackers_of_kind(config: dict, kind: str) -> list[str]:
+    """Names of the trackers that run a ``command`` (kind ``"command"``) or read ``tracks`` tables."""
+    if kind not in ("command", "tracks"):
+        raise ValueError(f"kind: expected 'command' or 'tracks', got {kind!r}")
+    return sorted(n for n, spec in (config.get("trackers") or {}).items() if spec.get(kind) is not None)
+
+
+def name_constraint(names) -> str:
+    """A wildcard regex matching exactly ``names`` (none: a regex that matches nothing)."""
+    import re
+
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def tracker_calibration_files(
+    results: str, config: dict, name: str, setting: dict
+) -> dict[int, tuple[str, str]]:
+    """Calibration seed -> (tracks table, scenario file) of tracker ``name`` in one setting."""
+    ext = config["trackers"][name]["format"]
+    f = _setting_fields(setting)
+    where = f"{f['scenario']}/clutter{f['clutter']}_pd{f['pd']}"
+    return {
+        s: (
+            f"{results}/tracks/{where}/{tracker_dir(name)}/calibration{s}/seed{s}.{ext}",
+            f"{results}/scenarios/{where}/calibration{s}/seed{s}.nc",
+        )
+        for s in tracker_calibration_seeds(config, name)
+    }
+
+
+def calibration_dirs(results: str, config: dict, name: str, setting: dict) -> list[str]:
+    """The directories holding tracker ``name``'s calibration files (inputs of its scoring jobs)."""
+    pairs = tracker_calibration_files(results, config, name, setting).values()
+    return sorted({str(Path(p).parent) for pair in pairs for p in pair})
+
+
+def main(argv=None) -> int:
+    """``python -m nllbench.workflow gather-tracks --output-dir D --seeds N... --tables T...``."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m nllbench.workflow", description=main.__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("gather-tracks", help="copy one tracks table per seed into DIR/seed<N>.<suffix>")
+    g.add_argument("--output-dir", required=True)
+    g.add_argument("--seeds", type=int, nargs="+", required=True)
+    g.add_argument("--tables", nargs="+", required=True)
+    args = p.parse_args(argv)
+    out = gather_tracks(args.tables, args.seeds, args.output_dir)
+    print(f"wrote {len(args.tables)} tracks tables to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

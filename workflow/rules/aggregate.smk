@@ -13,6 +13,7 @@ rule aggregate:
         summary=f"{RESULTS}/tables/summary.csv",
         paired=f"{RESULTS}/tables/paired.csv",
         ranking=f"{RESULTS}/tables/ranking.csv",
+        fill_ins=f"{RESULTS}/tables/fill_ins.csv",
         provenance=f"{RESULTS}/tables/provenance.json",
     log:
         f"{RESULTS}/logs/aggregate.log",
@@ -51,6 +52,7 @@ rule leaderboard:
         tables=rules.aggregate.output.summary,
         paired=rules.aggregate.output.paired,
         ranking=rules.aggregate.output.ranking,
+        fill_ins=rules.aggregate.output.fill_ins,
         examples=expand(f"{RESULTS}/paper/example{{number}}/table.csv", number=config["paper"]["examples"]),
         theorem1=f"{RESULTS}/paper/theorem1.txt",
         gospa=f"{RESULTS}/tables/gospa.csv",
