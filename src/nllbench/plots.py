@@ -601,9 +601,9 @@ def fig_hota_vs_nll(summary, q: int):
     _require(summary, ["hota"], "summary")
     base = summary[summary["cov_scale"] == 1.0]
     keys = ["scenario", "clutter", "pd", "filter"]
-    nll = base[(base["measure"] == "nll") & (base["q"] == q)].set_index(keys)
-    ho = base[(base["measure"] == "hota") & (base["q"] == 0)].set_index(keys)
-    both = ho.join(nll, lsuffix="_h", rsuffix="_n", how="inner").reset_index()
+    nll = base[(base["measure"] == "nll") & (base["q"] == q)]
+    ho = base[(base["measure"] == "hota") & (base["q"] == 0)]
+    both = ho.merge(nll, on=keys, suffixes=("_h", "_n"), how="inner")
     styles = filter_styles(summary["filter"].unique())
     fig, ax = plt.subplots(figsize=(5.0, 3.8), constrained_layout=True)
     pending = []

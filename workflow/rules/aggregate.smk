@@ -13,6 +13,8 @@ rule aggregate:
         summary=f"{RESULTS}/tables/summary.csv",
         paired=f"{RESULTS}/tables/paired.csv",
         ranking=f"{RESULTS}/tables/ranking.csv",
+        calibration=f"{RESULTS}/tables/calibration.csv",
+        reliability=f"{RESULTS}/tables/reliability.csv",
         provenance=f"{RESULTS}/tables/provenance.json",
     log:
         f"{RESULTS}/logs/aggregate.log",
