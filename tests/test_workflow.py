@@ -347,3 +347,47 @@ def test_outputs_of_the_study_tables(test_run):
     summary = pd.read_csv(test_run / "tables/summary.csv")
     nonneg = summary[summary["measure"].isin(["gospa_mean", "ospa_mean", "motp"])]
     assert (nonneg["ci95_low"] >= 0).all()  # no interval of a non-negative quantity below zero
+
+
+def test_pooled_calibration_tables_are_the_sums_of_the_runs_counts(test_run):
+    """tables/reliability.csv and calibration.csv against the metrics files' own counts, added by hand."""
+    from scipy.stats import chi2
+
+    from nllbench.io import read_calibration_counts, read_metrics
+
+    rel = pd.read_csv(test_run / "tables/reliability.csv")
+    cal = pd.read_csv(test_run / "tables/calibration.csv")
+    runs = pd.read_csv(test_run / "tables/runs.csv")
+    assert not rel.isna().any().any() and not cal["value"].isna().any()
+    per_setting: dict[tuple, dict[int, object]] = {}
+    for f in sorted((test_run / "metrics").rglob("seed*.nc")):
+        ds = read_metrics(f)
+        cov = float(f.parent.parent.name.split("_cov")[1])
+        key = (str(ds.attrs["filter"]), float(ds.attrs["clutter_rate"]), cov)
+        per_setting.setdefault(key, {})[int(ds.attrs["seed"])] = read_calibration_counts(ds)
+    assert per_setting
+    for (filt, clutter, cov), seeds in per_setting.items():
+        sel = (rel["filter"] == filt) & (rel["clutter"] == clutter) & (rel["cov_scale"] == cov)
+        count = sum(c.bin_count for c in seeds.values())
+        explained = sum(c.bin_explained for c in seeds.values())
+        assert rel[sel]["count"].tolist() == count[count > 0].tolist()
+        assert rel[sel]["explained"].tolist() == explained[count > 0].tolist()
+        c = cal[(cal["filter"] == filt) & (cal["clutter"] == clutter) & (cal["cov_scale"] == cov)]
+        values = c.set_index("measure")["value"]
+        n = sum(s.nees_pairs for s in seeds.values())
+        if filt == "phd":  # no Bernoullis: undefined scores are absent rows, not NaN
+            assert n == 0 and "anees" not in values and "brier" not in values and not sel.any()
+            continue
+        dof = sum(s.nees_dof for s in seeds.values())
+        assert values["anees"] == pytest.approx(sum(s.nees_sum for s in seeds.values()) / n, rel=1e-12)
+        assert values["anees_ci95_low"] == pytest.approx(chi2.ppf(0.025, dof) / n, rel=1e-9)
+        assert values["anees_ci95_high"] == pytest.approx(chi2.ppf(0.975, dof) / n, rel=1e-9)
+    for measure in ("tgospa", "hota", "deta", "assa", "loca", "tgospa_localization"):
+        assert set(runs[runs["measure"] == measure]["filter"]) == {"phd", "pmb", "pmbm"}, measure
+    for measure in ("brier", "ece", "anees", "nees_inside95_share"):  # undefined for the PHD
+        assert set(runs[runs["measure"] == measure]["filter"]) == {"pmb", "pmbm"}, measure
+    # the T-GOSPA terms, summed over steps, add up to tgospa ** p (p = 1 in the .test config)
+    keys = ["filter", "clutter", "cov_scale", "seed"]
+    wide = runs[runs["q"] == 0].pivot_table(index=keys, columns="measure", values="value")
+    terms = wide[["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]].sum(axis=1)
+    np.testing.assert_allclose(terms, wide["tgospa"], rtol=1e-9)
