@@ -273,3 +273,112 @@ def test_cube_dimensions_masks_and_measure_selection(tmp_path):
 def test_empty_cube_gives_an_empty_long_table_with_its_columns():
     df = long_table(step_cube([]))
     assert list(df.columns) == LONG_COLUMNS and df.empty
+
+
+def random_counts(rng, bernoullis: bool = True, steps: int = 5):
+    """CalibrationCounts of one synthetic run (PHD-like without Bernoullis or pairs)."""
+    from nllbench.calibration import PIT_BINS, RELIABILITY_BINS, CalibrationCounts
+
+    count = rng.integers(0, 6, RELIABILITY_BINS) if bernoullis else np.zeros(RELIABILITY_BINS, dtype=np.int64)
+    lows = np.arange(RELIABILITY_BINS) / RELIABILITY_BINS
+    r_sum = count * (lows + rng.uniform(0, 1 / RELIABILITY_BINS, RELIABILITY_BINS))
+    explained = rng.binomial(count, 0.5)
+    pairs = int(rng.integers(1, 9)) if bernoullis else 0
+    return CalibrationCounts(
+        count.astype(np.int64),
+        r_sum,
+        explained.astype(np.int64),
+        brier_sum=float(rng.uniform(0, count.sum() + 1)) if bernoullis else 0.0,
+        nees_pairs=pairs,
+        nees_sum=float(rng.uniform(0, 5 * pairs)),
+        nees_dof=2 * pairs,
+        nees_inside=int(rng.integers(0, pairs + 1)),
+        pit_count=np.zeros(PIT_BINS, dtype=np.int64),
+        card_steps=steps,
+        card_covered=int(rng.integers(0, steps + 1)),
+        card_log_score_sum=float(rng.uniform(0, 10)),
+        unassociated=0,
+    )
+
+
+SETTING = ("s", "pmb", 10.0, 0.9, 1.0, 1.0, "position")
+
+
+def test_pooled_reliability_is_the_sum_of_the_runs_counts():
+    from nllbench.aggregate import pooled_reliability
+
+    rng = np.random.default_rng(5)
+    runs = {seed: random_counts(rng) for seed in range(7)}
+    table = pooled_reliability({SETTING: runs})
+    count = sum(c.bin_count for c in runs.values())
+    explained = sum(c.bin_explained for c in runs.values())
+    r_sum = sum(c.bin_r_sum for c in runs.values())
+    used = np.flatnonzero(count)
+    assert table["bin_low"].tolist() == pytest.approx((used / 10).tolist())
+    assert table["count"].tolist() == count[used].tolist()  # integers: exact
+    assert table["explained"].tolist() == explained[used].tolist()
+    np.testing.assert_allclose(table["r_sum"], r_sum[used], rtol=1e-15)
+    np.testing.assert_allclose(table["frequency"], explained[used] / count[used], rtol=1e-15)
+    assert (table["mean_r"] >= table["bin_low"]).all() and (table["mean_r"] < table["bin_high"]).all()
+    assert set(table["n_runs"]) == {7} and not table.isna().any().any()
+
+
+def test_pooled_anees_interval_is_the_chi_square_interval_of_the_pooled_pairs():
+    from scipy.stats import chi2
+
+    from nllbench.aggregate import pooled_calibration
+
+    rng = np.random.default_rng(8)
+    runs = {seed: random_counts(rng) for seed in range(4)}
+    table = pooled_calibration({SETTING: runs}).set_index("measure")["value"]
+    n = sum(c.nees_pairs for c in runs.values())
+    nees = sum(c.nees_sum for c in runs.values())
+    assert table["nees_pairs"] == n and table["nees_dof"] == 2 * n
+    assert table["anees"] == pytest.approx(nees / n, rel=1e-14)
+    assert table["anees_ci95_low"] == pytest.approx(chi2.ppf(0.025, 2 * n) / n, rel=1e-12)
+    assert table["anees_ci95_high"] == pytest.approx(chi2.ppf(0.975, 2 * n) / n, rel=1e-12)
+    inside = sum(c.nees_inside for c in runs.values())
+    assert table["nees_inside95_share"] == pytest.approx(inside / n, rel=1e-15)
+    covered = sum(c.card_covered for c in runs.values())
+    assert table["cardinality_coverage90"] == pytest.approx(covered / 20, rel=1e-15)
+    bern = sum(c.bernoullis for c in runs.values())
+    brier = sum(c.brier_sum for c in runs.values())
+    assert table["bernoullis"] == bern and table["brier"] == pytest.approx(brier / bern, rel=1e-14)
+    gap = sum(c.bin_r_sum for c in runs.values()) - sum(c.bin_explained for c in runs.values())
+    assert table["ece"] == pytest.approx(np.abs(gap).sum() / bern, rel=1e-12)
+
+
+def test_scores_undefined_without_bernoullis_have_no_row_never_nan():
+    from nllbench.aggregate import pooled_calibration, pooled_reliability
+
+    rng = np.random.default_rng(2)
+    phd = ("s", "phd", 10.0, 0.9, 1.0, 1.0, "position")
+    counts = {phd: {0: random_counts(rng, bernoullis=False), 1: random_counts(rng, bernoullis=False)}}
+    table = pooled_calibration(counts)
+    assert not table["value"].isna().any()
+    assert not {"brier", "ece", "anees", "anees_ci95_low", "nees_inside95_share"} & set(table["measure"])
+    assert {"cardinality_coverage90", "cardinality_log_score", "bernoullis"} <= set(table["measure"])
+    assert pooled_reliability(counts).empty
+
+
+def test_infinite_cardinality_log_score_stays_infinite():
+    from dataclasses import replace
+
+    from nllbench.aggregate import pooled_calibration
+
+    rng = np.random.default_rng(4)
+    runs = {0: random_counts(rng), 1: replace(random_counts(rng), card_log_score_sum=math.inf)}
+    table = pooled_calibration({SETTING: runs}).set_index("measure")["value"]
+    assert table["cardinality_log_score"] == math.inf
+
+
+def test_new_run_measures_are_paired_and_only_directional_ones_ranked():
+    values = {"pmb": [0.5, 0.6, 0.7, 0.55], "phd": [0.2, 0.25, 0.3, 0.22]}
+    runs = pd.concat([runs_table(values, "hota"), runs_table(values, "anees")], ignore_index=True)
+    runs["q"] = 0
+    pairs = paired(runs)
+    assert set(pairs["measure"]) == {"hota", "anees"}
+    ranks = ranking(pairs)
+    assert set(ranks["measure"]) == {"hota"}  # ANEES is best at d, not at an end
+    best = ranks[ranks["rank"] == 1]["filter"].tolist()
+    assert best == ["pmb"]  # HOTA: higher is better

@@ -142,3 +142,136 @@ def test_example_figure_legend_and_geometry(tmp_path):
 def test_q_figure_has_no_measured_time(summary):
     fig = plots.fig_nll_vs_q(summary)
     assert all("time" not in ax.get_ylabel() for ax in fig.axes)
+
+
+TGOSPA_TERMS = ["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]
+SETTINGS = [5.0, 20.0]
+
+
+@pytest.fixture(scope="module")
+def measure_summary():
+    """Summary with T-GOSPA terms and HOTA next to the NLL (mbm01's NLL infinite in every run)."""
+    runs = study_runs()
+    runs = runs[(runs["cov_scale"] == 1.0) & runs["measure"].isin(["nll"])]
+    rng = np.random.default_rng(1)
+    rows = []
+    for (f, clutter, seed), _ in runs.groupby(["filter", "clutter", "seed"]):
+        row = {"scenario": "williams15", "pd": 0.9, "temper": 1.0, "marginal": "position"}
+        row.update(filter=f, clutter=clutter, cov_scale=1.0, seed=seed, q=0)
+        rows += [{**row, "measure": t, "value": rng.uniform(0, 10)} for t in TGOSPA_TERMS]
+        rows.append({**row, "measure": "hota", "value": rng.uniform(0.2, 0.8)})
+    return summarise(pd.concat([runs, pd.DataFrame(rows)], ignore_index=True))
+
+
+def calibration_tables():
+    """(calibration, reliability) tables as written by nllbench.aggregate, phd without Bernoullis."""
+    from dataclasses import replace
+
+    from test_aggregate import random_counts
+
+    from nllbench.aggregate import pooled_calibration, pooled_reliability
+
+    rng = np.random.default_rng(6)
+    counts = {}
+    for f, clutter, s in itertools.product(FILTERS, SETTINGS, [0.5, 1.0]):
+        runs = {seed: random_counts(rng, bernoullis=f != "phd") for seed in range(3)}
+        if f == "mbm01":  # a step with P(true count) = 0
+            runs[0] = replace(runs[0], card_log_score_sum=np.inf)
+        counts[("williams15", f, clutter, 0.9, s, 1.0, "position")] = runs
+    return pooled_calibration(counts), pooled_reliability(counts)
+
+
+def check_legend(ax, filters, extra=()):
+    """The legend names exactly ``filters`` (+ ``extra``), each in its fixed colour, as the lines drawn."""
+    styles = plots.filter_styles(FILTERS)
+    entries = legend_entries(ax)
+    assert sorted(entries) == sorted([*filters, *extra]), ax.get_title()
+    drawn = drawn_lines(ax)
+    for name in filters:
+        assert entries[name] == drawn[name] == to_hex(styles[name].color), (ax.get_title(), name)
+
+
+def test_tgospa_figure_bars_are_the_term_means(measure_summary):
+    fig = plots.fig_tgospa(measure_summary)
+    bars = [ax for ax in fig.axes if ax.patches]
+    assert len(bars) == len(SETTINGS) and bars[0].get_ylim() == bars[1].get_ylim()
+    styles = plots.filter_styles(FILTERS)
+    for ax, clutter in zip(bars, SETTINGS, strict=True):
+        assert [t.get_text() for t in ax.get_xticklabels()] == sorted(FILTERS)
+        assert [to_hex(t.get_color()) for t in ax.get_xticklabels()] == [
+            to_hex(styles[f].color) for f in sorted(FILTERS)
+        ]
+        sub = measure_summary[
+            (measure_summary["clutter"] == clutter) & measure_summary["measure"].isin(TGOSPA_TERMS)
+        ]
+        tops = {}
+        for patch in ax.patches:
+            tops.setdefault(round(patch.get_x() + patch.get_width() / 2), []).append(patch.get_height())
+        for i, f in enumerate(sorted(FILTERS)):
+            assert sum(tops[i]) == pytest.approx(sub[sub["filter"] == f]["mean"].sum(), rel=1e-12)
+    legend = fig.axes[-1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [t.removeprefix("tgospa_") for t in TGOSPA_TERMS]
+
+
+def test_hota_figure_legend_and_infinite_nll(measure_summary):
+    fig = plots.fig_hota_vs_nll(measure_summary, 10)
+    (ax,) = fig.axes
+    check_legend(ax, FILTERS)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "mbm01 (NLL inf in 8/8 runs)" in texts
+    assert [t.get_text() for t in ax.texts].count("inf") == len(SETTINGS)  # mbm01 at the right edge
+    pmb = [line for line in ax.lines if line.get_label() == "pmb"][0]
+    want = measure_summary[(measure_summary["measure"] == "hota") & (measure_summary["filter"] == "pmb")]
+    assert sorted(pmb.get_ydata()) == pytest.approx(sorted(want["mean"]))
+
+
+def test_reliability_figure_draws_the_pooled_bins_per_filter():
+    cal, rel = calibration_tables()
+    fig = plots.fig_reliability(rel, cal)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == len(SETTINGS)
+    with_bernoullis = sorted(set(FILTERS) - {"phd"})
+    for ax, clutter in zip(panels, SETTINGS, strict=True):
+        check_legend(ax, with_bernoullis, extra=["perfect calibration"])
+        assert any(t.get_text() == "no Bernoullis: phd" for t in ax.texts)
+        for line in ax.lines:
+            name = line.get_label().split(" (")[0]
+            if name not in with_bernoullis:
+                continue
+            g = rel[(rel["filter"] == name) & (rel["clutter"] == clutter) & (rel["cov_scale"] == 1.0)]
+            np.testing.assert_array_equal(line.get_xdata(), g.sort_values("bin_low")["mean_r"])
+            np.testing.assert_array_equal(line.get_ydata(), g.sort_values("bin_low")["frequency"])
+            assert line.get_label() == f"{name} ({g['count'].sum()} Bernoullis)"
+
+
+def test_nees_figure_anees_points_and_reference_lines():
+    cal, _ = calibration_tables()
+    fig = plots.fig_nees(cal)
+    left, right = fig.axes
+    with_pairs = sorted(set(FILTERS) - {"phd"})
+    check_legend(left, with_pairs, extra=["d = 2", "95 % interval if consistent"])
+    check_legend(right, with_pairs, extra=["0.95"])
+    base = cal[cal["cov_scale"] == 1.0]
+    for name in with_pairs:
+        line = [ln for ln in left.lines if ln.get_label().split(" (")[0] == name][0]
+        want = base[(base["filter"] == name) & (base["measure"] == "anees")].sort_values("clutter")["value"]
+        np.testing.assert_array_equal(line.get_ydata(), want)
+    assert [ln.get_ydata()[0] for ln in right.lines if ln.get_label().startswith("0.95")] == [0.95]
+
+
+def test_cardinality_figure_shows_every_filter_and_infinite_scores():
+    cal, _ = calibration_tables()
+    fig = plots.fig_cardinality(cal)
+    left, right = fig.axes
+    check_legend(left, FILTERS, extra=["0.90"])
+    check_legend(right, FILTERS)
+    texts = [t.get_text() for t in right.get_legend().get_texts()]
+    assert any(t.startswith("mbm01") and "inf in 2 settings" in t for t in texts), texts
+    assert [t.get_text() for t in right.texts].count("inf") == len(SETTINGS)
+
+
+def test_new_figures_need_the_new_measures(summary):
+    with pytest.raises(ValueError, match="tgospa_localization"):
+        plots.fig_tgospa(summary)
+    with pytest.raises(ValueError, match="hota"):
+        plots.fig_hota_vs_nll(summary, 10)

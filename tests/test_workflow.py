@@ -29,6 +29,27 @@ CONFIGS = [
     "config/trackers.yaml",
     ".test/config/config.yaml",
 ]
+TABLES = (
+    "runs.csv",
+    "summary.csv",
+    "paired.csv",
+    "ranking.csv",
+    "calibration.csv",
+    "reliability.csv",
+)
+FIGURES_SAME_BYTES = (
+    "clutter",
+    "decomposition",
+    "q",
+    "calibration",
+    "theorem1",
+    "ranks",
+    "tgospa",
+    "hota",
+    "reliability",
+    "nees",
+    "cardinality",
+)
 pytestmark = pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
 
 
@@ -58,7 +79,7 @@ def test_dry_run_of_every_shipped_config(config, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts.get("aggregate") == 1 and counts.get("plot") == 6
+    assert counts.get("aggregate") == 1 and counts.get("plot") == 11
 
 
 def test_end_to_end_outputs(test_run):
@@ -76,6 +97,11 @@ def test_end_to_end_outputs(test_run):
         "theorem1",
         "ranks",
         "timing",
+        "tgospa",
+        "hota",
+        "reliability",
+        "nees",
+        "cardinality",
     ):
         assert (r / f"figures/{fig}.png").stat().st_size > 1000
         assert (r / f"figures/{fig}.pdf").stat().st_size > 1000
@@ -229,7 +255,7 @@ def test_tables_do_not_depend_on_job_order(test_run, tmp_path):
     dirs = sorted(str(p) for p in (test_run / "metrics").glob("*/*/*/*/batch*"))
     write_tables(dirs, tmp_path / "a")
     write_tables(list(reversed(dirs)), tmp_path / "b")
-    for name in ("runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
+    for name in TABLES:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
         assert (tmp_path / "a" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
     cubes = [read_step_cube(p / "steps.nc") for p in (tmp_path / "a", tmp_path / "b", test_run / "tables")]
@@ -298,10 +324,10 @@ def test_same_bytes_whatever_the_number_of_cores(test_run, tmp_path):
         "--cores", "1", "--configfile", ".test/config/config.yaml", "--config", f"results={other}"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("runs.csv", "summary.csv", "paired.csv", "ranking.csv"):
+    for name in TABLES:
         assert (other / "tables" / name).read_bytes() == (test_run / "tables" / name).read_bytes()
     assert read_step_cube(other / "tables/steps.nc").identical(read_step_cube(test_run / "tables/steps.nc"))
-    for fig in ("clutter", "decomposition", "q", "calibration", "theorem1", "ranks"):  # not timing: measured
+    for fig in FIGURES_SAME_BYTES:  # not timing: measured
         assert (other / f"figures/{fig}.png").read_bytes() == (
             test_run / f"figures/{fig}.png"
         ).read_bytes(), fig
@@ -359,7 +385,8 @@ def test_leaderboard_page_sorts_in_chromium(test_run, tmp_path):
     ).stdout
     table = dom[dom.index('id="leaderboard"') :]
     table = table[: table.index("</table>")]
-    keys = [float(v) for v in re.findall(r'<td data-sort="([-0-9.e+]+)">[^<]*<span class="ci">', table)[::4]]
+    # six cells with an interval per row (NLL median, NLL mean, GOSPA, MOTA, T-GOSPA, HOTA): the first sorts
+    keys = [float(v) for v in re.findall(r'<td data-sort="([-0-9.e+]+)">[^<]*<span class="ci">', table)[::6]]
     summary = pd.read_csv(test_run / "tables/summary.csv")
     cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
     assert len(keys) == len(cfg["sweep"]["filters"]) * len(cfg["sweep"]["clutter_rates"])
@@ -383,3 +410,47 @@ def test_outputs_of_the_study_tables(test_run):
     summary = pd.read_csv(test_run / "tables/summary.csv")
     nonneg = summary[summary["measure"].isin(["gospa_mean", "ospa_mean", "motp"])]
     assert (nonneg["ci95_low"] >= 0).all()  # no interval of a non-negative quantity below zero
+
+
+def test_pooled_calibration_tables_are_the_sums_of_the_runs_counts(test_run):
+    """tables/reliability.csv and calibration.csv against the metrics files' own counts, added by hand."""
+    from scipy.stats import chi2
+
+    from nllbench.io import read_calibration_counts, read_metrics
+
+    rel = pd.read_csv(test_run / "tables/reliability.csv")
+    cal = pd.read_csv(test_run / "tables/calibration.csv")
+    runs = pd.read_csv(test_run / "tables/runs.csv")
+    assert not rel.isna().any().any() and not cal["value"].isna().any()
+    per_setting: dict[tuple, dict[int, object]] = {}
+    for f in sorted((test_run / "metrics").rglob("seed*.nc")):
+        ds = read_metrics(f)
+        cov = float(f.parent.parent.name.split("_cov")[1])
+        key = (str(ds.attrs["filter"]), float(ds.attrs["clutter_rate"]), cov)
+        per_setting.setdefault(key, {})[int(ds.attrs["seed"])] = read_calibration_counts(ds)
+    assert per_setting
+    for (filt, clutter, cov), seeds in per_setting.items():
+        sel = (rel["filter"] == filt) & (rel["clutter"] == clutter) & (rel["cov_scale"] == cov)
+        count = sum(c.bin_count for c in seeds.values())
+        explained = sum(c.bin_explained for c in seeds.values())
+        assert rel[sel]["count"].tolist() == count[count > 0].tolist()
+        assert rel[sel]["explained"].tolist() == explained[count > 0].tolist()
+        c = cal[(cal["filter"] == filt) & (cal["clutter"] == clutter) & (cal["cov_scale"] == cov)]
+        values = c.set_index("measure")["value"]
+        n = sum(s.nees_pairs for s in seeds.values())
+        if filt == "phd":  # no Bernoullis: undefined scores are absent rows, not NaN
+            assert n == 0 and "anees" not in values and "brier" not in values and not sel.any()
+            continue
+        dof = sum(s.nees_dof for s in seeds.values())
+        assert values["anees"] == pytest.approx(sum(s.nees_sum for s in seeds.values()) / n, rel=1e-12)
+        assert values["anees_ci95_low"] == pytest.approx(chi2.ppf(0.025, dof) / n, rel=1e-9)
+        assert values["anees_ci95_high"] == pytest.approx(chi2.ppf(0.975, dof) / n, rel=1e-9)
+    for measure in ("tgospa", "hota", "deta", "assa", "loca", "tgospa_localization"):
+        assert set(runs[runs["measure"] == measure]["filter"]) == {"phd", "pmb", "pmbm"}, measure
+    for measure in ("brier", "ece", "anees", "nees_inside95_share"):  # undefined for the PHD
+        assert set(runs[runs["measure"] == measure]["filter"]) == {"pmb", "pmbm"}, measure
+    # the T-GOSPA terms, summed over steps, add up to tgospa ** p (p = 1 in the .test config)
+    keys = ["filter", "clutter", "cov_scale", "seed"]
+    wide = runs[runs["q"] == 0].pivot_table(index=keys, columns="measure", values="value")
+    terms = wide[["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]].sum(axis=1)
+    np.testing.assert_allclose(terms, wide["tgospa"], rtol=1e-9)

@@ -21,6 +21,13 @@ Tables (the per-run and later ones in long form, one value per row):
   p-value and the number of seeds (:func:`paired`).
 * ranking:  per setting and measure, the filters' ranks with ties where the
   paired intervals cover zero (:func:`ranking`).
+* calibration: per setting (no ``q``), the calibration scores of the counts
+  pooled over seeds, ANEES with its chi-square interval (:func:`pooled_calibration`).
+* reliability: per setting and bin of r, the pooled reliability-diagram
+  counts (:func:`pooled_reliability`).
+
+The per-run table also carries T-GOSPA (with its terms summed over steps),
+HOTA, DetA, AssA, LocA and the per-run calibration scores (:data:`MEASURE_RUN`).
 
 ``q = 0`` marks measures that do not depend on the Murty budget (GOSPA, OSPA,
 CLEAR MOT, IDF1, Theorem 1). Rows are sorted, so the same metrics give the
@@ -52,6 +59,24 @@ NLL_STEP = [
 ]
 POINT_STEP = list(METRIC_STEP_VARIABLES[:-1])  # theorem1_excluded is a count, not a measure
 POINT_RUN = ["gospa_mean", "ospa_mean", "mota", "motp", "idf1", "theorem1_max_abs_difference"]
+# run-level T-GOSPA, HOTA and calibration scores of a metrics file (q-independent); each is
+# tabulated when the file has it: brier/ece need some Bernoulli and anees/nees_inside95_share
+# some matched pair, so PHD/CPHD runs have no row for them (absent, never NaN)
+MEASURE_RUN = [
+    "tgospa",
+    "hota",
+    "deta",
+    "assa",
+    "loca",
+    "brier",
+    "ece",
+    "anees",
+    "nees_inside95_share",
+    "cardinality_coverage90",
+    "cardinality_log_score_mean",
+]
+# per-step T-GOSPA terms (p-th-power units): their sums over steps add up to tgospa ** p
+TGOSPA_TERMS = ["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]
 
 
 def _files(dirs: Iterable[str | Path]) -> list[Path]:
@@ -121,6 +146,7 @@ def collect(dirs: Iterable[str | Path]):
         run_rows.append(
             {**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)}
         )
+        run_rows += _measure_run_rows(ds, base)
     run_cols = [c for c in LONG_COLUMNS if c != "step"]
     runs_df = pd.DataFrame(run_rows, columns=run_cols)
     # q-independent measures come from every q's file: keep one copy
@@ -345,6 +371,25 @@ def read_long_table(tables: str | Path, measures: Iterable[str] | None = None):
     return long_table(read_step_cube(Path(tables) / "steps.nc"), measures)
 
 
+def _measure_run_rows(ds, base: dict) -> list[dict]:
+    """Rows (q = 0) of the run-level T-GOSPA, HOTA and calibration scores present in ``ds``.
+
+    The T-GOSPA terms are summed over steps (not averaged), so that per run
+    ``sum(terms) == tgospa ** p`` (Garcia-Fernandez et al., IEEE TSP 2020, eq. (5)).
+    """
+    rows = [
+        {**base, "q": 0, "measure": name, "value": float(ds[name].values)}
+        for name in MEASURE_RUN
+        if name in ds.variables
+    ]
+    rows += [
+        {**base, "q": 0, "measure": name, "value": float(np.sum(ds[name].values))}
+        for name in TGOSPA_TERMS
+        if name in ds.variables
+    ]
+    return rows
+
+
 BOOTSTRAP_SEED = 20210916  # fixed: the same runs give the same intervals, whatever the job order
 BOOTSTRAP_RESAMPLES = 4000
 # the direction in which each measure is better (rankings, paired comparisons)
@@ -356,7 +401,18 @@ BETTER_LOW = {
     "mota": False,
     "motp": True,
     "idf1": False,
+    "tgospa": True,
+    "hota": False,
+    "deta": False,
+    "assa": False,
+    "loca": False,
+    "brier": True,
+    "ece": True,
+    "cardinality_log_score_mean": True,
 }
+# scores whose ideal is a value, not an end (ANEES: the state dimension; inside-ellipse share:
+# 0.95; interval coverage: 0.90): compared in paired.csv, never ranked
+PAIRED_ONLY = ["anees", "nees_inside95_share", "cardinality_coverage90"]
 RANKED = ["nll", "gospa_mean", "mota"]  # measures ranked in tables/ranking.csv and the leaderboard
 
 
@@ -562,7 +618,7 @@ def paired(runs):
     import pandas as pd
 
     rows = []
-    measures = runs[runs["measure"].isin(list(BETTER_LOW))]
+    measures = runs[runs["measure"].isin(list(BETTER_LOW) + PAIRED_ONLY)]
     for key, group in measures.groupby(PAIR_KEYS, sort=True, dropna=False):
         wide = group.pivot(index="seed", columns="filter", values="value")
         names = sorted(wide.columns)
@@ -630,6 +686,116 @@ def ranking(pairs):
     return pd.DataFrame(rows, columns=cols).sort_values(PAIR_KEYS + ["rank", "filter"], kind="stable")
 
 
+CALIBRATION_KEYS = [k for k in KEYS if k != "q"]  # the panels do not depend on the Murty budget
+
+
+def collect_calibration_counts(dirs: Iterable[str | Path]) -> dict[tuple, dict[int, object]]:
+    """Each run's :class:`~nllbench.calibration.CalibrationCounts`, per setting and seed.
+
+    Returns ``{setting: {seed: counts}}`` with ``setting`` the values of
+    :data:`CALIBRATION_KEYS`. A run evaluated at several Q (one file per Q)
+    has the same counts in each file and is taken once; files without the
+    panel (written before it existed) are skipped.
+    """
+    from nllbench.io import read_calibration_counts
+
+    out: dict[tuple, dict[int, object]] = {}
+    for f in _files(dirs):
+        ds = read_metrics(f)
+        if "reliability_count" not in ds.variables:
+            continue
+        settings = json.loads(ds.attrs["evaluation_settings"])
+        key = (
+            str(ds.attrs.get("scenario", "")),
+            str(ds.attrs.get("filter", "")),
+            float(ds.attrs.get("clutter_rate", math.nan)),
+            float(ds.attrs.get("p_detection", math.nan)),
+            float(settings["cov_scale"]),
+            float(settings["temper"]),
+            str(settings["marginal"]),
+        )
+        out.setdefault(key, {}).setdefault(int(ds.attrs["seed"]), read_calibration_counts(ds))
+    return out
+
+
+def pooled_calibration(counts: dict[tuple, dict[int, object]]):
+    """Calibration scores pooled over seeds (tables/calibration.csv), long form.
+
+    Per setting, the runs' counts are added (exact: sums of integers and of
+    per-pair terms), and the scores are those of the pooled counts: ``brier``
+    (mean (r - o)^2), ``ece`` (Naeini et al. 2015), ``anees`` (average NEES)
+    with ``anees_ci95_low``/``anees_ci95_high`` = chi2_{0.025, 0.975}(N d) / N
+    for the pooled number N of pairs (Bar-Shalom, Li, Kirubarajan 2001, ch. 5),
+    ``nees_inside95_share`` (0.95 when consistent), ``cardinality_coverage90``
+    (0.90 when calibrated), ``cardinality_log_score`` (mean -log P(n), +inf
+    when some step's P(n) = 0), and the counts ``bernoullis``, ``nees_pairs``,
+    ``nees_dof``, ``cardinality_steps``, ``unassociated``. A score that is
+    undefined (no Bernoulli or no matched pair: PHD, CPHD) has no row.
+    Columns: :data:`CALIBRATION_KEYS`, ``n_runs``, ``measure``, ``value``.
+    """
+    import pandas as pd
+
+    rows = []
+    for key in sorted(counts):
+        runs = counts[key]
+        total = sum((runs[s] for s in sorted(runs)[1:]), runs[min(runs)])
+        interval = total.anees_interval()
+        scores = {
+            "bernoullis": total.bernoullis,
+            "brier": total.brier,
+            "ece": total.ece,
+            "nees_pairs": total.nees_pairs,
+            "nees_dof": total.nees_dof,
+            "anees": total.anees,
+            "anees_ci95_low": None if interval is None else interval[0],
+            "anees_ci95_high": None if interval is None else interval[1],
+            "nees_inside95_share": total.nees_inside_share,
+            "cardinality_steps": total.card_steps,
+            "cardinality_coverage90": total.cardinality_coverage,
+            "cardinality_log_score": total.cardinality_log_score,
+            "unassociated": total.unassociated,
+        }
+        base = dict(zip(CALIBRATION_KEYS, key, strict=True), n_runs=len(runs))
+        rows += [{**base, "measure": m, "value": float(v)} for m, v in scores.items() if v is not None]
+    return pd.DataFrame(rows, columns=CALIBRATION_KEYS + ["n_runs", "measure", "value"])
+
+
+def pooled_reliability(counts: dict[tuple, dict[int, object]]):
+    """Reliability diagram data pooled over seeds (tables/reliability.csv).
+
+    One row per setting and non-empty bin of r (empty bins have no row):
+    ``bin_low``/``bin_high`` (edges), ``count`` (Bernoullis), ``r_sum``,
+    ``explained`` (those explaining a true object), ``mean_r`` = r_sum / count
+    and ``frequency`` = explained / count, each the sum over the seeds' runs.
+    """
+    import pandas as pd
+
+    from nllbench.calibration import RELIABILITY_BINS
+
+    rows = []
+    for key in sorted(counts):
+        runs = counts[key]
+        count = sum(runs[s].bin_count for s in sorted(runs))
+        r_sum = sum(runs[s].bin_r_sum for s in sorted(runs))
+        explained = sum(runs[s].bin_explained for s in sorted(runs))
+        base = dict(zip(CALIBRATION_KEYS, key, strict=True), n_runs=len(runs))
+        for b in np.flatnonzero(count):
+            rows.append(
+                {
+                    **base,
+                    "bin_low": b / RELIABILITY_BINS,
+                    "bin_high": (b + 1) / RELIABILITY_BINS,
+                    "count": int(count[b]),
+                    "r_sum": float(r_sum[b]),
+                    "explained": int(explained[b]),
+                    "mean_r": float(r_sum[b] / count[b]),
+                    "frequency": float(explained[b] / count[b]),
+                }
+            )
+    cols = CALIBRATION_KEYS + ["n_runs", "bin_low", "bin_high", "count", "r_sum", "explained", "mean_r"]
+    return pd.DataFrame(rows, columns=cols + ["frequency"])
+
+
 FILL_IN_COLUMNS = ["scenario", "filter", "clutter", "pd", "cov_scale", "q", "seeds", "fill_ins"]
 
 
@@ -671,8 +837,8 @@ def write_tables(
     dirs: Iterable[str | Path], out_dir: str | Path, provenance: dict | None = None, long_csv: bool = False
 ) -> dict:
     """Write steps.nc (the per-step cube), runs.csv, runs.nc, summary.csv, paired.csv,
-    ranking.csv, fill_ins.csv (:func:`fill_ins_table`)
-    and provenance.json into ``out_dir``; steps.csv (the long per-step
+    ranking.csv, fill_ins.csv (:func:`fill_ins_table`), calibration.csv and
+    reliability.csv, and provenance.json into ``out_dir``; steps.csv (the long per-step
     table) too when ``long_csv``."""
     import xarray as xr
 
@@ -683,6 +849,8 @@ def write_tables(
     summary = summarise(runs)
     pairs = paired(runs)
     ranks = ranking(pairs)
+    counts = collect_calibration_counts(dirs)
+    calibration, reliability = pooled_calibration(counts), pooled_reliability(counts)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
         write_step_cube(steps, tmp / "steps.nc")
@@ -693,6 +861,8 @@ def write_tables(
         pairs.to_csv(tmp / "paired.csv", index=False)
         ranks.to_csv(tmp / "ranking.csv", index=False)
         fill_ins_table(dirs).to_csv(tmp / "fill_ins.csv", index=False)
+        calibration.to_csv(tmp / "calibration.csv", index=False)
+        reliability.to_csv(tmp / "reliability.csv", index=False)
         for name, df in (("runs", runs),):
             ds = xr.Dataset.from_dataframe(df.reset_index(drop=True).rename_axis("row"))
             ds.attrs.update(content="table", description=f"nllbench tidy {name} table (long form)")
@@ -700,7 +870,14 @@ def write_tables(
             ds.to_netcdf(tmp / f"{name}.nc", engine="netcdf4", encoding=encoding)
         meta = {"software_versions": software_versions(), "config": provenance or {}, "sources": len(dirs)}
         (tmp / "provenance.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    return {"steps": step_values(steps), "runs": len(runs), "summary": len(summary), "paired": len(pairs)}
+    return {
+        "steps": step_values(steps),
+        "runs": len(runs),
+        "summary": len(summary),
+        "paired": len(pairs),
+        "calibration": len(calibration),
+        "reliability": len(reliability),
+    }
 
 
 def collect_timing(files: Iterable[str | Path]):

@@ -144,7 +144,21 @@ def _timing(args: argparse.Namespace) -> int:
 
 ESTIMATORS = ("round", "greedy", "map", "best_hypothesis", "map_cardinality")
 
-FIGURES = ("example", "clutter", "decomposition", "q", "calibration", "theorem1", "ranks", "timing")
+FIGURES = (
+    "example",
+    "clutter",
+    "decomposition",
+    "q",
+    "calibration",
+    "theorem1",
+    "ranks",
+    "timing",
+    "tgospa",
+    "hota",
+    "reliability",
+    "nees",
+    "cardinality",
+)
 
 
 def _checked_plot(args: argparse.Namespace) -> int:
@@ -193,6 +207,18 @@ def _plot(args: argparse.Namespace) -> int:
 
             theorem1 = ["theorem1_lhs", "theorem1_rhs", "theorem1_difference"]
             fig = plots.fig_theorem1(read_long_table(tables, theorem1))
+        elif args.figure == "tgospa":
+            fig = plots.fig_tgospa(summary)
+        elif args.figure == "hota":
+            fig = plots.fig_hota_vs_nll(summary, q)
+        elif args.figure == "reliability":
+            fig = plots.fig_reliability(
+                pd.read_csv(tables / "reliability.csv"), pd.read_csv(tables / "calibration.csv")
+            )
+        elif args.figure == "nees":
+            fig = plots.fig_nees(pd.read_csv(tables / "calibration.csv"))
+        elif args.figure == "cardinality":
+            fig = plots.fig_cardinality(pd.read_csv(tables / "calibration.csv"))
         else:
             fig = plots.fig_rank_agreement(summary, q)
     written = plots.save(fig, args.output, _config(args))

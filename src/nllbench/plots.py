@@ -16,7 +16,6 @@ import numpy as np
 
 from nllbench.aggregate import BETTER_LOW as _BETTER_LOW
 
-BETTER_LOW = {m: v for m, v in _BETTER_LOW.items() if m != "nll_exact"}
 MEASURE_LABEL = {
     "nll": "NLL",
     "gospa_mean": "GOSPA",
@@ -24,7 +23,11 @@ MEASURE_LABEL = {
     "mota": "MOTA",
     "motp": "MOTP",
     "idf1": "IDF1",
+    "tgospa": "T-GOSPA",
+    "hota": "HOTA",
 }
+# measures of the rank-agreement map: one value per filter and setting for every filter
+BETTER_LOW = {m: _BETTER_LOW[m] for m in MEASURE_LABEL}
 # axis labels with units: NLL in nats (natural log), distances in the scenario's position units
 AXIS_LABEL = {
     "nll": "NLL per step (nats)",
@@ -404,7 +407,8 @@ def rank_agreement(summary, q: int):
     """Mean Kendall tau between the filter rankings of each pair of measures, over settings."""
     from scipy.stats import kendalltau
 
-    measures = list(BETTER_LOW)
+    present = set(summary["measure"])
+    measures = [m for m in BETTER_LOW if m in present]  # metrics files before T-GOSPA/HOTA lack them
     taus = {(a, b): [] for a in measures for b in measures}
     base = summary[summary["cov_scale"] == 1.0]
     for _, g in base.groupby(["scenario", "clutter", "pd"], sort=True):
@@ -519,4 +523,370 @@ def fig_example(example_dir: str | Path):
         ax.set_aspect("equal", adjustable="box")
     first.set_xlim(lo[0] - 0.5, hi[0] + 0.5)
     first.set_ylim(lo[1] - 1.5, hi[1] + 0.5)  # room below for the legend
+    return fig
+
+
+TGOSPA_TERMS = ("tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches")
+TGOSPA_COLORS = dict(zip(TGOSPA_TERMS, ("#4C72B0", "#C44E52", "#DD8452", "#55A868"), strict=True))
+
+
+def _require(table, measures, name: str) -> None:
+    missing = sorted(set(measures) - set(table["measure"]))
+    if missing:
+        raise ValueError(
+            f"{name}: no rows for {missing} (metrics files written before T-GOSPA/HOTA/calibration?)"
+        )
+
+
+def _color_ticks(ax, filters, styles) -> None:
+    for tick, f in zip(ax.get_xticklabels(), filters, strict=True):
+        tick.set_color(styles[f].color)
+
+
+def fig_tgospa(summary):
+    """Trajectory-GOSPA decomposition per filter and clutter rate (mean over seeds of each run's sum).
+
+    Each run's per-step terms (localisation, missed, false, switches) are
+    summed over its steps, so a bar's height is the mean over seeds of
+    ``tgospa ** p``; panels share the y-axis.
+    """
+    plt, _ = _plt()
+    _require(summary, TGOSPA_TERMS, "summary")
+    data = summary[(summary["q"] == 0) & (summary["cov_scale"] == 1.0)]
+    data = data[data["measure"].isin(TGOSPA_TERMS)]
+    settings = sorted(data["clutter"].unique())
+    filters = sorted(data["filter"].unique())
+    styles = filter_styles(filters)
+    fig, axes = plt.subplots(
+        1,
+        len(settings),
+        figsize=(2.6 * len(settings) + 1.6, 3.4),
+        squeeze=False,
+        sharey=True,
+        constrained_layout=True,
+    )
+    for ax, clutter in zip(axes[0], settings, strict=True):
+        sub = data[data["clutter"] == clutter]
+        bottom = np.zeros(len(filters))
+        for term in TGOSPA_TERMS:
+            rows = [sub[(sub["filter"] == f) & (sub["measure"] == term)] for f in filters]
+            vals = np.array([float(r["mean"].iloc[0]) if len(r) else 0.0 for r in rows])
+            ax.bar(
+                filters,
+                vals,
+                bottom=bottom,
+                color=TGOSPA_COLORS[term],
+                width=0.7,
+                label=term.removeprefix("tgospa_"),
+            )
+            bottom += vals
+        ax.set_title(f"clutter {clutter:g}", fontsize=9)
+        ax.tick_params(axis="x", rotation=45)
+        _color_ticks(ax, filters, styles)
+    axes[0][0].set_ylabel("T-GOSPA^p per run (position units^p)\nmean over seeds")
+    axes[0][-1].legend(
+        fontsize=7, title="T-GOSPA term", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1)
+    )
+    return fig
+
+
+def fig_hota_vs_nll(summary, q: int):
+    """HOTA (mean, 95 % bootstrap interval) against NLL (median, IQR): a point per filter and setting.
+
+    A setting whose NLL median is +inf is drawn as an open marker at the
+    right edge labelled "inf" (its HOTA is finite); the legend notes the
+    filter's infinite runs.
+    """
+    plt, _ = _plt()
+    _require(summary, ["hota"], "summary")
+    base = summary[summary["cov_scale"] == 1.0]
+    keys = ["scenario", "clutter", "pd", "filter"]
+    nll = base[(base["measure"] == "nll") & (base["q"] == q)]
+    ho = base[(base["measure"] == "hota") & (base["q"] == 0)]
+    both = ho.merge(nll, on=keys, suffixes=("_h", "_n"), how="inner")
+    styles = filter_styles(summary["filter"].unique())
+    fig, ax = plt.subplots(figsize=(5.0, 3.8), constrained_layout=True)
+    pending = []
+    for name in sorted(both["filter"].unique()):
+        g, st = both[both["filter"] == name], styles[name]
+        x, y = g["median_n"].to_numpy(dtype=float), g["mean_h"].to_numpy(dtype=float)
+        finite = np.isfinite(x)
+        k, n = int(g["n_infinite_n"].sum()), int(g["n_n"].sum())
+        label = f"{name} (NLL inf in {k}/{n} runs)" if k else name
+        ax.plot(x[finite], y[finite], marker=st.marker, color=st.color, ls="none", ms=6, label=label)
+        ax.vlines(
+            x[finite],
+            g["ci95_low_h"].to_numpy()[finite],
+            g["ci95_high_h"].to_numpy()[finite],
+            color=st.color,
+            lw=1.0,
+        )
+        lo, hi = g["q25_n"].to_numpy(dtype=float), g["q75_n"].to_numpy(dtype=float)
+        closed = finite & np.isfinite(hi)
+        ax.hlines(y[closed], lo[closed], hi[closed], color=st.color, lw=1.0)
+        pending.append((y[~finite], st))
+    if any(len(y) for y, _ in pending):
+        ax.autoscale_view()
+        right = ax.get_xlim()[1]
+        for y, st in pending:
+            ax.plot(
+                np.full(len(y), 0.97),
+                y,
+                marker=">",
+                mfc="none",
+                ls="none",
+                color=st.color,
+                ms=8,
+                transform=ax.get_yaxis_transform(),
+            )
+            for yv in y:
+                ax.annotate(
+                    "inf",
+                    (0.97, yv),
+                    xycoords=ax.get_yaxis_transform(),
+                    xytext=(-14, 4),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color=st.color,
+                )
+        ax.set_xlim(right=right)
+    ax.set_xlabel(f"NLL per step (nats, Q = {q}): median and IQR over seeds")
+    ax.set_ylabel("HOTA: mean and 95 % bootstrap interval")
+    ax.set_title("HOTA against NLL: one point per filter and setting (covariance scale 1)", fontsize=8)
+    _legend(ax)
+    return fig
+
+
+def _base_setting(table):
+    """The rows at the filters' own covariances and no tempering (the calibration probes aside)."""
+    return table[(table["cov_scale"] == 1.0) & (table["temper"] == 1.0)]
+
+
+def _setting_title(scenario, clutter, pd_) -> str:
+    return f"{scenario}, clutter {clutter:g}, P_D {pd_:g}"
+
+
+def fig_reliability(reliability, calibration):
+    """Reliability diagrams pooled over seeds: per setting, each filter's mean r against frequency.
+
+    One panel per (scenario, clutter, P_D); the diagonal is perfect
+    calibration. Filters without Bernoullis (PHD, CPHD) have no points and are
+    named in the panel's note.
+    """
+    plt, _ = _plt()
+    rel, cal = _base_setting(reliability), _base_setting(calibration)
+    settings = sorted({tuple(r) for r in cal[["scenario", "clutter", "pd"]].itertuples(index=False)})
+    styles = filter_styles(calibration["filter"].unique())
+    ncols = min(3, len(settings))
+    nrows = -(-len(settings) // ncols)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(3.2 * ncols + 0.4, 3.2 * nrows + 0.3),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+        constrained_layout=True,
+    )
+    for ax, (scenario, clutter, pd_) in zip(axes.flat, settings, strict=False):
+        sel = (rel["scenario"] == scenario) & (rel["clutter"] == clutter) & (rel["pd"] == pd_)
+        sub = rel[sel]
+        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="perfect calibration")
+        for name in sorted(sub["filter"].unique()):
+            g, st = sub[sub["filter"] == name].sort_values("bin_low"), styles[name]
+            ax.plot(
+                g["mean_r"],
+                g["frequency"],
+                marker=st.marker,
+                color=st.color,
+                ms=5,
+                lw=1.2,
+                label=f"{name} ({int(g['count'].sum())} Bernoullis)",
+            )
+        c = cal[(cal["scenario"] == scenario) & (cal["clutter"] == clutter) & (cal["pd"] == pd_)]
+        none = sorted(set(c["filter"]) - set(sub["filter"]))
+        if none:
+            ax.text(
+                0.98,
+                0.02,
+                f"no Bernoullis: {', '.join(none)}",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=6,
+            )
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        ax.set_title(_setting_title(scenario, clutter, pd_), fontsize=8)
+        _legend(ax, loc="upper left")
+    for ax in axes.flat[len(settings) :]:
+        ax.set_visible(False)
+    for ax in axes[-1, :]:
+        ax.set_xlabel("existence probability r (bin mean)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("frequency: explains a true object")
+    fig.suptitle("Existence calibration, pooled over seeds (10 bins of r)", fontsize=9)
+    return fig
+
+
+def _values(cal, measure: str):
+    return cal[cal["measure"] == measure].set_index(["scenario", "clutter", "pd", "filter"])["value"]
+
+
+def _dodge(filters) -> dict[str, float]:
+    """Horizontal offsets (in category units) that keep filters side by side within a setting."""
+    n = len(filters)
+    return {f: (i - (n - 1) / 2) * 0.7 / max(n, 1) for i, f in enumerate(filters)}
+
+
+def fig_nees(calibration):
+    """State consistency pooled over seeds: ANEES with its chi-square 95 % interval, and the inside share.
+
+    Left: per setting (x) and filter, the average NEES over the pooled pairs
+    (log scale) with the interval a consistent posterior's ANEES falls in with
+    probability 0.95 (grey bar, chi2(N d) / N) and the state dimension d
+    (dotted). Right: the share of pairs inside their 95 % ellipse, against 0.95.
+    """
+    plt, _ = _plt()
+    cal = _base_setting(calibration)
+    _require(cal, ["anees", "nees_inside95_share"], "calibration")
+    anees, low, high = _values(cal, "anees"), _values(cal, "anees_ci95_low"), _values(cal, "anees_ci95_high")
+    share, pairs, dof = (
+        _values(cal, "nees_inside95_share"),
+        _values(cal, "nees_pairs"),
+        _values(cal, "nees_dof"),
+    )
+    settings = sorted({k[:3] for k in anees.index})
+    filters = sorted({k[3] for k in anees.index})
+    styles, dodge = filter_styles(calibration["filter"].unique()), _dodge(filters)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4), constrained_layout=True)
+    for name in filters:
+        st = styles[name]
+        keys = [(*s, name) for s in settings if (*s, name) in anees.index]
+        xs = np.array([settings.index(k[:3]) + dodge[name] for k in keys])
+        n = int(sum(pairs[k] for k in keys))
+        axes[0].vlines(xs, [low[k] for k in keys], [high[k] for k in keys], color="#BBBBBB", lw=6)
+        axes[0].plot(
+            xs,
+            [anees[k] for k in keys],
+            marker=st.marker,
+            color=st.color,
+            ls="none",
+            ms=6,
+            label=f"{name} ({n} pairs)",
+        )
+        axes[1].plot(
+            xs,
+            [share[k] for k in keys],
+            marker=st.marker,
+            color=st.color,
+            ls="none",
+            ms=6,
+            label=f"{name} ({n} pairs)",
+        )
+    dims = sorted({round(dof[k] / pairs[k]) for k in anees.index})
+    for d in dims:
+        axes[0].axhline(d, color="black", ls=":", lw=0.9, label=f"d = {d} (consistent)")
+    axes[0].plot([], [], color="#BBBBBB", lw=6, label="95 % interval if consistent")
+    axes[1].axhline(0.95, color="black", ls=":", lw=0.9, label="0.95 (consistent)")
+    from matplotlib.ticker import FormatStrFormatter
+
+    axes[0].set_yscale("log")
+    axes[0].margins(y=0.35)  # headroom for the legend
+    for axis in (axes[0].yaxis.set_major_formatter, axes[0].yaxis.set_minor_formatter):
+        axis(FormatStrFormatter("%g"))
+    axes[0].set_ylabel("ANEES (average NEES over pairs)")
+    axes[1].set_ylabel("share of pairs inside their 95 % ellipse")
+    axes[1].set_ylim(0, 1.05)
+    labels = [
+        f"clutter {c:g}" if len({s[0] for s in settings}) == 1 else f"{s} {c:g}" for s, c, _ in settings
+    ]
+    for ax in axes:
+        ax.set_xticks(range(len(settings)), labels, rotation=30 if len(settings) > 4 else 0)
+        ax.set_xlim(-0.6, len(settings) - 0.4)
+        _legend(ax)
+    axes[0].set_title("ANEES, pooled over seeds", fontsize=8)
+    axes[1].set_title("inside the 95 % ellipse, pooled over seeds", fontsize=8)
+    return fig
+
+
+def fig_cardinality(calibration):
+    """Cardinality calibration pooled over seeds: coverage of the central 90 % interval, and log score.
+
+    Per setting (x) and filter: left, the share of steps whose true count
+    lies in the posterior's central 90 % interval against 0.90; right, the
+    mean log score -log P(true count) (nats; +inf drawn at the top edge).
+    """
+    plt, _ = _plt()
+    cal = _base_setting(calibration)
+    _require(cal, ["cardinality_coverage90", "cardinality_log_score"], "calibration")
+    cover, score = _values(cal, "cardinality_coverage90"), _values(cal, "cardinality_log_score")
+    steps = _values(cal, "cardinality_steps")
+    settings = sorted({k[:3] for k in cover.index})
+    filters = sorted({k[3] for k in cover.index})
+    styles, dodge = filter_styles(calibration["filter"].unique()), _dodge(filters)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4), constrained_layout=True)
+    infinite = []
+    for name in filters:
+        st = styles[name]
+        keys = [(*s, name) for s in settings if (*s, name) in cover.index]
+        xs = np.array([settings.index(k[:3]) + dodge[name] for k in keys])
+        n = int(sum(steps[k] for k in keys))
+        axes[0].plot(
+            xs,
+            [cover[k] for k in keys],
+            marker=st.marker,
+            color=st.color,
+            ls="none",
+            ms=6,
+            label=f"{name} ({n} steps)",
+        )
+        s = np.array([score[k] for k in keys])
+        fin = np.isfinite(s)
+        axes[1].plot(
+            xs[fin],
+            s[fin],
+            marker=st.marker,
+            color=st.color,
+            ls="none",
+            ms=6,
+            label=f"{name} ({n} steps)" + ("" if fin.all() else f" (inf in {(~fin).sum()} settings)"),
+        )
+        infinite.append((xs[~fin], st))
+    for xs, st in infinite:
+        axes[1].plot(
+            xs,
+            np.full(len(xs), 0.97),
+            marker="^",
+            mfc="none",
+            ls="none",
+            color=st.color,
+            ms=8,
+            transform=axes[1].get_xaxis_transform(),
+        )
+        for xv in xs:
+            axes[1].annotate(
+                "inf",
+                (xv, 0.97),
+                xycoords=axes[1].get_xaxis_transform(),
+                xytext=(6, -3),
+                textcoords="offset points",
+                fontsize=7,
+                color=st.color,
+            )
+    axes[0].axhline(0.90, color="black", ls=":", lw=0.9, label="0.90 (calibrated)")
+    axes[0].set_ylim(0, 1.05)
+    axes[0].set_ylabel("coverage of the central 90 % interval")
+    axes[1].set_ylabel("log score -log P(true count) (nats)")
+    axes[1].margins(y=0.35)  # headroom for the legend
+    labels = [
+        f"clutter {c:g}" if len({s[0] for s in settings}) == 1 else f"{s} {c:g}" for s, c, _ in settings
+    ]
+    for ax in axes:
+        ax.set_xticks(range(len(settings)), labels, rotation=30 if len(settings) > 4 else 0)
+        ax.set_xlim(-0.6, len(settings) - 0.4)
+        _legend(ax)
+    axes[0].set_title("cardinality interval coverage, pooled over seeds", fontsize=8)
+    axes[1].set_title("cardinality log score, mean over pooled steps", fontsize=8)
     return fig

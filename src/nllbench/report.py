@@ -238,11 +238,13 @@ def _stat_cell(row, centre: str, low: str, high: str) -> str:
 
 
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
-    """The filter x setting table: NLL median [IQR] and mean [95 % CI], GOSPA and MOTA mean [CI], ranks."""
+    """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
+    mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); ranks."""
     settings, filters = settings_and_filters(summary)
     head = (
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median [IQR]</th><th>NLL mean [95 % CI]</th>"  # noqa: E501
-        "<th>GOSPA mean [95 % CI]</th><th>MOTA mean [95 % CI]</th><th>rank NLL</th><th>rank GOSPA</th>"
+        "<th>GOSPA mean [95 % CI]</th><th>MOTA mean [95 % CI]</th><th>T-GOSPA mean [95 % CI]</th>"
+        "<th>HOTA mean [95 % CI]</th><th>rank NLL</th><th>rank GOSPA</th>"
         "<th>rank MOTA</th></tr>"
     )
     body = []
@@ -252,6 +254,7 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
             if nll is None:
                 continue
             gospa, mota = _row(summary, setting, f, "gospa_mean", 0), _row(summary, setting, f, "mota", 0)
+            tgospa, hota = _row(summary, setting, f, "tgospa", 0), _row(summary, setting, f, "hota", 0)
             rank_cells = []
             for m in RANKED:
                 r = _rank(ranks, setting, f, m, q if m == "nll" else 0)
@@ -265,6 +268,8 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 + _stat_cell(nll, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(mota, "mean", "ci95_low", "ci95_high")
+                + _stat_cell(tgospa, "mean", "ci95_low", "ci95_high")
+                + _stat_cell(hota, "mean", "ci95_low", "ci95_high")
                 + "".join(rank_cells)
                 + "</tr>"
             )

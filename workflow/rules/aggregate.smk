@@ -14,6 +14,8 @@ rule aggregate:
         paired=f"{RESULTS}/tables/paired.csv",
         ranking=f"{RESULTS}/tables/ranking.csv",
         fill_ins=f"{RESULTS}/tables/fill_ins.csv",
+        calibration=f"{RESULTS}/tables/calibration.csv",
+        reliability=f"{RESULTS}/tables/reliability.csv",
         provenance=f"{RESULTS}/tables/provenance.json",
     log:
         f"{RESULTS}/logs/aggregate.log",

@@ -1,14 +1,31 @@
 # Figures: they read the stored tables and compute no measure. Measured times appear only in the
 # timing figure (its bytes differ between runs); every other figure is the same bytes on a rerun.
 
-SWEEP_FIGURES = ["clutter", "decomposition", "q", "calibration", "theorem1", "ranks"]
+SWEEP_FIGURES = [
+    "clutter",
+    "decomposition",
+    "q",
+    "calibration",
+    "theorem1",
+    "ranks",
+    "tgospa",
+    "hota",
+    "reliability",
+    "nees",
+    "cardinality",
+]
 # report section of each figure
 FIGURE_CATEGORY = {
     "clutter": "2 Filters",
     "decomposition": "2 Filters",
     "q": "2 Filters",
     "ranks": "2 Filters",
+    "tgospa": "2 Filters",
+    "hota": "2 Filters",
     "calibration": "3 Calibration",
+    "reliability": "3 Calibration",
+    "nees": "3 Calibration",
+    "cardinality": "3 Calibration",
     "theorem1": "4 Theory",
 }
 
@@ -17,6 +34,8 @@ rule plot:
     input:
         summary=f"{RESULTS}/tables/summary.csv",
         steps=f"{RESULTS}/tables/steps.nc",
+        calibration=f"{RESULTS}/tables/calibration.csv",
+        reliability=f"{RESULTS}/tables/reliability.csv",
         # the tables' provenance (configuration slice, software versions) goes into the figure's
         # metadata; read from the file, not passed as a parameter, so the report shows no JSON blob
         provenance=f"{RESULTS}/tables/provenance.json",
