@@ -74,8 +74,14 @@ include: "workflow/rules/reference.smk"
 # The paper's outputs come first (rule priorities in paper.smk), then the Monte Carlo study.
 rule all:
     input:
-        expand(f"{RESULTS}/paper/example{{number}}/example.txt", number=config["paper"]["examples"]),
-        expand(f"{RESULTS}/figures/example{{number}}.png", number=config["paper"]["examples"]),
+        expand(
+            f"{RESULTS}/paper/example{{number}}/example.txt",
+            number=config["paper"]["examples"],
+        ),
+        expand(
+            f"{RESULTS}/figures/example{{number}}.png",
+            number=config["paper"]["examples"],
+        ),
         f"{RESULTS}/paper/theorem1.txt",
         f"{RESULTS}/tables/summary.csv",
         f"{RESULTS}/tables/gospa.csv",

@@ -1,4 +1,4 @@
-"""The code style is checked by the suite: ``ruff check`` and ``ruff format --check``.
+"""The code style is checked by the suite: ``ruff check``, ``ruff format --check`` and ``snakefmt --check``.
 
 Both read their settings from ``pyproject.toml`` ([tool.ruff]); the tests are
 skipped where ruff is not installed (it is part of the ``test`` extra).
@@ -36,3 +36,19 @@ def test_ruff_check_passes():
 def test_ruff_format_check_passes():
     done = _ruff("format", "--check", "--no-cache")
     assert done.returncode == 0, f"ruff format --check would reformat:\n{done.stdout}{done.stderr}"
+
+
+SNAKEFMT = shutil.which("snakefmt")
+
+
+@pytest.mark.skipif(SNAKEFMT is None, reason="snakefmt is not installed")
+def test_snakefmt_check_passes():
+    done = subprocess.run(
+        [SNAKEFMT, "--check", "Snakefile", "workflow/rules"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"snakefmt --check would reformat:\n{done.stdout}{done.stderr}"

@@ -21,14 +21,12 @@ rule aggregate:
         f"{RESULTS}/logs/aggregate.log",
     benchmark:
         f"{RESULTS}/benchmarks/aggregate.tsv"
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         out_dir=lambda w, output: str(Path(output.summary).parent),
         provenance=config_slice(config, "sweep", "filter", "evaluation"),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
-    resources:
-        mem_mb=4000,
     shell:
         "nllbench aggregate {input} --out-dir {params.out_dir} --provenance {params.provenance:q} > {log} 2>&1"
 
@@ -42,9 +40,9 @@ rule timing:
         f"{RESULTS}/logs/timing.log",
     benchmark:
         f"{RESULTS}/benchmarks/timing.tsv"
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
     shell:
         "nllbench timing {input} -o {output} > {log} 2>&1"
 
@@ -55,7 +53,10 @@ rule leaderboard:
         paired=rules.aggregate.output.paired,
         ranking=rules.aggregate.output.ranking,
         fill_ins=rules.aggregate.output.fill_ins,
-        examples=expand(f"{RESULTS}/paper/example{{number}}/table.csv", number=config["paper"]["examples"]),
+        examples=expand(
+            f"{RESULTS}/paper/example{{number}}/table.csv",
+            number=config["paper"]["examples"],
+        ),
         theorem1=f"{RESULTS}/paper/theorem1.txt",
         gospa=f"{RESULTS}/tables/gospa.csv",
     output:
@@ -69,12 +70,12 @@ rule leaderboard:
         f"{RESULTS}/logs/leaderboard.log",
     benchmark:
         f"{RESULTS}/benchmarks/leaderboard.tsv"
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         tables=lambda w, input: str(Path(input.tables).parent),
         examples=lambda w, input: " ".join(str(Path(t).parent) for t in input.examples),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
     shell:
         "nllbench leaderboard --tables {params.tables} --example-dirs {params.examples}"
         " --theorem1 {input.theorem1} -o {output} > {log} 2>&1"

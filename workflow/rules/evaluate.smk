@@ -6,12 +6,17 @@ rule evaluate:
         posteriors=f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}",
         scenarios=f"{RESULTS}/scenarios/{SETTING}/batch{{batch}}",
     output:
-        metrics=directory(f"{RESULTS}/metrics/{SETTING}/{{filter}}/q{{q}}_cov{{cov}}/batch{{batch}}"),
+        metrics=directory(
+            f"{RESULTS}/metrics/{SETTING}/{{filter}}/q{{q}}_cov{{cov}}/batch{{batch}}"
+        ),
         timing=f"{RESULTS}/timing/evaluate/{SETTING}/{{filter}}/q{{q}}_cov{{cov}}/batch{{batch}}.csv",
     log:
         f"{RESULTS}/logs/evaluate/{SETTING}/{{filter}}/q{{q}}_cov{{cov}}/batch{{batch}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/evaluate/{SETTING}/{{filter}}/q{{q}}_cov{{cov}}/batch{{batch}}.tsv"
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         flags=lambda w: evaluate_flags(config, w.q, w.cov, w.filter),
         provenance=lambda w: config_slice(
@@ -23,12 +28,6 @@ rule evaluate:
             cov_scale=float(w.cov),
             batch=int(w.batch),
         ),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
-    resources:
-        mem_mb=2000,
-        runtime=60,
     shell:
         "nllbench evaluate --posterior-dir {input.posteriors} --scenario-dir {input.scenarios}"
         " --output-dir {output.metrics} --q {wildcards.q} --cov-scale {wildcards.cov} {params.flags}"

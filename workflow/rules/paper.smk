@@ -13,12 +13,12 @@ rule paper_example:
         f"{RESULTS}/logs/paper_example/{{number}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/paper_example/{{number}}.tsv"
-    params:
-        out_dir=lambda w, output: str(Path(output.text).parent),
     priority: PAPER_PRIORITY
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
+    params:
+        out_dir=lambda w, output: str(Path(output.text).parent),
     shell:
         "nllbench example {wildcards.number} --out-dir {params.out_dir} > {log} 2>&1"
 
@@ -31,19 +31,21 @@ rule paper_figure:
             f"{RESULTS}/figures/example{{number}}.png",
             caption="../report/example.rst",
             category="1 Paper",
-            labels=lambda w: {"item": f"{int(w.number) + 1} example {w.number} figure"},
+            labels=lambda w: {
+                "item": f"{int(w.number) + 1} example {w.number} figure"
+            },
         ),
         pdf=f"{RESULTS}/figures/example{{number}}.pdf",
     log:
         f"{RESULTS}/logs/paper_figure/{{number}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/paper_figure/{{number}}.tsv"
-    params:
-        example_dir=lambda w, input: str(Path(input[0]).parent),
     priority: PAPER_PRIORITY
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
+    params:
+        example_dir=lambda w, input: str(Path(input[0]).parent),
     shell:
         "nllbench plot example --example-dir {params.example_dir} -o {output.png}"
         # provenance inline, not a parameter: the report shows parameters, and a JSON blob reads badly
@@ -58,6 +60,10 @@ rule theorem1_check:
         f"{RESULTS}/logs/theorem1_check.log",
     benchmark:
         f"{RESULTS}/benchmarks/theorem1_check.tsv"
+    priority: PAPER_PRIORITY
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         trials=config["paper"]["theorem1"]["trials"],
         seed=config["paper"]["theorem1"]["seed"],
@@ -65,10 +71,6 @@ rule theorem1_check:
         scale=config["paper"]["theorem1"]["scale"],
         dim=config["paper"]["theorem1"]["dim"],
         size=config["paper"]["theorem1"]["size"],
-    priority: PAPER_PRIORITY
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
     shell:
         "nllbench theorem1 --trials {params.trials} --seed {params.seed} --rho {params.rho}"
         " --scale {params.scale} --dim {params.dim} --size {params.size} > {output} 2> {log}"

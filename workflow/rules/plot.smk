@@ -53,11 +53,11 @@ rule plot:
         f"{RESULTS}/benchmarks/plot/{{figure}}.tsv"
     wildcard_constraints:
         figure="|".join(SWEEP_FIGURES),
-    params:
-        tables=lambda w, input: str(Path(input.summary).parent),
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
+    params:
+        tables=lambda w, input: str(Path(input.summary).parent),
     shell:
         "nllbench plot {wildcards.figure} --tables {params.tables}"
         ' -o {output.png} --provenance "$(cat {input.provenance})" > {log} 2>&1'
@@ -78,8 +78,8 @@ rule plot_timing:
         f"{RESULTS}/logs/plot/timing.log",
     benchmark:
         f"{RESULTS}/benchmarks/plot/timing.tsv"
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
     shell:
         "nllbench plot timing --timing {input} -o {output.png} > {log} 2>&1"

@@ -11,10 +11,10 @@ rule gospa_table:
         f"{RESULTS}/logs/gospa_table.log",
     benchmark:
         f"{RESULTS}/benchmarks/gospa_table.tsv"
-    params:
-        tables=lambda w, input: str(Path(input[0]).parent),
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
+    params:
+        tables=lambda w, input: str(Path(input[0]).parent),
     shell:
         "nllbench gospa-table --tables {params.tables} -o {output} > {log} 2>&1"

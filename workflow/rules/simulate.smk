@@ -9,9 +9,16 @@ rule simulate:
         f"{RESULTS}/logs/simulate/{SETTING}/batch{{batch}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/simulate/{SETTING}/batch{{batch}}.tsv"
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         seeds=lambda w: " ".join(map(str, SWEEP.batch_seeds(int(w.batch)))),
-        steps=lambda w: f"--steps {config['sweep']['steps']}" if config["sweep"].get("steps") else "",
+        steps=lambda w: (
+            f"--steps {config['sweep']['steps']}"
+            if config["sweep"].get("steps")
+            else ""
+        ),
         birth=simulate_flags(config),
         provenance=lambda w: config_slice(
             config,
@@ -23,12 +30,6 @@ rule simulate:
             mb_start=config["sweep"].get("mb_start"),
             seeds=SWEEP.batch_seeds(int(w.batch)),
         ),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=10,
     shell:
         "nllbench simulate --scenario {wildcards.scenario} --clutter-rate {wildcards.clutter}"
         " --pd {wildcards.pd} {params.steps} {params.birth} --seeds {params.seeds} --output-dir {output.scenarios}"

@@ -16,8 +16,15 @@ rule simulate_calibration:
         f"{RESULTS}/benchmarks/simulate/{SETTING}/calibration{{cseed}}.tsv"
     wildcard_constraints:
         cseed=r"\d+",
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
-        steps=lambda w: f"--steps {config['sweep']['steps']}" if config["sweep"].get("steps") else "",
+        steps=lambda w: (
+            f"--steps {config['sweep']['steps']}"
+            if config["sweep"].get("steps")
+            else ""
+        ),
         birth=simulate_flags(config),
         provenance=lambda w: config_slice(
             config,
@@ -29,12 +36,6 @@ rule simulate_calibration:
             mb_start=config["sweep"].get("mb_start"),
             seeds=[int(w.cseed)],
         ),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=10,
     shell:
         "nllbench simulate --scenario {wildcards.scenario} --clutter-rate {wildcards.clutter}"
         " --pd {wildcards.pd} {params.steps} {params.birth} --seeds {wildcards.cseed}"
@@ -53,16 +54,13 @@ rule track:
     wildcard_constraints:
         tracker=name_constraint(COMMAND_TRACKERS),
         part=r"(batch|calibration)\d+",
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         command=lambda w, input, output: tracker_command(
             config, w.tracker, input[0], output[0], w, w.part
         ),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
-    resources:
-        mem_mb=2000,
-        runtime=60,
     shell:
         "{params.command} > {log} 2>&1"
 
@@ -79,11 +77,11 @@ rule gather_tracks:
     wildcard_constraints:
         tracker=name_constraint(TABLE_TRACKERS),
         part=r"(batch|calibration)\d+",
-    params:
-        seeds=lambda w: " ".join(map(str, part_seeds(SWEEP, w.part))),
-    threads: 1
     conda:
         "../envs/nllbench.yaml"
+    threads: 1
+    params:
+        seeds=lambda w: " ".join(map(str, part_seeds(SWEEP, w.part))),
     shell:
         "python -m nllbench.workflow gather-tracks --output-dir {output} --seeds {params.seeds}"
         " --tables {input:q} > {log} 2>&1"
@@ -95,7 +93,9 @@ rule score_tracker:
         scenarios=f"{RESULTS}/scenarios/{SETTING}/batch{{batch}}",
         calibration=lambda w: calibration_dirs(RESULTS, config, w.tracker, w),
     output:
-        metrics=directory(f"{RESULTS}/metrics/{SETTING}/tracker-{{tracker}}/q{{q}}_cov{{cov}}/batch{{batch}}"),
+        metrics=directory(
+            f"{RESULTS}/metrics/{SETTING}/tracker-{{tracker}}/q{{q}}_cov{{cov}}/batch{{batch}}"
+        ),
         timing=f"{RESULTS}/timing/evaluate/{SETTING}/tracker-{{tracker}}/q{{q}}_cov{{cov}}/batch{{batch}}.csv",
     log:
         f"{RESULTS}/logs/score/{SETTING}/tracker-{{tracker}}/q{{q}}_cov{{cov}}/batch{{batch}}.log",
@@ -103,9 +103,16 @@ rule score_tracker:
         f"{RESULTS}/benchmarks/score/{SETTING}/tracker-{{tracker}}/q{{q}}_cov{{cov}}/batch{{batch}}.tsv"
     wildcard_constraints:
         tracker=name_constraint([*COMMAND_TRACKERS, *TABLE_TRACKERS]),
+    conda:
+        "../envs/nllbench.yaml"
+    threads: 1
     params:
         flags=lambda w: score_flags(
-            config, w.tracker, w.q, w.cov, tracker_calibration_files(RESULTS, config, w.tracker, w)
+            config,
+            w.tracker,
+            w.q,
+            w.cov,
+            tracker_calibration_files(RESULTS, config, w.tracker, w),
         ),
         provenance=lambda w: config_slice(
             config,
@@ -116,12 +123,6 @@ rule score_tracker:
             cov_scale=float(w.cov),
             batch=int(w.batch),
         ),
-    threads: 1
-    conda:
-        "../envs/nllbench.yaml"
-    resources:
-        mem_mb=2000,
-        runtime=60,
     shell:
         "nllbench score --tracks-dir {input.tracks} --scenario-dir {input.scenarios}"
         " --output-dir {output.metrics} --q {wildcards.q} --cov-scale {wildcards.cov} {params.flags}"
