@@ -739,28 +739,35 @@ def _add_score_parser(sub) -> None:
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
     sc.add_argument("--seed", type=integer(0), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
-    sc.add_argument("--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
-    sc.add_argument("--full-state", action="store_true", help="NLL on the full state, not the position")
-    sc.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
-    sc.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
-    sc.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
-    sc.add_argument(
+    _add_evaluation_options(sc)
+    sc.set_defaults(func=_score)
+
+
+def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    """The options of :class:`nllbench.evaluate.EvaluationSettings` shared by ``evaluate`` and ``score``."""
+    parser.add_argument(
+        "--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL"
+    )
+    parser.add_argument("--full-state", action="store_true", help="NLL on the full state, not the position")
+    parser.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
+    parser.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
+    parser.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
+    parser.add_argument(
         "--existence-threshold",
         type=number(0, 1, open_high=True),
         default=0.4,
         help="estimator threshold on r",
     )
-    sc.add_argument("--cov-scale", type=POSITIVE, default=1.0, help="probe: scale every covariance by s")
-    sc.add_argument("--temper", type=POSITIVE, default=1.0, help="probe: temper existence probabilities")
-    sc.add_argument(
+    parser.add_argument("--cov-scale", type=POSITIVE, default=1.0, help="probe: scale every covariance by s")
+    parser.add_argument("--temper", type=POSITIVE, default=1.0, help="probe: temper existence probabilities")
+    parser.add_argument(
         "--theorem-rho",
         type=number(0, 1, open_low=True, open_high=True),
         default=0.9,
         help="rho of the Theorem 1 check",
     )
-    sc.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
-    sc.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
-    sc.set_defaults(func=_score)
+    parser.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
+    parser.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -856,29 +863,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--timing", help="batch: CSV of compute seconds per item")
     ev.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
     ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
-    ev.add_argument("--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL")
-    ev.add_argument(
-        "--full-state", action="store_true", help="NLL on the full state, not the position marginal"
-    )
-    ev.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
-    ev.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
-    ev.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
-    ev.add_argument(
-        "--existence-threshold",
-        type=number(0, 1, open_high=True),
-        default=0.4,
-        help="estimator threshold on r",
-    )
-    ev.add_argument("--cov-scale", type=POSITIVE, default=1.0, help="probe: scale every covariance by s")
-    ev.add_argument("--temper", type=POSITIVE, default=1.0, help="probe: temper existence probabilities")
-    ev.add_argument(
-        "--theorem-rho",
-        type=number(0, 1, open_low=True, open_high=True),
-        default=0.9,
-        help="rho of the Theorem 1 check",
-    )
-    ev.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
-    ev.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
+    _add_evaluation_options(ev)
     ev.add_argument(
         "--allow-mismatch",
         action="store_true",

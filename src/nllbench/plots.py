@@ -740,6 +740,17 @@ def _dodge(filters) -> dict[str, float]:
     return {f: (i - (n - 1) / 2) * 0.7 / max(n, 1) for i, f in enumerate(filters)}
 
 
+def _setting_axes(axes, settings) -> None:
+    """x ticks naming each (scenario, clutter, pd) setting, limits and a legend on every panel."""
+    labels = [
+        f"clutter {c:g}" if len({s[0] for s in settings}) == 1 else f"{s} {c:g}" for s, c, _ in settings
+    ]
+    for ax in axes:
+        ax.set_xticks(range(len(settings)), labels, rotation=30 if len(settings) > 4 else 0)
+        ax.set_xlim(-0.6, len(settings) - 0.4)
+        _legend(ax)
+
+
 def fig_nees(calibration):
     """State consistency pooled over seeds: ANEES with its chi-square 95 % interval, and the inside share.
 
@@ -799,13 +810,7 @@ def fig_nees(calibration):
     axes[0].set_ylabel("ANEES (average NEES over pairs)")
     axes[1].set_ylabel("share of pairs inside their 95 % ellipse")
     axes[1].set_ylim(0, 1.05)
-    labels = [
-        f"clutter {c:g}" if len({s[0] for s in settings}) == 1 else f"{s} {c:g}" for s, c, _ in settings
-    ]
-    for ax in axes:
-        ax.set_xticks(range(len(settings)), labels, rotation=30 if len(settings) > 4 else 0)
-        ax.set_xlim(-0.6, len(settings) - 0.4)
-        _legend(ax)
+    _setting_axes(axes, settings)
     axes[0].set_title("ANEES, pooled over seeds", fontsize=8)
     axes[1].set_title("inside the 95 % ellipse, pooled over seeds", fontsize=8)
     return fig
@@ -880,13 +885,7 @@ def fig_cardinality(calibration):
     axes[0].set_ylabel("coverage of the central 90 % interval")
     axes[1].set_ylabel("log score -log P(true count) (nats)")
     axes[1].margins(y=0.35)  # headroom for the legend
-    labels = [
-        f"clutter {c:g}" if len({s[0] for s in settings}) == 1 else f"{s} {c:g}" for s, c, _ in settings
-    ]
-    for ax in axes:
-        ax.set_xticks(range(len(settings)), labels, rotation=30 if len(settings) > 4 else 0)
-        ax.set_xlim(-0.6, len(settings) - 0.4)
-        _legend(ax)
+    _setting_axes(axes, settings)
     axes[0].set_title("cardinality interval coverage, pooled over seeds", fontsize=8)
     axes[1].set_title("cardinality log score, mean over pooled steps", fontsize=8)
     return fig
