@@ -709,7 +709,7 @@ def fig_reliability(reliability, calibration):
             ax.text(
                 0.98,
                 0.02,
-                f"no Bernoullis: {', '.join(none)}",
+                f"no Bernoulli scored: {', '.join(none)}\n(none, or NLL infinite in every run)",
                 transform=ax.transAxes,
                 ha="right",
                 va="bottom",
@@ -801,12 +801,12 @@ def fig_nees(calibration):
         axes[0].axhline(d, color="black", ls=":", lw=0.9, label=f"d = {d} (consistent)")
     axes[0].plot([], [], color="#BBBBBB", lw=6, label="95 % interval if consistent")
     axes[1].axhline(0.95, color="black", ls=":", lw=0.9, label="0.95 (consistent)")
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
     axes[0].set_yscale("log")
     axes[0].margins(y=0.35)  # headroom for the legend
-    for axis in (axes[0].yaxis.set_major_formatter, axes[0].yaxis.set_minor_formatter):
-        axis(FormatStrFormatter("%g"))
+    axes[0].yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    axes[0].yaxis.set_minor_formatter(NullFormatter())  # labelled minor ticks overlap on a log axis
     axes[0].set_ylabel("ANEES (average NEES over pairs)")
     axes[1].set_ylabel("share of pairs inside their 95 % ellipse")
     axes[1].set_ylim(0, 1.05)
