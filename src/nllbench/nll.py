@@ -207,6 +207,28 @@ def _budget_value(q, name: str) -> int:
     return int(q)
 
 
+def _decomposed_result(value, lower, exact, problem, best_cols, log_w_h, n_terms, q, h) -> NLLResult:
+    """The Murty NLL result with its decomposition at hypothesis ``h``'s best association."""
+    loc, false, missed = _decompose(problem, best_cols)
+    mixture = -log_w_h + 0.0
+    return NLLResult(
+        value,
+        lower,
+        value,
+        exact,
+        localization=loc,
+        false=false,
+        missed=missed,
+        mixture=mixture,
+        association=_association_remainder(value, loc + false + missed + mixture),
+        n_terms=n_terms,
+        method="murty",
+        q=q,
+        best_hypothesis=h,
+        best_assignment=best_cols,
+    )
+
+
 def _association_remainder(value: float, named: float) -> float:
     """The association term ``value - named`` (the other terms' sum).
 
@@ -463,25 +485,8 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
         prob = association_problem(
             pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[best] : starts[best + 1]]
         )
-        loc, false, missed = _decompose(prob, best_cols)
-        mixture = -float(log_w_all[h]) + 0.0
         out.append(
-            NLLResult(
-                value,
-                lower,
-                value,
-                exact,
-                localization=loc,
-                false=false,
-                missed=missed,
-                mixture=mixture,
-                association=_association_remainder(value, loc + false + missed + mixture),
-                n_terms=n_terms,
-                method="murty",
-                q=q,
-                best_hypothesis=h,
-                best_assignment=best_cols,
-            )
+            _decomposed_result(value, lower, exact, prob, best_cols, float(log_w_all[h]), n_terms, q, h)
         )
     return out
 
@@ -580,24 +585,8 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
     listed = [h for h in live if costs_by_h[h].size]  # not empty: all_costs is not
     best_h = min(listed, key=lambda h: costs_by_h[h][0])
     best_cols = found[best_h][1][0]
-    loc, false, missed = _decompose(problems[best_h], best_cols)
-    mixture = -float(log_w[best_h]) + 0.0
-    assoc = _association_remainder(value, loc + false + missed + mixture)
-    return NLLResult(
-        value,
-        lower,
-        value,
-        exact,
-        localization=loc,
-        false=false,
-        missed=missed,
-        mixture=mixture,
-        association=assoc,
-        n_terms=int(all_costs.size),
-        method="murty",
-        q=q,
-        best_hypothesis=best_h,
-        best_assignment=best_cols,
+    return _decomposed_result(
+        value, lower, exact, problems[best_h], best_cols, float(log_w[best_h]), int(all_costs.size), q, best_h
     )
 
 

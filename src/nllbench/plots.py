@@ -206,6 +206,13 @@ TERM_COLORS = dict(
 )
 
 
+def _clutter_panels(plt, n: int):
+    """One bar panel per clutter rate, sharing the y-scale (the decomposition figures)."""
+    return plt.subplots(
+        1, n, figsize=(2.6 * n + 1.6, 3.4), squeeze=False, sharey=True, constrained_layout=True
+    )
+
+
 def fig_decomposition(summary, q: int):
     """NLL terms per filter and clutter rate (means over the runs whose NLL is finite).
 
@@ -217,14 +224,7 @@ def fig_decomposition(summary, q: int):
     data = summary[(summary["q"] == q) & (summary["cov_scale"] == 1.0)]
     settings = sorted(data["clutter"].unique())
     filters = sorted(data["filter"].unique())
-    fig, axes = plt.subplots(
-        1,
-        len(settings),
-        figsize=(2.6 * len(settings) + 1.6, 3.4),
-        squeeze=False,
-        sharey=True,
-        constrained_layout=True,
-    )
+    fig, axes = _clutter_panels(plt, len(settings))
     for ax, clutter in zip(axes[0], settings, strict=True):
         sub = data[data["clutter"] == clutter]
         pos, neg = np.zeros(len(filters)), np.zeros(len(filters))
@@ -557,14 +557,7 @@ def fig_tgospa(summary):
     settings = sorted(data["clutter"].unique())
     filters = sorted(data["filter"].unique())
     styles = filter_styles(filters)
-    fig, axes = plt.subplots(
-        1,
-        len(settings),
-        figsize=(2.6 * len(settings) + 1.6, 3.4),
-        squeeze=False,
-        sharey=True,
-        constrained_layout=True,
-    )
+    fig, axes = _clutter_panels(plt, len(settings))
     for ax, clutter in zip(axes[0], settings, strict=True):
         sub = data[data["clutter"] == clutter]
         bottom = np.zeros(len(filters))
