@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from pathlib import Path
@@ -587,6 +588,9 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
     assert ext.sizes["step"] == ref.sizes["step"] == 8
     assert ext["n_truth"].values.tolist() == ref["n_truth"].values.tolist()
     assert ext["n_estimates"].values[3] == 0
+    fitted = json.loads(ext.attrs["fill_ins"])["undetected"]["fitted"]
+    assert fitted["tracks"] == str(tracks_dir / "seed1.csv")  # the calibration files, by path
+    assert fitted["truth"] == str(scen / "seed1.nc")
     assert (
         main(
             ["aggregate", str(tmp_path / "m_pmb"), str(tmp_path / "m_ext"), "--out-dir", str(tmp_path / "t")]

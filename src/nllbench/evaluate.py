@@ -204,7 +204,9 @@ class RunMetrics:
         return row
 
 
-def _prepare(density, settings: EvaluationSettings):
+def probed(density, settings: EvaluationSettings):
+    """``density`` under the calibration probes of ``settings``: covariances times
+    ``cov_scale``, then existence tempered by ``temper`` (identity when both are 1)."""
     if settings.cov_scale != 1.0:
         density = scale_covariances(density, settings.cov_scale)
     if settings.temper != 1.0:
@@ -308,7 +310,7 @@ def evaluate_run(
 
 def _evaluate_step(k, density, X, estimates, settings: EvaluationSettings, lo, hi, scale) -> _Step:
     """Step ``k``: the NLL for every Q, calibration, estimates and the single-frame measures."""
-    density = _prepare(density, settings)
+    density = probed(density, settings)
     X = _truth_states(X, density, k)
     if settings.marginal == "position":
         dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]

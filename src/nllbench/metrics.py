@@ -235,7 +235,7 @@ def clear_mot_frame(estimates, truth, threshold: float = 2.0) -> ClearMOTFrame:
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
         dist = cdist(X, Y)
-    rows, cols = _gated_matching(dist, threshold)
+    rows, cols = gated_matching(dist, threshold)
     k = rows.size
     dsum = float(dist[rows, cols].sum()) if k else 0.0
     misses, fps = ny - k, nx - k
@@ -282,7 +282,7 @@ def ospa(estimates, truth, c: float = 2.0, p: float = 1.0) -> OSPAResult:
     return OSPAResult(((loc + card) / max(nx, ny)) ** (1 / p), loc, card, p, c)
 
 
-def _gated_matching(dist: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+def gated_matching(dist: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Maximum number of pairs with dist <= threshold, then minimum summed distance."""
     nr, nc = dist.shape
     if nr == 0 or nc == 0:
@@ -374,7 +374,7 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
                     o_used[i] = h_used[js[0]] = True
                     pairs.append((i, js[0], False))
         ri, ci = np.flatnonzero(~o_used), np.flatnonzero(~h_used)  # 2. match the rest in the gate
-        rows, cols = _gated_matching(dist[np.ix_(ri, ci)], threshold)
+        rows, cols = gated_matching(dist[np.ix_(ri, ci)], threshold)
         for a, b in zip(ri[rows], ci[cols], strict=True):
             o, h = oid[a], hid[b]
             pairs.append((a, b, o in last and last[o] != h))

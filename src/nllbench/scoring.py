@@ -33,8 +33,8 @@ from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit
 
 from nllbench.densities import PPP
-from nllbench.evaluate import EvaluationSettings, RunMetrics, evaluate_run
-from nllbench.metrics import _gated_matching
+from nllbench.evaluate import EvaluationSettings, RunMetrics, evaluate_run, probed
+from nllbench.metrics import gated_matching
 from nllbench.nll import nll_many
 from nllbench.tracks import (
     DEFAULT_STATE,
@@ -46,7 +46,7 @@ from nllbench.tracks import (
     validate_tracks,
     validate_truth,
 )
-from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
+from nllbench.transforms import POSITION, marginal
 
 EXISTENCE_ONE_WARNING = (
     "no existence probability (column 'r') and no score calibration: every track is given r = 1, "
@@ -273,16 +273,18 @@ def _tables(tracks, truth, state, frames=None):
 
     A scenario-file truth (.nc) gives all its steps as frames, and its field of view.
     """
+    truth_name = "truth"
     if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
+        truth_name = str(truth)  # the label recorded in fill-ins and errors: the file, not "truth"
         truth, steps = truth_from_scenario(truth, state)
         frames = list(range(steps)) if frames is None else frames
-    t, y = _validated(tracks, truth, state)
+    t, y = _validated(tracks, truth, state, truth_name)
     return t, y, frame_list(t, y, frames), getattr(truth, "attrs", {}).get("fov")
 
 
-def _validated(tracks, truth, state):
+def _validated(tracks, truth, state, truth_name: str = "truth"):
     t = tracks if isinstance(tracks, TrackTable) else validate_tracks(tracks, state, "tracks")
-    y = truth if isinstance(truth, TruthTable) else validate_truth(truth, state, "truth")
+    y = truth if isinstance(truth, TruthTable) else validate_truth(truth, state, truth_name)
     if t.state != y.state:
         raise ValueError(
             f"truth: expected state columns {list(t.state)} like the tracks, got {list(y.state)}"
@@ -349,7 +351,7 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
 
     The CLEAR MOT matching of ``evaluate`` on Euclidean position distance:
     the most pairs with distance <= ``threshold``, then the least summed
-    distance (:func:`nllbench.metrics._gated_matching`). (A capped-cost
+    distance (:func:`nllbench.metrics.gated_matching`). (A capped-cost
     assignment is not that rule: it can trade a third match for two exact ones.)
     """
     out = np.zeros(tracks.frame.size)
@@ -364,7 +366,7 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
             if rows.size == 0 or X[k].shape[0] == 0:
                 continue
             dist = np.linalg.norm(tracks.means[rows][:, None, pos] - X[k][None, :, pos], axis=2)
-            a, _ = _gated_matching(dist, threshold)  # CLEAR MOT's: most pairs within it, then least distance
+            a, _ = gated_matching(dist, threshold)  # CLEAR MOT's: most pairs within it, then least distance
             out[rows[a]] = 1.0
     return out
 
@@ -429,10 +431,7 @@ def _rate_objective(t: TrackTable, y: TruthTable, fr, fill: FillIns, settings: E
     q = max(settings.qs)
     d = len(t.state)
     # the probes of evaluate_run, in its order, so that the rate is fitted for the density that is scored
-    if settings.cov_scale != 1.0:
-        dens = [scale_covariances(density, settings.cov_scale) for density in dens]
-    if settings.temper != 1.0:
-        dens = [temper_existence(density, settings.temper, settings.existence_threshold) for density in dens]
+    dens = [probed(density, settings) for density in dens]
 
     def total(rate: float) -> float:
         ppp = FillIns(rate, fill.fov_low, fill.fov_high).ppp(d)
