@@ -214,7 +214,7 @@ def test_gaussian_logpdf_at_condition_1e11_matches_rational_arithmetic(d):
         cov = _ill_conditioned(rng, d, 1e11)
         mean = rng.normal(0, 1, d)
         y = mean + rng.normal(0, 1, (3, d)) * np.sqrt(np.diag(cov))
-        got = nb.densities.Gaussians(mean[None], cov[None]).logpdf(y)[0]
+        got = nb.Gaussians(mean[None], cov[None]).logpdf(y)[0]
         for l in range(3):
             want = _exact_logpdf(y[l], mean, cov)
             worst = max(worst, abs(got[l] - want) / max(1.0, abs(want)))
@@ -248,7 +248,7 @@ def test_fuzz_extreme_magnitudes_give_no_nan_no_error_and_ordered_bounds(seed, c
     f = random_pmbm(rng, 2, "PMBM")
     hyps = [
         nb.MultiBernoulli(
-            mb.r, nb.densities.Gaussians(mb.means + offset, np.tile(I2 * cov_scale, (len(mb), 1, 1)))
+            mb.r, nb.Gaussians(mb.means + offset, np.tile(I2 * cov_scale, (len(mb), 1, 1)))
         )
         for mb in f.hypotheses
     ]
@@ -275,7 +275,7 @@ def test_fuzz_ill_conditioned_pmbm_agrees_with_brute_force(seed, cond):
             if len(mb)
             else np.empty((0, 2, 2))
         )
-        hyps.append(nb.MultiBernoulli(mb.r, nb.densities.Gaussians(mb.means, covs)))
+        hyps.append(nb.MultiBernoulli(mb.r, nb.Gaussians(mb.means, covs)))
     g = nb.PMBM(f.ppp, hyps, f.weights)
     y = rng.normal(0, 1, (int(rng.integers(0, 4)), 2))
     ref, _ = pmbm_log_likelihood(g, y)

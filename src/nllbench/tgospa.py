@@ -173,26 +173,95 @@ def _solve(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.nda
     lower = [np.full(K * n, -np.inf), np.full(K * m, -np.inf)]
     upper = [np.ones(K * n), np.ones(K * m)]
     if ne:
-        # e_t >= +-(w_t - w_{t-1})  <=>  -e_t + w_t - w_{t-1} <= 0 and -e_t - w_t + w_{t-1} <= 0
-        e_idx = nw + np.arange(ne)
-        now, before = w_idx[1:].reshape(-1), w_idx[:-1].reshape(-1)
-        for sign in (1.0, -1.0):
-            r = np.arange(ne)
-            a = sparse.csr_matrix(
-                (
-                    np.concatenate([-np.ones(ne), np.full(ne, sign), np.full(ne, -sign)]),
-                    (np.concatenate([r, r, r]), np.concatenate([e_idx, now, before])),
-                ),
-                shape=(ne, nw + ne),
-            )
-            blocks.append(a)
-            lower.append(np.full(ne, -np.inf))
-            upper.append(np.zeros(ne))
+        switch_blocks, switch_lower, switch_upper = _switch_rows(
+            nw, w_idx[1:].reshape(-1), w_idx[:-1].reshape(-1), nw + ne
+        )
+        blocks += switch_blocks
+        lower += switch_lower
+        upper += switch_upper
     A = sparse.vstack(blocks, format="csr")
     integrality = np.concatenate([np.full(nw, int(integer)), np.zeros(ne, dtype=int)])
     x = _highs(cost, A, np.concatenate(lower), np.concatenate(upper), integrality)
     w = x[:nw].reshape(K, P)
     return np.round(w) if integer else np.clip(w, 0.0, 1.0)
+
+
+def _switch_rows(first: int, later: np.ndarray, earlier: np.ndarray, width: int):
+    """Rows e_t >= +-(w_later - w_earlier) for switch variables e at columns first, first + 1, ...
+
+    As -e + w_later - w_earlier <= 0 and -e - w_later + w_earlier <= 0: returns
+    (blocks, lower, upper) lists to stack under the other constraints (``width`` columns).
+    """
+    ne = later.size
+    r = np.arange(ne)
+    blocks, lower, upper = [], [], []
+    for sign in (1.0, -1.0):
+        blocks.append(
+            sparse.csr_matrix(
+                (
+                    np.concatenate([-np.ones(ne), np.full(ne, sign), np.full(ne, -sign)]),
+                    (np.concatenate([r, r, r]), np.concatenate([first + r, later, earlier])),
+                ),
+                shape=(ne, width),
+            )
+        )
+        lower.append(np.full(ne, -np.inf))
+        upper.append(np.zeros(ne))
+    return blocks, lower, upper
+
+
+@dataclass(frozen=True)
+class _SpanLayout:
+    """Columns of :func:`_solve_spans`' problem.
+
+    cost : (n_var,) gain of each w column (0 for the pre/post holds);
+    core : per pair p, the columns of w on frames f0[p]..f1[p];
+    cap_rows, cap_cols : (nnz,) the capacity matrix's entries (rows (k, truth) then (k, estimate));
+    later, earlier : (ne,) the w columns of each switch term |w_later - w_earlier|.
+    """
+
+    cost: np.ndarray
+    core: list
+    cap_rows: np.ndarray
+    cap_cols: np.ndarray
+    later: np.ndarray
+    earlier: np.ndarray
+
+
+def _span_layout(gain, ti, ej, n: int, m: int, f0, f1) -> _SpanLayout:
+    """Variables of each pair on its span of frames, plus one ``pre`` and one ``post`` hold."""
+    K, P = gain.shape
+    trip_r, trip_c = [], []
+    cost, col, core = [], 0, []
+    tv_pairs = []  # (later, earlier)
+
+    def capacity(frames, p, column):
+        frames = np.asarray(frames)
+        trip_r.extend([frames * n + ti[p], K * n + frames * m + ej[p]])
+        trip_c.extend([np.full(frames.size, column)] * 2)
+
+    for p in range(P):
+        span = np.arange(f0[p], f1[p] + 1)
+        cols = col + np.arange(span.size)
+        cost.append(gain[span, p])
+        col += span.size
+        for k, c_ in zip(span, cols, strict=True):
+            capacity([k], p, c_)
+        core.append(cols)
+        tv_pairs += [(cols[t], cols[t - 1]) for t in range(1, span.size)]
+        if f0[p] > 0:  # pre-hold, then the step into the span
+            capacity(np.arange(f0[p]), p, col)
+            cost.append(np.zeros(1))
+            tv_pairs.append((cols[0], col))
+            col += 1
+        if f1[p] < K - 1:
+            capacity(np.arange(f1[p] + 1, K), p, col)
+            cost.append(np.zeros(1))
+            tv_pairs.append((col, cols[-1]))
+            col += 1
+    later, earlier = np.array(tv_pairs, dtype=np.int64).reshape(-1, 2).T
+    rows, cols = np.concatenate(trip_r), np.concatenate(trip_c)
+    return _SpanLayout(np.concatenate(cost), core, rows, cols, later, earlier)
 
 
 def _solve_spans(gain, ti, ej, n: int, m: int, switch: float) -> np.ndarray:
@@ -215,68 +284,28 @@ def _solve_spans(gain, ti, ej, n: int, m: int, switch: float) -> np.ndarray:
     active = gain < 0
     f0 = active.argmax(axis=0)
     f1 = K - 1 - active[::-1].argmax(axis=0)
-    trip_r, trip_c = [], []  # capacity rows: (k, truth) then (k, estimate)
-    cost, col = [], 0
-    tv_pairs = []  # (later, earlier) columns of each switch term |w_later - w_earlier|
-
-    def capacity(frames, p, column):
-        frames = np.asarray(frames)
-        trip_r.extend([frames * n + ti[p], K * n + frames * m + ej[p]])
-        trip_c.extend([np.full(frames.size, column)] * 2)
-
-    core = []
-    for p in range(P):
-        span = np.arange(f0[p], f1[p] + 1)
-        cols = col + np.arange(span.size)
-        cost.append(gain[span, p])
-        col += span.size
-        for k, c_ in zip(span, cols, strict=True):
-            capacity([k], p, c_)
-        core.append(cols)
-        tv_pairs += [(cols[t], cols[t - 1]) for t in range(1, span.size)]
-        if f0[p] > 0:  # pre-hold, then the step into the span
-            capacity(np.arange(f0[p]), p, col)
-            cost.append(np.zeros(1))
-            tv_pairs.append((cols[0], col))
-            col += 1
-        if f1[p] < K - 1:
-            capacity(np.arange(f1[p] + 1, K), p, col)
-            cost.append(np.zeros(1))
-            tv_pairs.append((col, cols[-1]))
-            col += 1
-    n_var = col
-    ne = len(tv_pairs)
-    rows_cap = np.concatenate(trip_r)
+    lay = _span_layout(gain, ti, ej, n, m, f0, f1)
+    n_var, ne = lay.cost.size, lay.later.size
     A_cap = sparse.csr_matrix(
-        (np.ones(rows_cap.size), (rows_cap, np.concatenate(trip_c))), shape=(K * (n + m), n_var + ne)
+        (np.ones(lay.cap_rows.size), (lay.cap_rows, lay.cap_cols)), shape=(K * (n + m), n_var + ne)
     )
-    later, earlier = np.array(tv_pairs, dtype=np.int64).reshape(-1, 2).T
-    blocks, lower, upper = [A_cap], [np.full(K * (n + m), -np.inf)], [np.ones(K * (n + m))]
-    r = np.arange(ne)
-    for sign in (1.0, -1.0):  # e >= +-(w_later - w_earlier)
-        blocks.append(
-            sparse.csr_matrix(
-                (
-                    np.concatenate([-np.ones(ne), np.full(ne, sign), np.full(ne, -sign)]),
-                    (np.concatenate([r, r, r]), np.concatenate([n_var + r, later, earlier])),
-                ),
-                shape=(ne, n_var + ne),
-            )
-        )
-        lower.append(np.full(ne, -np.inf))
-        upper.append(np.zeros(ne))
+    blocks, lower, upper = _switch_rows(n_var, lay.later, lay.earlier, n_var + ne)
     x = _highs(
-        np.concatenate([*cost, np.full(ne, switch / 2.0)]),
-        sparse.vstack(blocks, format="csr"),
-        np.concatenate(lower),
-        np.concatenate(upper),
+        np.concatenate([lay.cost, np.full(ne, switch / 2.0)]),
+        sparse.vstack([A_cap, *blocks], format="csr"),
+        np.concatenate([np.full(K * (n + m), -np.inf), *lower]),
+        np.concatenate([np.ones(K * (n + m)), *upper]),
         np.concatenate([np.ones(n_var, dtype=int), np.zeros(ne, dtype=int)]),
     )
-    x = np.round(x[:n_var])
-    w = np.zeros((K, P))
-    for p in range(P):
-        w[f0[p] : f1[p] + 1, p] = x[core[p]]
-        nxt = core[p][-1] + 1
+    return _spans_to_w(np.round(x[:n_var]), lay.core, f0, f1, K)
+
+
+def _spans_to_w(x: np.ndarray, core: list, f0, f1, K: int) -> np.ndarray:
+    """(K, P) w from the span solution: the core columns, then the pre and post holds."""
+    w = np.zeros((K, len(core)))
+    for p, cols in enumerate(core):
+        w[f0[p] : f1[p] + 1, p] = x[cols]
+        nxt = cols[-1] + 1
         if f0[p] > 0:
             w[: f0[p], p] = x[nxt]
             nxt += 1
