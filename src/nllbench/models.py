@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench import _validate as v
+from nllbench.densities import box_volume
 
 # the birth and initial intensities are Gaussian mixtures; the name is re-exported here for
 # the readers of a model (a scenario file's model is built from models.GaussianMixture)
@@ -121,7 +122,8 @@ class Model:
 
     @property
     def fov_volume(self) -> float:
-        return float(np.prod(self.fov_high - self.fov_low))
+        """Volume of the field of view (:func:`nllbench.densities.box_volume`)."""
+        return float(box_volume(self.fov_low[None, :], self.fov_high[None, :])[0])
 
     @property
     def clutter_intensity(self) -> float:
