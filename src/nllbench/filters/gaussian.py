@@ -132,6 +132,22 @@ def log_likelihood(inn: Innovation, Z: np.ndarray) -> np.ndarray:
     return inn.predicted.logpdf(Z)
 
 
+def detection_terms(
+    gm: GaussianMixture, Z: np.ndarray, model: Model
+) -> tuple[Innovation, np.ndarray, np.ndarray]:
+    """The detection part of a Gaussian-mixture intensity's update with measurements Z (n_z, 2).
+
+    Returns the innovation of every component, log(P_D w_j N(z_l; H m_j, S_j))
+    (J, n_z) (-inf where w_j = 0) and the updated means (J, n_z, 4): the terms of
+    the GM-PHD corrector (Vo & Ma 2006, Table I, step 3), of the GM-CPHD's, and
+    of the PMBM filter's new tracks (Garcia-Fernandez et al. 2018, Section IV-B).
+    """
+    inn = innovation(gm.means, gm.covs, model.H, model.R)
+    with np.errstate(divide="ignore"):
+        log_q = np.log(model.p_detection * gm.weights)[:, None] + log_likelihood(inn, Z)
+    return inn, log_q, updated_means(gm.means, inn, Z)
+
+
 def updated_means(means: np.ndarray, inn: Innovation, Z: np.ndarray) -> np.ndarray:
     """(J, n_z, 4): m + K (z - H m) for every component-measurement pair."""
     diff = Z[None, :, :] - inn.z_pred[:, None, :]

@@ -20,11 +20,9 @@ from scipy.special import gammaln, logsumexp
 from nllbench.densities import IIDCluster
 from nllbench.filters.gaussian import (
     LabelledIntensity,
-    innovation,
-    log_likelihood,
+    detection_terms,
     predict_intensity,
     prune_and_merge,
-    updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.gaussian_mixture import GaussianMixture, Gaussians
@@ -53,14 +51,6 @@ def phd_predict(state: LabelledIntensity, model: Model) -> LabelledIntensity:
     return predict_intensity(state, model)
 
 
-def _detection_terms(gm: GaussianMixture, Z: np.ndarray, model: Model):
-    """Updated means/covs and log(P_D w_i N(z_j; H m_i, S_i)) for every (i, j)."""
-    inn = innovation(gm.means, gm.covs, model.H, model.R)
-    with np.errstate(divide="ignore"):
-        log_q = np.log(model.p_detection * gm.weights)[:, None] + log_likelihood(inn, Z)
-    return inn, log_q, updated_means(gm.means, inn, Z)
-
-
 def phd_correct(state: LabelledIntensity, Z: np.ndarray, model: Model) -> LabelledIntensity:
     """GM-PHD corrector (Vo & Ma 2006, Table I, step 3), without mixture reduction."""
     gm = state.mixture
@@ -68,7 +58,7 @@ def phd_correct(state: LabelledIntensity, Z: np.ndarray, model: Model) -> Labell
     missed = gm.scaled(1.0 - model.p_detection)
     if not (J and nz):
         return state.with_mixture(missed)
-    inn, log_q, m_det = _detection_terms(gm, Z, model)
+    inn, log_q, m_det = detection_terms(gm, Z, model)
     log_kappa = math.log(model.clutter_intensity) if model.clutter_intensity > 0 else -math.inf
     log_den = np.logaddexp(log_kappa, logsumexp(log_q, axis=0))  # (nz,)
     w_det = np.exp(log_q - log_den[None, :])  # (J, nz)
@@ -236,7 +226,7 @@ def cphd_correct(state: CPHDState, Z: np.ndarray, model: Model) -> CPHDState:
         return state
     log_mass = math.log(mass)
     if m:
-        inn, log_q, m_det = _detection_terms(I, Z, model)
+        inn, log_q, m_det = detection_terms(I, Z, model)
         # Lambda_z = <v, psi_z> <1, kappa> / kappa(z) = V * sum_i P_D w_i N_i(z)
         log_lambda = logsumexp(log_q, axis=0) + math.log(model.fov_volume)
     else:

@@ -31,6 +31,7 @@ from nllbench.densities import PMBM, MultiBernoulli
 from nllbench.estimates import MIXTURE_RULES, Estimates, map_cardinality_choice
 from nllbench.filters.gaussian import (
     LabelledIntensity,
+    detection_terms,
     innovation,
     kf_predict,
     log_likelihood,
@@ -295,14 +296,10 @@ def _new_track_children(
         [np.empty(0, dtype=state.track.dtype)],
     )
     if nz and ppp.weights.size:
-        pin = innovation(ppp.means, ppp.covs, model.H, model.R)
-        pd2 = mahalanobis2(pin, Z)
-        with np.errstate(divide="ignore"):
-            log_q = np.log(model.p_detection * ppp.weights)[:, None] + log_likelihood(pin, Z)
-        log_q = np.where(pd2 < settings.gate, log_q, -np.inf)  # (J, nz)
+        pin, log_q, pm = detection_terms(ppp, Z, model)
+        log_q = np.where(mahalanobis2(pin, Z) < settings.gate, log_q, -np.inf)  # (J, nz)
         log_e = logsumexp(log_q, axis=0)
         l_new = np.logaddexp(log_kappa, log_e)
-        pm = updated_means(ppp.means, pin, Z)
         k = 0
         for j in range(nz):
             if log_e[j] == -np.inf:
