@@ -319,7 +319,7 @@ class GaussianMixture:
     --------
     >>> gm = GaussianMixture([0.5, 2.0], [[0.0], [3.0]], [[[1.0]], [[4.0]]])
     >>> gm.logpdf(np.array([[0.0]])).round(4)
-    array([-1.6434])
+    array([-1.1117])
     """
 
     weights: np.ndarray
