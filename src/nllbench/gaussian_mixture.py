@@ -310,7 +310,11 @@ class GaussianMixture:
     ----------
     weights : (K,) float, >= 0
     means : (K, d) float
-    covs : (K, d, d) float, symmetric positive definite (stored symmetrised)
+    covs : (K, d, d) float, symmetric positive definite
+        Symmetrised by the public constructor. A filter's intermediate
+        mixtures (built by :meth:`_trusted`) may hold a predicted F P F^T + Q
+        that is symmetric only up to rounding; they are symmetrised when a
+        filter exports its posterior through the public constructor.
     labels : (K,) int or None
         Optional tags of the components (e.g. a filter's track labels); they
         do not affect the mixture.
