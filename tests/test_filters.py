@@ -12,9 +12,11 @@ from scipy.stats import multivariate_normal
 import nllbench as nb
 from nllbench.estimates import estimate
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter
-from nllbench.filters.phd import CPHDState, GMIntensity, cphd_update, phd_update
+from nllbench.filters.gaussian import LabelledIntensity
+from nllbench.filters.phd import CPHDState, cphd_update, phd_update
 from nllbench.filters.pmbm import PMBMState, update
-from nllbench.models import POSITION_H, GaussianMixture, Model, cv_matrices
+from nllbench.gaussian_mixture import GaussianMixture
+from nllbench.models import POSITION_H, Model, cv_matrices
 from nllbench.scenarios import get_scenario, simulate
 
 FAMILY = ["pmbm", "pmb", "mbm", "mbm01"]
@@ -81,26 +83,26 @@ def test_one_target_no_clutter_is_the_kalman_filter(name):
 
 def test_phd_mass_with_no_measurement():
     model = single_target_model(p_d=0.7)
-    state = GMIntensity.from_mixture(
+    state = LabelledIntensity.start(
         GaussianMixture([0.6, 1.4], [[0, 0, 0, 0], [50, 50, 0, 0]], [np.eye(4)] * 2)
     )
     out = phd_update(state, np.empty((0, 2)), model, PHDSettings(merge=0.0))
-    assert out.weights.sum() == pytest.approx(0.3 * 2.0)
+    assert out.mixture.weights.sum() == pytest.approx(0.3 * 2.0)
 
 
 def test_phd_mass_one_isolated_measurement_no_clutter():
     """With no clutter, each measurement adds exactly one to the expected cardinality."""
     model = single_target_model(p_d=0.9)
-    state = GMIntensity.from_mixture(GaussianMixture([2.0], [[0, 0, 0, 0]], [np.eye(4) * 10]))
+    state = LabelledIntensity.start(GaussianMixture([2.0], [[0, 0, 0, 0]], [np.eye(4) * 10]))
     out = phd_update(state, np.array([[1.0, 1.0]]), model, PHDSettings(merge=0.0))
-    assert out.weights.sum() == pytest.approx(0.1 * 2.0 + 1.0)
+    assert out.mixture.weights.sum() == pytest.approx(0.1 * 2.0 + 1.0)
 
 
 def test_cphd_no_measurement_thins_the_cardinality():
     model = single_target_model(p_d=0.6)
     N = 10
     p = np.full(N + 1, 1.0 / (N + 1))
-    state = CPHDState(p, GMIntensity.from_mixture(GaussianMixture([5.0], [[0, 0, 0, 0]], [np.eye(4)])))
+    state = CPHDState(p, LabelledIntensity.start(GaussianMixture([5.0], [[0, 0, 0, 0]], [np.eye(4)])))
     out = cphd_update(state, np.empty((0, 2)), model)
     want = p * 0.4 ** np.arange(N + 1)
     np.testing.assert_allclose(out.cardinality, want / want.sum(), rtol=1e-12)
@@ -139,7 +141,7 @@ def test_pmbm_update_is_the_exact_bayes_posterior():
     """Posterior density ratios equal prior x likelihood ratios (no pruning, no gating)."""
     model = single_target_model(p_d=0.8, clutter=2.0)
     prior_mb = nb.MultiBernoulli.gaussian([0.7], [[0.0, 0.0, 1.0, 0.0]], [np.diag([4.0, 4.0, 1.0, 1.0])])
-    ppp = GMIntensity.from_mixture(
+    ppp = LabelledIntensity.start(
         GaussianMixture([0.5], [[5.0, 5.0, 0.0, 0.0]], [np.diag([16.0, 16.0, 1.0, 1.0])])
     )
     state = PMBMState(
@@ -231,4 +233,4 @@ def test_recycling_moves_unlikely_tracks_into_the_ppp():
             assert np.any(state.r[s] >= 0.1)
     assert sum(s.track_labels.size for s in rec) < sum(s.track_labels.size for s in plain)
     # recycled mass is kept, in the PPP
-    assert rec[-1].ppp.weights.sum() > plain[-1].ppp.weights.sum()
+    assert rec[-1].ppp.mixture.weights.sum() > plain[-1].ppp.mixture.weights.sum()

@@ -43,7 +43,7 @@ def test_williams15_mb_preset_matches_the_reference_mbm_scenario():
 def test_mbm_starts_from_the_birth_bernoullis_and_adds_them_each_step():
     m = get_scenario("williams15_mb").model
     s = initial_state(m, "mbm")
-    assert s.ppp.weights.size == 0 and s.assoc.shape == (1, 4)
+    assert s.ppp.mixture.weights.size == 0 and s.assoc.shape == (1, 4)
     np.testing.assert_array_equal(s.r, [0.005] * 4)
     # a scan with no measurement: each Bernoulli is missed, r (1 - P_D) / (1 - r P_D)
     s = update(s, np.empty((0, 2)), m, PMBMSettings(), "mbm")
@@ -53,7 +53,7 @@ def test_mbm_starts_from_the_birth_bernoullis_and_adds_them_each_step():
     assert p.assoc.shape == (1, 8)
     np.testing.assert_allclose(np.sort(p.r), [0.99 * r_miss] * 4 + [0.005] * 4, rtol=1e-14)
     # the PMBM on the same model still starts from its Poisson prior
-    assert initial_state(m, "pmbm").ppp.weights.sum() == pytest.approx(0.02)
+    assert initial_state(m, "pmbm").ppp.mixture.weights.sum() == pytest.approx(0.02)
 
 
 def test_mb_birth_override_and_its_errors():

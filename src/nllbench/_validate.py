@@ -147,3 +147,13 @@ def truth_set(value, dim: int, name: str = "truth") -> np.ndarray:
         raise ValueError(f"{name}: expected dimension {dim} to match the density, got shape {arr.shape}")
     check_finite(arr, name)
     return arr
+
+
+def labels(value, count: int, name: str = "labels") -> np.ndarray | None:
+    """Optional integer tags of shape ``(count,)`` (None stays None), as int64."""
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    if arr.shape != (count,) or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"{name}: expected {count} integers, got shape {arr.shape} of {arr.dtype}")
+    return arr.astype(np.int64)

@@ -14,286 +14,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import gammaln, logsumexp
 
 from nllbench import _validate as v
-
-_LOG_2PI = math.log(2.0 * math.pi)
-
+from nllbench.gaussian_mixture import (  # noqa: F401 - the log-pdf re-exported for the NLL
+    GaussianMixture,
+    Gaussians,
+    _gaussian_logpdf,
+    batched_logpdf,
+)
 
 # ---------------------------------------------------------------------------
 # single-object density families
 # ---------------------------------------------------------------------------
-
-
-def _gaussian_logpdf(means, chol, log_norm, y):
-    """log N(y_l; means[j], L_j L_j^T) for (k, d) means, (k, d, d) lower factors L, (k,) log-normalisers.
-
-    The Mahalanobis term is ||z||^2 with z solving L z = y - m by forward
-    substitution (a triangular solve, backward stable), not z = L^-1 (y - m)
-    with an explicit inverse, whose rounding grows with the condition
-    number (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed.,
-    sections 8.1 and 14.1). Returns (k, n).
-    """
-    k, n = means.shape[0], y.shape[0]
-    if k == 0 or n == 0:
-        return np.zeros((k, n)) + log_norm[:, None]
-    return _gaussian_logpdf_kernel(
-        np.ascontiguousarray(means),
-        np.ascontiguousarray(chol),
-        np.ascontiguousarray(log_norm),
-        np.ascontiguousarray(y, dtype=np.float64),
-    )
-
-
-@nb.njit(cache=True)
-def _gaussian_logpdf_kernel(means, chol, log_norm, y):
-    k, d = means.shape
-    n = y.shape[0]
-    out = np.empty((k, n))
-    z = np.empty(d)
-    for j in range(k):
-        for l in range(n):
-            quad = 0.0
-            for i in range(d):
-                acc = y[l, i] - means[j, i]
-                for t in range(i):
-                    acc = acc - chol[j, i, t] * z[t]
-                z[i] = acc / chol[j, i, i]
-                quad = z[i] * z[i] if i == 0 else quad + z[i] * z[i]
-            # Overflow (a point ~1e154 standard deviations away) only happens
-            # when the quadratic form exceeds ~1e308: its density is then 0
-            # (log -inf), and an inf - inf met on the way (NaN) stands for the same.
-            if quad != quad:
-                quad = np.inf
-            out[j, l] = log_norm[j] - 0.5 * quad
-    return out
-
-
-def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
-    """``[f.logpdf(y) for f in families]``, with all Gaussian families evaluated in one pass."""
-    gauss = [i for i, f in enumerate(families) if isinstance(f, Gaussians) and len(f)]
-    out: list = [None] * len(families)
-    if len(gauss) > 1:
-        fams = [families[i] for i in gauss]
-        allp = _gaussian_logpdf(
-            np.concatenate([f.means for f in fams]),
-            np.concatenate([f._chol for f in fams]),
-            np.concatenate([f._log_norm for f in fams]),
-            y,
-        )
-        splits = np.cumsum([len(f) for f in fams])[:-1]
-        for i, part in zip(gauss, np.split(allp, splits), strict=True):
-            out[i] = part
-    for i, f in enumerate(families):
-        if out[i] is None:
-            out[i] = f.logpdf(y)
-    return out
-
-
-@nb.njit(cache=True)
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-@nb.njit(cache=True)
-def _split(a):
-    c = 134217729.0 * a  # 2^27 + 1 (Dekker); |a| <= 4 after scaling, so no overflow
-    hi = c - (c - a)
-    return hi, a - hi
-
-
-@nb.njit(cache=True)
-def _two_prod(a, b):
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-@nb.njit(cache=True)
-def _dd_sub_mul(sh, sl, ah, al, bh, bl):
-    """(sh, sl) - (ah, al) * (bh, bl) in double-double arithmetic."""
-    p, e = _two_prod(ah, bh)
-    e += ah * bl + al * bh
-    s, f = _two_sum(sh, -p)
-    f += sl - e
-    hi = s + f
-    return hi, f - (hi - s)
-
-
-@nb.njit(cache=True)
-def _dd_div(ah, al, bh, bl):
-    q1 = ah / bh
-    p, e = _two_prod(q1, bh)
-    e += q1 * bl
-    r = ((ah - p) - e) + al
-    q2 = r / bh
-    hi = q1 + q2
-    return hi, q2 - (hi - q1)
-
-
-@nb.njit(cache=True)
-def _dd_sqrt(ah, al):
-    x = math.sqrt(ah)
-    p, e = _two_prod(x, x)
-    r = ((ah - p) - e) + al
-    y = r / (2.0 * x)
-    hi = x + y
-    return hi, y - (hi - x)
-
-
-@nb.njit(cache=True)
-def _cholesky_dd(covs):
-    """Lower Cholesky factors of (k, d, d) matrices in double-double arithmetic (about 106 bits).
-
-    Each matrix is first scaled by an exact power of 4 (so that Dekker's
-    splitting cannot overflow and the factor's scale is an exact power of 2).
-    Returns the factors rounded to float64, log of their diagonals, and a flag
-    per matrix that is False where the extended factorisation met a
-    non-positive pivot (the caller then falls back to float64).
-    """
-    k, d, _ = covs.shape
-    L = np.zeros((k, d, d))
-    log_diag = np.zeros((k, d))
-    ok = np.ones(k, dtype=np.bool_)
-    hi = np.zeros((d, d))
-    lo = np.zeros((d, d))
-    for m in range(k):
-        top = 0.0
-        for i in range(d):
-            for j in range(d):
-                top = max(top, abs(covs[m, i, j]))
-        e = math.floor(math.log2(top) / 2.0) if top > 0 else 0
-        scale = math.ldexp(1.0, -2 * e)  # 4^-e: exact
-        for j in range(d):
-            sh, sl = covs[m, j, j] * scale, 0.0
-            for t in range(j):
-                sh, sl = _dd_sub_mul(sh, sl, hi[j, t], lo[j, t], hi[j, t], lo[j, t])
-            if not sh > 0.0:
-                ok[m] = False
-                break
-            hi[j, j], lo[j, j] = _dd_sqrt(sh, sl)
-            for i in range(j + 1, d):
-                th, tl = covs[m, i, j] * scale, 0.0
-                for t in range(j):
-                    th, tl = _dd_sub_mul(th, tl, hi[i, t], lo[i, t], hi[j, t], lo[j, t])
-                hi[i, j], lo[i, j] = _dd_div(th, tl, hi[j, j], lo[j, j])
-        if not ok[m]:
-            continue
-        back = math.ldexp(1.0, e)  # sqrt(4^e): exact
-        for i in range(d):
-            for j in range(i + 1):
-                L[m, i, j] = hi[i, j] * back
-            log_diag[m, i] = math.log(L[m, i, i]) + math.log1p(lo[i, i] / hi[i, i])
-    return L, log_diag, ok
-
-
-def _extended_cholesky(covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lower Cholesky factors of symmetric positive-definite (k, d, d) matrices, in extended precision.
-
-    Returns ``(L, log_diag)``: the factors rounded to float64 and ``log L_ii``
-    (k, d) taken before rounding. The factor's error grows like the
-    condition number times the unit roundoff (Higham, "Accuracy and
-    Stability of Numerical Algorithms", 2nd ed., Theorem 10.3); computing it
-    in double-double arithmetic (Dekker 1971; about 106 bits) keeps the
-    log-density of a covariance of condition 1e11 within ~1e-14 relative of
-    exact rational arithmetic, where float64 alone gives ~1e-5. Column j
-    depends only on columns < j, and the arithmetic is exactly equivariant
-    under the power-of-4 scaling applied first, so the leading p x p block of
-    L is the factor of the leading p x p block of the matrix, bit for bit.
-    """
-    covs = np.ascontiguousarray(covs, dtype=np.float64)
-    L, log_diag, ok = _cholesky_dd(covs)
-    if not ok.all():  # a pivot lost to rounding in a barely positive-definite matrix: float64
-        plain = np.linalg.cholesky(covs[~ok])
-        L[~ok] = plain
-        log_diag[~ok] = np.log(np.diagonal(plain, axis1=1, axis2=2))
-    return L, log_diag
-
-
-def _set_gaussians(g, means, covs, chol=None, log_diag=None, log_norm=None) -> None:
-    """Fill a Gaussians' fields; the factor and normaliser are computed unless given."""
-    k, d = means.shape
-    if chol is None:
-        chol, log_diag = _extended_cholesky(covs) if k else (np.empty((0, d, d)), np.empty((0, d)))
-    object.__setattr__(g, "means", means)
-    object.__setattr__(g, "covs", covs)
-    object.__setattr__(g, "_chol", chol)
-    object.__setattr__(g, "_log_diag", log_diag)
-    object.__setattr__(g, "_log_norm", _log_normaliser(log_diag) if log_norm is None else log_norm)
-
-
-def _log_normaliser(log_diag: np.ndarray) -> np.ndarray:
-    """-log sqrt((2 pi)^d det P) from log L_ii (k, d): log det P = 2 sum log L_ii."""
-    d = log_diag.shape[1]
-    return -0.5 * (d * _LOG_2PI + 2.0 * log_diag.sum(axis=1))
-
-
-@dataclass(frozen=True)
-class Gaussians:
-    """k Gaussian densities N(x; means[j], covs[j]).
-
-    Attributes
-    ----------
-    means : (k, d) float
-    covs : (k, d, d) float, symmetric positive definite
-    """
-
-    means: np.ndarray
-    covs: np.ndarray
-    _chol: np.ndarray = field(init=False, repr=False, compare=False)
-    _log_diag: np.ndarray = field(init=False, repr=False, compare=False)
-    _log_norm: np.ndarray = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        means = v.points(self.means, "means")
-        k, d = means.shape
-        covs, _ = v.covariances(self.covs, "covs", k, d)
-        _set_gaussians(self, means, covs)
-
-    @classmethod
-    def _trusted(
-        cls, means: np.ndarray, covs: np.ndarray, chol=None, log_diag=None, log_norm=None
-    ) -> Gaussians:
-        """Private constructor for members derived from validated ones (no checks).
-
-        ``means`` (k, d) and ``covs`` (k, d, d) must already be finite float64
-        arrays with symmetric positive-definite covariances (e.g. blocks or
-        positive multiples of validated ones, or a file that passed its schema
-        check). ``chol`` and ``log_diag``, if given, are their factors as
-        :func:`_extended_cholesky` returns them, and ``log_norm`` the
-        normalisers :func:`_log_normaliser` computes from ``log_diag``.
-        """
-        out = object.__new__(cls)
-        _set_gaussians(out, means, covs, chol, log_diag, log_norm)
-        return out
-
-    @property
-    def dim(self) -> int:
-        return self.means.shape[1]
-
-    def __len__(self) -> int:
-        return self.means.shape[0]
-
-    def logpdf(self, y: np.ndarray) -> np.ndarray:
-        """log N(y_l; means[j], covs[j]) as a ``(k, n)`` array for ``y`` of shape (n, d)."""
-        return _gaussian_logpdf(self.means, self._chol, self._log_norm, y)
-
-    def subset(self, idx: np.ndarray) -> Gaussians:
-        """Members ``idx`` (already validated: no re-factorisation)."""
-        out = object.__new__(Gaussians)
-        object.__setattr__(out, "means", self.means[idx])
-        object.__setattr__(out, "covs", self.covs[idx])
-        object.__setattr__(out, "_chol", self._chol[idx])
-        object.__setattr__(out, "_log_diag", self._log_diag[idx])
-        object.__setattr__(out, "_log_norm", self._log_norm[idx])
-        return out
 
 
 @dataclass(frozen=True)
@@ -377,6 +112,24 @@ def log_box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
     return log_width.sum(axis=1)
 
 
+def box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+    """Volume of boxes [lows[b], highs[b]] (B, d), as a float (B,).
+
+    The plain product of the sides where that is a normal float (bit for
+    bit what the filters' clutter intensity kappa = rate / V has always
+    used: exp(log V) can differ from it in the last bit); elsewhere, where a
+    side or the product overflows or underflows, exp(:func:`log_box_volume`)
+    (+inf only when V itself exceeds the float range).
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        volume = np.prod(highs - lows, axis=1)
+    off = ~(np.isfinite(volume) & (volume >= np.finfo(float).tiny))
+    if np.any(off):
+        with np.errstate(over="ignore", under="ignore"):
+            volume[off] = np.exp(log_box_volume(lows[off], highs[off]))
+    return volume
+
+
 def _trusted(cls, **fields):
     """An instance of the frozen dataclass ``cls`` with ``fields`` set as given, unchecked.
 
@@ -391,66 +144,66 @@ def _trusted(cls, **fields):
     return out
 
 
-def _labels(labels, count: int) -> np.ndarray | None:
-    """Validate optional integer labels of shape (count,)."""
-    if labels is None:
-        return None
-    arr = np.asarray(labels)
-    if arr.shape != (count,) or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"labels: expected {count} integers, got shape {arr.shape} of {arr.dtype}")
-    return arr.astype(np.int64)
-
-
 # ---------------------------------------------------------------------------
 # Poisson point process
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PPP:
     """Poisson point process with intensity lambda(x) (paper eq. (3)).
 
     lambda(x) = sum_j weights[j] N(x; means[j], covs[j])
               + sum_b rates[b] / vol_b * 1[low_b <= x <= high_b]
 
+    Built as ``PPP(weights, gaussians, rates, lows, highs, labels=None)``
+    (the fields of the Gaussian part spelled out), from a mixture with
+    :meth:`from_mixture`, or by :meth:`gaussian`, :meth:`uniform`, :meth:`empty`.
+
     Attributes
     ----------
-    weights : (J,) float, >= 0
-        Gaussian-mixture weights (expected number of objects per component).
-    gaussians : Gaussians with J components
+    mixture : GaussianMixture with J components
+        The Gaussian part: ``weights`` (J,) >= 0 (expected number of objects
+        per component), ``gaussians`` (its J components) and optional
+        ``labels`` (J,) int (e.g. a PHD filter's track labels; they do not
+        affect the density), each also readable on the PPP itself.
     rates : (B,) float, >= 0
         Expected number of objects in each uniform box.
     lows, highs : (B, d) float
         Box corners, ``lows < highs``.
-    labels : (J,) int or None
-        Optional tags of the Gaussian components (e.g. a PHD filter's track
-        labels); they do not affect the density.
     """
 
-    weights: np.ndarray
-    gaussians: Gaussians
+    mixture: GaussianMixture
     rates: np.ndarray
     lows: np.ndarray
     highs: np.ndarray
-    labels: np.ndarray | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
-        d = self.gaussians.dim
-        J = len(self.gaussians)
-        weights = v.nonnegative(self.weights, "weights", J)
-        rates = v.nonnegative(self.rates, "rate")
-        B = rates.shape[0]
-        lows = v.points(self.lows, "low", B, d) if B else np.empty((0, d))
-        highs = v.points(self.highs, "high", B, d) if B else np.empty((0, d))
-        if np.any(highs <= lows):
-            raise ValueError(
-                f"high: expected every upper corner above the lower one, got low={lows}, high={highs}"
-            )
-        object.__setattr__(self, "labels", _labels(self.labels, J))
-        object.__setattr__(self, "weights", weights)
-        object.__setattr__(self, "rates", rates)
-        object.__setattr__(self, "lows", lows)
-        object.__setattr__(self, "highs", highs)
+    def __init__(self, weights, gaussians: Gaussians, rates, lows, highs, labels=None) -> None:
+        _set_ppp(self, GaussianMixture.from_gaussians(weights, gaussians, labels), rates, lows, highs)
+
+    @classmethod
+    def from_mixture(cls, mixture: GaussianMixture, rates=(), lows=None, highs=None) -> PPP:
+        """The PPP of Gaussian-mixture intensity ``mixture`` plus uniform boxes (none by default)."""
+        if not isinstance(mixture, GaussianMixture):
+            raise TypeError(f"mixture: expected GaussianMixture, got {type(mixture).__name__}")
+        out = object.__new__(cls)
+        _set_ppp(out, mixture, rates, lows, highs)
+        return out
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(J,) weights of the Gaussian components."""
+        return self.mixture.weights
+
+    @property
+    def gaussians(self) -> Gaussians:
+        """The J Gaussian components (unweighted)."""
+        return self.mixture.components
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """(J,) int tags of the Gaussian components, or None."""
+        return self.mixture.labels
 
     @classmethod
     def gaussian(cls, weights, means, covs) -> PPP:
@@ -483,24 +236,12 @@ class PPP:
         rate_a = np.atleast_1d(v.as_float_array(rate, "rate"))
         if rate_a.shape != (1,):
             raise ValueError(f"rate: expected a scalar, got shape {np.shape(rate)}")
-        return cls(
-            np.empty(0),
-            Gaussians(np.empty((0, d)), np.empty((0, d, d))),
-            rate_a,
-            low_a[None, :],
-            high_a[None, :],
-        )
+        return cls.from_mixture(GaussianMixture.empty(d), rate_a, low_a[None, :], high_a[None, :])
 
     @classmethod
     def empty(cls, dim: int) -> PPP:
         """The PPP with zero intensity (it explains no object)."""
-        return cls(
-            np.empty(0),
-            Gaussians(np.empty((0, dim)), np.empty((0, dim, dim))),
-            np.empty(0),
-            np.empty((0, dim)),
-            np.empty((0, dim)),
-        )
+        return cls.from_mixture(GaussianMixture.empty(dim))
 
     def __add__(self, other: PPP) -> PPP:
         """Superposition: the intensities add."""
@@ -508,23 +249,18 @@ class PPP:
             return NotImplemented
         if other.dim != self.dim:
             raise ValueError(f"other: expected dimension {self.dim}, got {other.dim}")
-        return PPP(
-            np.concatenate([self.weights, other.weights]),
-            Gaussians(
-                np.concatenate([self.gaussians.means, other.gaussians.means]),
-                np.concatenate([self.gaussians.covs, other.gaussians.covs]),
-            ),
-            np.concatenate([self.rates, other.rates]),
-            np.concatenate([self.lows, other.lows]),
-            np.concatenate([self.highs, other.highs]),
-            labels=None
-            if self.labels is None or other.labels is None
-            else np.concatenate([self.labels, other.labels]),
+        # both were validated: their union needs no second check
+        return _trusted(
+            PPP,
+            mixture=GaussianMixture.concatenate([self.mixture, other.mixture]),
+            rates=np.concatenate([self.rates, other.rates]),
+            lows=np.concatenate([self.lows, other.lows]),
+            highs=np.concatenate([self.highs, other.highs]),
         )
 
     @property
     def dim(self) -> int:
-        return self.gaussians.dim
+        return self.mixture.dim
 
     @property
     def total_rate(self) -> float:
@@ -537,10 +273,8 @@ class PPP:
         """log lambda(y_l) for y of shape (n, d); ``-inf`` where lambda is 0."""
         n = y.shape[0]
         parts = []
-        if len(self.gaussians):
-            with np.errstate(divide="ignore"):
-                logw = np.log(self.weights)
-            parts.append(logw[:, None] + self.gaussians.logpdf(y))
+        if len(self.mixture):
+            parts.append(self.mixture.log_weighted(y))
         if self.rates.size:
             inside = np.all(
                 (y[None, :, :] >= self.lows[:, None, :]) & (y[None, :, :] <= self.highs[:, None, :]), axis=2
@@ -556,6 +290,23 @@ class PPP:
             return np.full(n, -np.inf)
         with np.errstate(divide="ignore"):
             return logsumexp(stacked, axis=0)
+
+
+def _set_ppp(ppp: PPP, mixture: GaussianMixture, rates, lows, highs) -> None:
+    """Check the boxes (``rates`` (B,), ``lows``, ``highs`` (B, d)) of a validated mixture; fill ``ppp``."""
+    d = mixture.dim
+    rates = v.nonnegative(rates, "rate")
+    B = rates.shape[0]
+    lows = v.points(lows, "low", B, d) if B else np.empty((0, d))
+    highs = v.points(highs, "high", B, d) if B else np.empty((0, d))
+    if np.any(highs <= lows):
+        raise ValueError(
+            f"high: expected every upper corner above the lower one, got low={lows}, high={highs}"
+        )
+    object.__setattr__(ppp, "mixture", mixture)
+    object.__setattr__(ppp, "rates", rates)
+    object.__setattr__(ppp, "lows", lows)
+    object.__setattr__(ppp, "highs", highs)
 
 
 # ---------------------------------------------------------------------------
@@ -589,7 +340,7 @@ class MultiBernoulli:
             raise TypeError(f"densities: expected Gaussians or Laplaces, got {type(self.densities).__name__}")
         r = v.probabilities(self.r, "r", len(self.densities))
         object.__setattr__(self, "r", r)
-        object.__setattr__(self, "labels", _labels(self.labels, len(self.densities)))
+        object.__setattr__(self, "labels", v.labels(self.labels, len(self.densities)))
 
     @classmethod
     def gaussian(cls, r, means, covs, labels=None) -> MultiBernoulli:
@@ -728,22 +479,26 @@ class IIDCluster:
 
     f(X) = |X|! p(|X|) prod_{x in X} s(x), with s(x) = sum_j w_j N(x; m_j, P_j).
 
+    Built as ``IIDCluster(cardinality, weights, means, covs)`` or
+    ``IIDCluster(cardinality, weights, gaussians=...)``.
+
     Attributes
     ----------
     cardinality : (N + 1,) float
         pmf of the number of objects over n = 0..N (sums to 1); zero beyond N.
-    weights : (J,) float
-        Spatial mixture weights (sum to 1).
-    gaussians : Gaussians with J components
+    spatial : GaussianMixture with J components
+        The spatial density s: ``weights`` (J,) summing to 1 and
+        ``gaussians`` (its J components), each also readable on the cluster.
     """
 
     cardinality: np.ndarray
-    weights: np.ndarray
-    gaussians: Gaussians
+    spatial: GaussianMixture
 
     def __init__(self, cardinality, weights, means=None, covs=None, *, gaussians: Gaussians | None = None):
         if gaussians is None:
             gaussians = Gaussians(means, covs)
+        elif not isinstance(gaussians, Gaussians):
+            raise TypeError(f"gaussians: expected Gaussians, got {type(gaussians).__name__}")
         card = v.normalised(cardinality, "cardinality")
         if card.size == 0:
             raise ValueError("cardinality: expected a pmf over n = 0..N with N >= 0, got an empty array")
@@ -752,12 +507,21 @@ class IIDCluster:
         else:
             w = v.normalised(weights, "weights", len(gaussians))
         object.__setattr__(self, "cardinality", card)
-        object.__setattr__(self, "weights", w)
-        object.__setattr__(self, "gaussians", gaussians)
+        object.__setattr__(self, "spatial", GaussianMixture._of_components(w, gaussians))
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(J,) spatial mixture weights (sum to 1)."""
+        return self.spatial.weights
+
+    @property
+    def gaussians(self) -> Gaussians:
+        """The J Gaussian components of the spatial density."""
+        return self.spatial.components
 
     @property
     def dim(self) -> int:
-        return self.gaussians.dim
+        return self.spatial.dim
 
     @property
     def max_cardinality(self) -> int:
@@ -765,9 +529,7 @@ class IIDCluster:
 
     def log_spatial(self, y: np.ndarray) -> np.ndarray:
         """log s(y_l), shape (n,)."""
-        with np.errstate(divide="ignore"):
-            logw = np.log(self.weights)
-        return logsumexp(logw[:, None] + self.gaussians.logpdf(y), axis=0)
+        return self.spatial.logpdf(y)
 
 
 Density = PPP | PMBM | MultiBernoulli | IIDCluster

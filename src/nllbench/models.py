@@ -12,6 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench import _validate as v
+from nllbench.densities import box_volume
+
+# the birth and initial intensities are Gaussian mixtures; the name is re-exported here for
+# the readers of a model (a scenario file's model is built from models.GaussianMixture)
+from nllbench.gaussian_mixture import GaussianMixture  # noqa: F401
 
 
 def cv_matrices(T: float, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -31,33 +36,6 @@ def cv_matrices(T: float, q: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 POSITION_H = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
-
-
-@dataclass(frozen=True)
-class GaussianMixture:
-    """Weighted Gaussian components: weights (J,), means (J, d), covs (J, d, d)."""
-
-    weights: np.ndarray
-    means: np.ndarray
-    covs: np.ndarray
-
-    def __post_init__(self) -> None:
-        means = (
-            v.points(self.means, "means") if np.size(self.means) else np.empty((0, np.shape(self.means)[-1]))
-        )
-        J, d = means.shape
-        weights = v.nonnegative(self.weights, "weights", J)
-        covs, _ = v.covariances(self.covs, "covs", J, d) if J else (np.empty((0, d, d)), None)
-        object.__setattr__(self, "weights", weights)
-        object.__setattr__(self, "means", means)
-        object.__setattr__(self, "covs", covs)
-
-    @property
-    def dim(self) -> int:
-        return self.means.shape[1]
-
-    def __len__(self) -> int:
-        return self.weights.shape[0]
 
 
 @dataclass(frozen=True)
@@ -144,7 +122,8 @@ class Model:
 
     @property
     def fov_volume(self) -> float:
-        return float(np.prod(self.fov_high - self.fov_low))
+        """Volume of the field of view (:func:`nllbench.densities.box_volume`)."""
+        return float(box_volume(self.fov_low[None, :], self.fov_high[None, :])[0])
 
     @property
     def clutter_intensity(self) -> float:

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.models import POSITION_H, GaussianMixture, Model, cv_matrices
+from nllbench.gaussian_mixture import GaussianMixture
+from nllbench.models import POSITION_H, Model, cv_matrices
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, _trusted
+from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, _trusted
+from nllbench.gaussian_mixture import GaussianMixture, Gaussians
 
 POSITION = (0, 1)
 
@@ -34,17 +35,11 @@ def _map(density, fn, box_fn=None):
     if isinstance(density, PPP):
         lows, highs = (density.lows, density.highs) if box_fn is None else box_fn(density.lows, density.highs)
         return _trusted(
-            PPP,
-            weights=density.weights,
-            gaussians=fn(density.gaussians),
-            rates=density.rates,
-            lows=lows,
-            highs=highs,
-            labels=density.labels,
+            PPP, mixture=_map_mixture(density.mixture, fn), rates=density.rates, lows=lows, highs=highs
         )
     if isinstance(density, IIDCluster):
-        g = fn(density.gaussians)
-        return _trusted(IIDCluster, cardinality=density.cardinality, weights=density.weights, gaussians=g)
+        spatial = _map_mixture(density.spatial, fn)
+        return _trusted(IIDCluster, cardinality=density.cardinality, spatial=spatial)
     if isinstance(density, MultiBernoulli):
         if not isinstance(density.densities, Gaussians):
             raise TypeError("density: expected Gaussian Bernoulli densities, got Laplace ones")
@@ -57,6 +52,11 @@ def _map(density, fn, box_fn=None):
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )
+
+
+def _map_mixture(mixture: GaussianMixture, fn) -> GaussianMixture:
+    """``mixture`` with ``fn`` applied to its components; weights and labels kept."""
+    return GaussianMixture._of_components(mixture.weights, fn(mixture.components), mixture.labels)
 
 
 def _map_hypotheses(hypotheses: tuple, fn) -> tuple:

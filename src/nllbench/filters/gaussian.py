@@ -2,6 +2,8 @@
 
 Arrays hold many components at once: means (J, 4), covs (J, 4, 4); there is
 no Python object per component. Textbook symbols: F, Q, H, R, S, K.
+Intensities are :class:`nllbench.gaussian_mixture.GaussianMixture` objects;
+:class:`LabelledIntensity` adds the label counter the filters need.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.densities import Gaussians
+from nllbench.densities import PPP
+from nllbench.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.models import Model
 
 
 def kf_predict(
@@ -18,6 +22,70 @@ def kf_predict(
 ) -> tuple[np.ndarray, np.ndarray]:
     """x = F x, P = F P F^T + Q for every component."""
     return means @ F.T, F @ covs @ F.T + Q
+
+
+@dataclass(frozen=True)
+class LabelledIntensity:
+    """A filter's Gaussian-mixture intensity whose components carry labels, and the first unused label.
+
+    mixture : GaussianMixture with labels (J,) int (a birth component gets a
+        new label; an updated component keeps its parent's)
+    next_label : int
+    """
+
+    mixture: GaussianMixture
+    next_label: int
+
+    @classmethod
+    def start(cls, gm: GaussianMixture, first_label: int = 0) -> LabelledIntensity:
+        """``gm``'s components (copied) labelled first_label, first_label + 1, ..."""
+        J = len(gm)
+        labels = np.arange(first_label, first_label + J)
+        return cls(
+            GaussianMixture._trusted(gm.weights.copy(), gm.means.copy(), gm.covs.copy(), labels),
+            first_label + J,
+        )
+
+    @classmethod
+    def empty(cls, dim: int, next_label: int = 0) -> LabelledIntensity:
+        """No component; labels continue from ``next_label``."""
+        none = GaussianMixture._trusted(
+            np.empty(0), np.empty((0, dim)), np.empty((0, dim, dim)), np.empty(0, dtype=np.int64)
+        )
+        return cls(none, next_label)
+
+    def with_mixture(self, mixture: GaussianMixture) -> LabelledIntensity:
+        """Another labelled mixture (derived from this one) with the same label counter."""
+        return LabelledIntensity(mixture, self.next_label)
+
+    def to_ppp(self) -> PPP:
+        """The intensity as an ``nb.PPP`` with its component labels.
+
+        Through the validating constructor: the exported covariances are
+        symmetrised there (the predicted F P F^T + Q may be off by rounding).
+        """
+        m = self.mixture
+        return PPP.from_mixture(GaussianMixture(m.weights, m.means, m.covs, m.labels))
+
+
+def predict_intensity(intensity: LabelledIntensity, model: Model) -> LabelledIntensity:
+    """Survival (weights times P_S) and motion of every component, plus the birth intensity.
+
+    The PHD predictor of Vo & Ma (2006), Table I, steps 1-2 (spawning omitted);
+    also the prediction of the PMBM filter's PPP of undetected objects
+    (Garcia-Fernandez et al. 2018, Section III-A). Birth components get new labels.
+    """
+    gm, birth = intensity.mixture, model.birth
+    m, P = kf_predict(gm.means, gm.covs, model.F, model.Q)
+    B = len(birth)
+    new_labels = np.arange(intensity.next_label, intensity.next_label + B)
+    predicted = GaussianMixture._trusted(
+        np.concatenate([model.p_survival * gm.weights, birth.weights]),
+        np.concatenate([m, birth.means]),
+        np.concatenate([P, birth.covs]),
+        np.concatenate([gm.labels, new_labels]),
+    )
+    return LabelledIntensity(predicted, intensity.next_label + B)
 
 
 @dataclass(frozen=True)
@@ -64,6 +132,22 @@ def log_likelihood(inn: Innovation, Z: np.ndarray) -> np.ndarray:
     return inn.predicted.logpdf(Z)
 
 
+def detection_terms(
+    gm: GaussianMixture, Z: np.ndarray, model: Model
+) -> tuple[Innovation, np.ndarray, np.ndarray]:
+    """The detection part of a Gaussian-mixture intensity's update with measurements Z (n_z, 2).
+
+    Returns the innovation of every component, log(P_D w_j N(z_l; H m_j, S_j))
+    (J, n_z) (-inf where w_j = 0) and the updated means (J, n_z, 4): the terms of
+    the GM-PHD corrector (Vo & Ma 2006, Table I, step 3), of the GM-CPHD's, and
+    of the PMBM filter's new tracks (Garcia-Fernandez et al. 2018, Section IV-B).
+    """
+    inn = innovation(gm.means, gm.covs, model.H, model.R)
+    with np.errstate(divide="ignore"):
+        log_q = np.log(model.p_detection * gm.weights)[:, None] + log_likelihood(inn, Z)
+    return inn, log_q, updated_means(gm.means, inn, Z)
+
+
 def updated_means(means: np.ndarray, inn: Innovation, Z: np.ndarray) -> np.ndarray:
     """(J, n_z, 4): m + K (z - H m) for every component-measurement pair."""
     diff = Z[None, :, :] - inn.z_pred[:, None, :]
@@ -79,24 +163,16 @@ def moment_match(weights: np.ndarray, means: np.ndarray, covs: np.ndarray) -> tu
     return m, 0.5 * (P + P.T)
 
 
-def prune_and_merge(
-    weights: np.ndarray,
-    means: np.ndarray,
-    covs: np.ndarray,
-    labels: np.ndarray,
-    prune: float,
-    merge: float,
-    cap: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Gaussian-mixture reduction of Vo & Ma (2006), Table II.
+def prune_and_merge(gm: GaussianMixture, prune: float, merge: float, cap: int) -> GaussianMixture:
+    """Gaussian-mixture reduction of Vo & Ma (2006), Table II, of a labelled mixture ``gm``.
 
     Drop components with weight <= ``prune``; greedily merge every component
     within squared Mahalanobis distance ``merge`` (in its own covariance) of
     the heaviest remaining one (the merged component keeps the heaviest's
     label); keep the ``cap`` heaviest.
     """
-    keep = weights > prune
-    w, m, P, lab = weights[keep], means[keep], covs[keep], labels[keep]
+    keep = gm.weights > prune
+    w, m, P, lab = gm.weights[keep], gm.means[keep], gm.covs[keep], gm.labels[keep]
     if merge > 0 and w.size > 1:
         P_inv = np.linalg.inv(P)
         left = np.ones(w.size, dtype=bool)
@@ -117,4 +193,6 @@ def prune_and_merge(
     if w.size > cap:
         top = np.argsort(-w, kind="stable")[:cap]
         w, m, P, lab = w[top], m[top], P[top], lab[top]
-    return w, m.reshape(-1, means.shape[1]), P.reshape(-1, means.shape[1], means.shape[1]), lab
+    d = gm.dim
+    # moment matching keeps weights >= 0 and covariances symmetric positive definite
+    return GaussianMixture._trusted(w, m.reshape(-1, d), P.reshape(-1, d, d), lab)

@@ -17,52 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from nllbench.densities import PPP, Gaussians, IIDCluster
+from nllbench.densities import IIDCluster
 from nllbench.filters.gaussian import (
-    innovation,
-    kf_predict,
-    log_likelihood,
+    LabelledIntensity,
+    detection_terms,
+    predict_intensity,
     prune_and_merge,
-    updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.models import GaussianMixture, Model
-
-
-@dataclass(frozen=True)
-class GMIntensity:
-    """A labelled Gaussian-mixture intensity.
-
-    weights (J,), means (J, 4), covs (J, 4, 4), labels (J,) int; ``next_label``
-    is the first unused label.
-    """
-
-    weights: np.ndarray
-    means: np.ndarray
-    covs: np.ndarray
-    labels: np.ndarray
-    next_label: int
-
-    @classmethod
-    def from_mixture(cls, gm: GaussianMixture, first_label: int = 0) -> GMIntensity:
-        J = len(gm)
-        return cls(
-            gm.weights.copy(),
-            gm.means.copy(),
-            gm.covs.copy(),
-            np.arange(first_label, first_label + J),
-            first_label + J,
-        )
-
-    def to_ppp(self) -> PPP:
-        return PPP(
-            self.weights,
-            Gaussians(self.means, self.covs),
-            np.empty(0),
-            np.empty((0, 4)),
-            np.empty((0, 4)),
-            labels=self.labels,
-        )
+from nllbench.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.models import Model
 
 
 @dataclass(frozen=True)
@@ -82,61 +46,39 @@ class PHDSettings:
             raise ValueError(f"phd_cap: expected a positive integer, got {self.cap!r}")
 
 
-def _add_birth(state: GMIntensity, birth: GaussianMixture, w, m, P, lab) -> GMIntensity:
-    B = len(birth)
-    new_labels = np.arange(state.next_label, state.next_label + B)
-    return GMIntensity(
-        np.concatenate([w, birth.weights]),
-        np.concatenate([m, birth.means]),
-        np.concatenate([P, birth.covs]),
-        np.concatenate([lab, new_labels]),
-        state.next_label + B,
-    )
+def phd_predict(state: LabelledIntensity, model: Model) -> LabelledIntensity:
+    """Survival (P_S) and motion of every component, plus the birth intensity (:func:`predict_intensity`)."""
+    return predict_intensity(state, model)
 
 
-def phd_predict(state: GMIntensity, model: Model) -> GMIntensity:
-    """Survival (P_S) and motion of every component, plus the birth intensity."""
-    m, P = kf_predict(state.means, state.covs, model.F, model.Q)
-    return _add_birth(state, model.birth, model.p_survival * state.weights, m, P, state.labels)
-
-
-def _detection_terms(state: GMIntensity, Z: np.ndarray, model: Model):
-    """Updated means/covs and log(P_D w_i N(z_j; H m_i, S_i)) for every (i, j)."""
-    inn = innovation(state.means, state.covs, model.H, model.R)
-    with np.errstate(divide="ignore"):
-        log_q = np.log(model.p_detection * state.weights)[:, None] + log_likelihood(inn, Z)
-    return inn, log_q, updated_means(state.means, inn, Z)
-
-
-def phd_correct(state: GMIntensity, Z: np.ndarray, model: Model) -> GMIntensity:
+def phd_correct(state: LabelledIntensity, Z: np.ndarray, model: Model) -> LabelledIntensity:
     """GM-PHD corrector (Vo & Ma 2006, Table I, step 3), without mixture reduction."""
-    J, nz = state.weights.shape[0], Z.shape[0]
-    w_miss = (1.0 - model.p_detection) * state.weights
-    if J and nz:
-        inn, log_q, m_det = _detection_terms(state, Z, model)
-        log_kappa = math.log(model.clutter_intensity) if model.clutter_intensity > 0 else -math.inf
-        log_den = np.logaddexp(log_kappa, logsumexp(log_q, axis=0))  # (nz,)
-        w_det = np.exp(log_q - log_den[None, :])  # (J, nz)
-        w = np.concatenate([w_miss, w_det.T.ravel()])
-        m = np.concatenate([state.means, np.swapaxes(m_det, 0, 1).reshape(-1, 4)])
-        P = np.concatenate([state.covs, np.tile(inn.P_upd, (nz, 1, 1))])
-        lab = np.concatenate([state.labels, np.tile(state.labels, nz)])
-    else:
-        w, m, P, lab = w_miss, state.means, state.covs, state.labels
-    return GMIntensity(w, m, P, lab, state.next_label)
-
-
-def reduce_intensity(state: GMIntensity, settings: PHDSettings = PHDSettings()) -> GMIntensity:
-    """Prune, merge and cap the mixture (:func:`prune_and_merge`)."""
-    w, m, P, lab = prune_and_merge(
-        state.weights, state.means, state.covs, state.labels, settings.prune, settings.merge, settings.cap
+    gm = state.mixture
+    J, nz = len(gm), Z.shape[0]
+    missed = gm.scaled(1.0 - model.p_detection)
+    if not (J and nz):
+        return state.with_mixture(missed)
+    inn, log_q, m_det = detection_terms(gm, Z, model)
+    log_kappa = math.log(model.clutter_intensity) if model.clutter_intensity > 0 else -math.inf
+    log_den = np.logaddexp(log_kappa, logsumexp(log_q, axis=0))  # (nz,)
+    w_det = np.exp(log_q - log_den[None, :])  # (J, nz)
+    detected = GaussianMixture._trusted(
+        w_det.T.ravel(),
+        np.swapaxes(m_det, 0, 1).reshape(-1, 4),
+        np.tile(inn.P_upd, (nz, 1, 1)),
+        np.tile(gm.labels, nz),
     )
-    return GMIntensity(w, m, P, lab, state.next_label)
+    return state.with_mixture(GaussianMixture.concatenate([missed, detected]))
+
+
+def reduce_intensity(state: LabelledIntensity, settings: PHDSettings = PHDSettings()) -> LabelledIntensity:
+    """Prune, merge and cap the mixture (:func:`prune_and_merge`)."""
+    return state.with_mixture(prune_and_merge(state.mixture, settings.prune, settings.merge, settings.cap))
 
 
 def phd_update(
-    state: GMIntensity, Z: np.ndarray, model: Model, settings: PHDSettings = PHDSettings()
-) -> GMIntensity:
+    state: LabelledIntensity, Z: np.ndarray, model: Model, settings: PHDSettings = PHDSettings()
+) -> LabelledIntensity:
     """GM-PHD corrector (Vo & Ma 2006, Table I, step 3) then mixture reduction."""
     return reduce_intensity(phd_correct(state, Z, model), settings)
 
@@ -146,14 +88,14 @@ def run_phd(
     model: Model,
     settings: PHDSettings = PHDSettings(),
     progress: Callable[[int], None] | None = None,
-    extract: Callable[[GMIntensity], object] | None = None,
+    extract: Callable[[LabelledIntensity], object] | None = None,
 ) -> FilterSteps:
     """Posterior intensity after each update (step 0 starts from ``model.initial``).
 
     ``extract``, if given, is applied to each corrected intensity before reduction.
     """
     return run_steps(
-        GMIntensity.from_mixture(model.initial),
+        LabelledIntensity.start(model.initial),
         lambda s: phd_predict(s, model),
         lambda s, Z: phd_correct(s, Z, model),
         lambda s: reduce_intensity(s, settings),
@@ -170,21 +112,21 @@ def run_phd(
 
 @dataclass(frozen=True)
 class CPHDState:
-    """CPHD state: cardinality pmf over 0..N_max (N_max + 1,) and the intensity."""
+    """CPHD state: cardinality pmf over 0..N_max (N_max + 1,) and the labelled intensity."""
 
     cardinality: np.ndarray
-    intensity: GMIntensity
+    intensity: LabelledIntensity
 
     def to_iid_cluster(self) -> IIDCluster:
-        w = self.intensity.weights
-        total = w.sum()
+        """The posterior as an ``nb.IIDCluster``: spatial density = intensity / its mass."""
+        gm = self.intensity.mixture
+        total = gm.weights.sum()
         if total <= 0:
             card = np.zeros_like(self.cardinality)
             card[0] = 1.0
             return IIDCluster(card, np.empty(0), gaussians=Gaussians(np.empty((0, 4)), np.empty((0, 4, 4))))
-        return IIDCluster(
-            self.cardinality, w / total, gaussians=Gaussians(self.intensity.means, self.intensity.covs)
-        )
+        # the validating constructor: exported covariances are symmetrised there
+        return IIDCluster(self.cardinality, gm.weights / total, gaussians=Gaussians(gm.means, gm.covs))
 
 
 def _log_poisson(n: np.ndarray, rate: float) -> np.ndarray:
@@ -201,7 +143,7 @@ def _normalise_log(logp: np.ndarray) -> np.ndarray:
 def cphd_initial(model: Model, max_cardinality: int) -> CPHDState:
     n = np.arange(max_cardinality + 1)
     card = _normalise_log(_log_poisson(n, float(model.initial.weights.sum())))
-    return CPHDState(card, GMIntensity.from_mixture(model.initial))
+    return CPHDState(card, LabelledIntensity.start(model.initial))
 
 
 def cphd_predict(state: CPHDState, model: Model) -> CPHDState:
@@ -271,20 +213,20 @@ def _log_upsilon(
 
 def cphd_correct(state: CPHDState, Z: np.ndarray, model: Model) -> CPHDState:
     """GM-CPHD corrector (Vo, Vo & Cantoni 2007, Section IV), in log space, without reduction."""
-    I = state.intensity
+    I = state.intensity.mixture
     N = state.cardinality.shape[0] - 1
     m = Z.shape[0]
-    J = I.weights.shape[0]
+    J = len(I)
     mass = float(I.weights.sum())
     p_d = model.p_detection
     with np.errstate(divide="ignore"):
         log_card = np.log(state.cardinality)
     if J == 0 or mass <= 0:
         # no intensity: every measurement is clutter, the cardinality is unchanged
-        return CPHDState(state.cardinality, I)
+        return state
     log_mass = math.log(mass)
     if m:
-        inn, log_q, m_det = _detection_terms(I, Z, model)
+        inn, log_q, m_det = detection_terms(I, Z, model)
         # Lambda_z = <v, psi_z> <1, kappa> / kappa(z) = V * sum_i P_D w_i N_i(z)
         log_lambda = logsumexp(log_q, axis=0) + math.log(model.fov_volume)
     else:
@@ -305,8 +247,8 @@ def cphd_correct(state: CPHDState, Z: np.ndarray, model: Model) -> CPHDState:
         Ps.append(inn.P_upd)
         labs.append(I.labels)
     lab = np.concatenate(labs)
-    intensity = GMIntensity(np.concatenate(ws), np.concatenate(ms), np.concatenate(Ps), lab, I.next_label)
-    return CPHDState(new_card, intensity)
+    mixture = GaussianMixture._trusted(np.concatenate(ws), np.concatenate(ms), np.concatenate(Ps), lab)
+    return CPHDState(new_card, state.intensity.with_mixture(mixture))
 
 
 def reduce_cphd(state: CPHDState, settings: PHDSettings = PHDSettings()) -> CPHDState:

@@ -27,18 +27,21 @@ import numpy as np
 from scipy.special import logsumexp
 
 from nllbench.assignment import murty
-from nllbench.densities import PMBM, Gaussians, MultiBernoulli
+from nllbench.densities import PMBM, MultiBernoulli
 from nllbench.estimates import MIXTURE_RULES, Estimates, map_cardinality_choice
 from nllbench.filters.gaussian import (
+    LabelledIntensity,
+    detection_terms,
     innovation,
     kf_predict,
     log_likelihood,
     mahalanobis2,
     moment_match,
+    predict_intensity,
     updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.filters.phd import GMIntensity
+from nllbench.gaussian_mixture import GaussianMixture, Gaussians
 from nllbench.models import Model
 
 VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
@@ -87,14 +90,14 @@ class PMBMSettings:
 class PMBMState:
     """Filter state; see the module docstring for the layout.
 
-    ppp : GMIntensity (empty for MBM / MBM01)
+    ppp : LabelledIntensity, the PPP of undetected objects (empty for MBM / MBM01)
     r (S,), means (S, 4), covs (S, 4, 4), track (S,) int : STH pool
     track_labels (T,) int
     assoc (H, T) int, log_weights (H,) : global hypotheses (normalised)
     next_label : int
     """
 
-    ppp: GMIntensity
+    ppp: LabelledIntensity
     r: np.ndarray
     means: np.ndarray
     covs: np.ndarray
@@ -119,12 +122,6 @@ class PMBMState:
         return PMBM(self.ppp.to_ppp() if with_ppp else None, tuple(hyps), w)
 
 
-def _empty_intensity(next_label: int = 0) -> GMIntensity:
-    return GMIntensity(
-        np.empty(0), np.empty((0, 4)), np.empty((0, 4, 4)), np.empty(0, dtype=np.int64), next_label
-    )
-
-
 def initial_state(model: Model, variant: str) -> PMBMState:
     """The prior before the first scan.
 
@@ -144,7 +141,7 @@ def initial_state(model: Model, variant: str) -> PMBMState:
     if variant in ("mbm", "mbm01") and model.initial_r is not None:
         n = len(model.initial)
         return PMBMState(
-            _empty_intensity(n),
+            LabelledIntensity.empty(4, n),
             model.initial_r.copy(),
             model.initial.means.copy(),
             model.initial.covs.copy(),
@@ -155,7 +152,7 @@ def initial_state(model: Model, variant: str) -> PMBMState:
             n,
         )
     return PMBMState(
-        GMIntensity.from_mixture(model.initial),
+        LabelledIntensity.start(model.initial),
         np.empty(0),
         np.empty((0, 4)),
         np.empty((0, 4, 4)),
@@ -174,15 +171,7 @@ def predict(state: PMBMState, model: Model, variant: str) -> PMBMState:
     ppp = state.ppp
     track, labels, assoc, next_label = state.track, state.track_labels, state.assoc, state.next_label
     if variant in ("pmbm", "pmb"):
-        pm, pP = kf_predict(ppp.means, ppp.covs, model.F, model.Q)
-        B = len(model.birth)
-        ppp = GMIntensity(
-            np.concatenate([model.p_survival * ppp.weights, model.birth.weights]),
-            np.concatenate([pm, model.birth.means]),
-            np.concatenate([pP, model.birth.covs]),
-            np.concatenate([ppp.labels, np.arange(ppp.next_label, ppp.next_label + B)]),
-            ppp.next_label + B,
-        )
+        ppp = predict_intensity(ppp, model)
     else:
         # multi-Bernoulli birth: one new track per birth component, in every hypothesis
         B = len(model.birth)
@@ -237,9 +226,9 @@ def correct(state: PMBMState, Z: np.ndarray, model: Model, settings: PMBMSetting
     rows, logw = _ranked_associations(state, children, l_miss, l_det, l_new, settings)
     ppp = state.ppp
     if variant in ("pmbm", "pmb"):
-        ppp = GMIntensity((1 - p_d) * ppp.weights, ppp.means, ppp.covs, ppp.labels, ppp.next_label)
+        ppp = ppp.with_mixture(ppp.mixture.scaled(1 - p_d))
     else:
-        ppp = _empty_intensity(ppp.next_label)  # MBM: the initial PPP served its one update
+        ppp = LabelledIntensity.empty(4, ppp.next_label)  # MBM: the initial PPP served its one update
     labels = np.concatenate([state.track_labels, state.next_label + np.arange(nz)])
     out = PMBMState(
         ppp,
@@ -296,7 +285,7 @@ def _new_track_children(
     gated PPP components; and ``new_index`` (nz,), their pool index counted
     from ``pool_size``, -1 where no component explains the measurement.
     """
-    ppp, nz, T = state.ppp, Z.shape[0], state.track_labels.shape[0]
+    ppp, nz, T = state.ppp.mixture, Z.shape[0], state.track_labels.shape[0]
     d = state.means.shape[1]
     l_new = np.full(nz, log_kappa)
     new_index = np.full(nz, -1)
@@ -307,14 +296,10 @@ def _new_track_children(
         [np.empty(0, dtype=state.track.dtype)],
     )
     if nz and ppp.weights.size:
-        pin = innovation(ppp.means, ppp.covs, model.H, model.R)
-        pd2 = mahalanobis2(pin, Z)
-        with np.errstate(divide="ignore"):
-            log_q = np.log(model.p_detection * ppp.weights)[:, None] + log_likelihood(pin, Z)
-        log_q = np.where(pd2 < settings.gate, log_q, -np.inf)  # (J, nz)
+        pin, log_q, pm = detection_terms(ppp, Z, model)
+        log_q = np.where(mahalanobis2(pin, Z) < settings.gate, log_q, -np.inf)  # (J, nz)
         log_e = logsumexp(log_q, axis=0)
         l_new = np.logaddexp(log_kappa, log_e)
-        pm = updated_means(ppp.means, pin, Z)
         k = 0
         for j in range(nz):
             if log_e[j] == -np.inf:
@@ -386,12 +371,9 @@ def reduce(state: PMBMState, settings: PMBMSettings, variant: str) -> PMBMState:
         out = _project_to_pmb(out, settings)
     if settings.recycle > 0 and variant in ("pmbm", "pmb"):
         out = _recycle(out, settings)
-    ppp_keep = out.ppp.weights > settings.ppp_floor
-    p = out.ppp
+    ppp = out.ppp.with_mixture(out.ppp.mixture.subset(out.ppp.mixture.weights > settings.ppp_floor))
     return PMBMState(
-        GMIntensity(
-            p.weights[ppp_keep], p.means[ppp_keep], p.covs[ppp_keep], p.labels[ppp_keep], p.next_label
-        ),
+        ppp,
         out.r,
         out.means,
         out.covs,
@@ -492,14 +474,11 @@ def _recycle(state: PMBMState, settings: PMBMSettings) -> PMBMState:
             drop[t] = True
     if not drop.any():
         return state
-    p = state.ppp
-    ppp = GMIntensity(
-        np.concatenate([p.weights, add_w]),
-        np.concatenate([p.means, np.array(add_m)]),
-        np.concatenate([p.covs, np.array(add_P)]),
-        np.concatenate([p.labels, state.track_labels[drop]]),
-        p.next_label,
+    # moment-matched from validated Bernoulli densities: weights >= 0, covariances positive definite
+    recycled = GaussianMixture._trusted(
+        np.array(add_w), np.array(add_m), np.array(add_P), state.track_labels[drop]
     )
+    ppp = state.ppp.with_mixture(GaussianMixture.concatenate([state.ppp.mixture, recycled]))
     assoc = state.assoc.copy()
     assoc[:, drop] = -1
     out = PMBMState(
