@@ -247,9 +247,7 @@ def test_fuzz_extreme_magnitudes_give_no_nan_no_error_and_ordered_bounds(seed, c
     rng = np.random.default_rng(seed)
     f = random_pmbm(rng, 2, "PMBM")
     hyps = [
-        nb.MultiBernoulli(
-            mb.r, nb.Gaussians(mb.means + offset, np.tile(I2 * cov_scale, (len(mb), 1, 1)))
-        )
+        nb.MultiBernoulli(mb.r, nb.Gaussians(mb.means + offset, np.tile(I2 * cov_scale, (len(mb), 1, 1))))
         for mb in f.hypotheses
     ]
     ppp = nb.PPP.gaussian([rate, rate], [[0, 0], [offset, 0]], [I2, I2 * cov_scale])
