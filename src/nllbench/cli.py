@@ -481,8 +481,10 @@ def _warn_empty(row: dict, path) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from nllbench.evaluate import grid_settings
     from nllbench.io import write_summary_csv
-    from nllbench.runs import evaluate_file
+    from nllbench.runs import evaluate_file, evaluate_file_many
+    from nllbench.workflow import fmt
 
     settings = _evaluation_settings(args)
     config = _config(args)
@@ -513,28 +515,72 @@ def _evaluate(args: argparse.Namespace) -> int:
         return 0
     if args.summary:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
+    grid = _evaluation_grid(args, settings)
     files = _seed_files(args.posterior_dir)
-    rows, timing = [], []
-    with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
+    patterns = [args.output_dir.format(q=q, cov=fmt(s)) for q, s in grid] if args.cov_scales else []
+    dirs = [("--output-dir", d, True) for d in patterns or [args.output_dir]]
+    jobs = grid_settings(settings, grid) if args.cov_scales is not None else [settings]
+    rows, timing = [[] for _ in jobs], []
+    with _outputs(*dirs, ("--timing", args.timing, False)) as (*tmps, tt):
         for f in files:
             scenario = Path(args.scenario_dir) / f.name
-            row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config, **check)
-            rows.append(row)
-            _warn_empty(row, f)
-            timing.append(
-                {
-                    "item": f.stem,
-                    "filter": row["filter"],
-                    "q": max(settings.qs),
-                    "cov_scale": settings.cov_scale,
-                    "seconds": sec,
-                    "nll_seconds": nll_sec,
-                }
-            )
-        write_summary_csv(rows, tmp / "summary.csv")
+            outputs = [
+                (tmp / f.name, s, _with_cell(config, s, args.cov_scales))
+                for tmp, s in zip(tmps, jobs, strict=True)
+            ]
+            done = evaluate_file_many(f, scenario, outputs, **check)
+            for k, (row, _, _) in enumerate(done):
+                rows[k].append(row)
+            _warn_empty(done[0][0], f)
+            timing += _timing_rows(f.stem, done, jobs)
+        for tmp, job_rows in zip(tmps, rows, strict=True):
+            write_summary_csv(job_rows, tmp / "summary.csv")
         _write_timing(tt, timing)
-    print(f"wrote {len(files)} metrics files and summary.csv to {args.output_dir}")
+    where = args.output_dir if len(dirs) == 1 else f"{len(dirs)} directories {args.output_dir}"
+    print(f"wrote {len(files)} metrics files and summary.csv to {where}")
     return 0
+
+
+def _evaluation_grid(args: argparse.Namespace, settings) -> list[tuple[int, float]]:
+    """The (Q, scale) pairs of a batch: one (with --cov-scale) or the grid (with --cov-scales)."""
+    from nllbench.evaluate import evaluation_grid
+
+    fields = ("{q}" in args.output_dir) + ("{cov}" in args.output_dir)
+    if args.cov_scales is None:
+        if args.probe_q is not None or fields:
+            raise ValueError("evaluate: --probe-q and an --output-dir with {q}/{cov} need --cov-scales")
+        return [(settings.qs[-1], settings.cov_scale)]
+    if args.cov_scale != 1.0:
+        raise ValueError("evaluate: give --cov-scale (one run) or --cov-scales (a grid), not both")
+    if fields != 2:
+        raise ValueError(
+            "--output-dir: with --cov-scales expected a pattern with {q} and {cov},"
+            f" got {args.output_dir!r}"
+        )
+    return evaluation_grid(settings.qs, args.cov_scales, args.probe_q or settings.qs[-1])
+
+
+def _with_cell(config: dict | None, settings, cov_scales) -> dict | None:
+    """The provenance of one metrics file of a grid: the job's, with the file's own Q and scale."""
+    if config is None or cov_scales is None:
+        return config
+    return {**config, "q": settings.qs[0], "cov_scale": settings.cov_scale}
+
+
+def _timing_rows(item: str, done: list, jobs: list) -> list[dict]:
+    """Timing rows of one run: one per covariance scale (its NLL seconds; Q: the largest ranked)."""
+    rows = {}
+    for (row, sec, nll_sec), s in zip(done, jobs, strict=True):
+        q = max(s.qs[-1], rows.get(s.cov_scale, {}).get("q", 0))
+        rows[s.cov_scale] = {
+            "item": item,
+            "filter": row["filter"],
+            "q": q,
+            "cov_scale": s.cov_scale,
+            "seconds": sec,
+            "nll_seconds": nll_sec,
+        }
+    return list(rows.values())
 
 
 def _score_fill(args: argparse.Namespace, state, settings):
@@ -864,6 +910,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
     ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     _add_evaluation_options(ev)
+    ev.add_argument(
+        "--cov-scales",
+        type=POSITIVE,
+        nargs="+",
+        help="batch: a grid of probes, every --q at scale 1 and --probe-q at each scale, computed"
+        " together; --output-dir is then a pattern with {q} and {cov}",
+    )
+    ev.add_argument("--probe-q", type=integer(1), help="the grid's probe Q (default: the largest --q)")
     ev.add_argument(
         "--allow-mismatch",
         action="store_true",

@@ -134,8 +134,9 @@ class Sweep:
 
     def evaluations(self) -> list[tuple[int, float]]:
         """(q, cov_scale) pairs evaluated: every q at scale 1, the probe q at every scale."""
-        pairs = {(q, 1.0) for q in self.qs} | {(self.probe_q, float(s)) for s in self.cov_scales}
-        return sorted(pairs)
+        from nllbench.evaluate import evaluation_grid
+
+        return evaluation_grid(self.qs, self.cov_scales, self.probe_q)
 
     def settings(self) -> list[dict]:
         """Every (scenario, clutter, pd) setting as wildcard values."""
