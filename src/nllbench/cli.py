@@ -277,9 +277,9 @@ class Progress:
 
 
 def _config(args: argparse.Namespace) -> dict | None:
-    """The --provenance JSON (e.g. the workflow's configuration slice), parsed."""
+    """The --provenance JSON, else the --settings object (the workflow's configuration slice), parsed."""
     if not getattr(args, "provenance", None):
-        return None
+        return json.loads(args.settings) if getattr(args, "settings", None) else None
     try:
         value = json.loads(args.provenance)
     except json.JSONDecodeError as exc:
@@ -397,6 +397,8 @@ def _seed_files(directory: str) -> list[Path]:
 def _filter(args: argparse.Namespace) -> int:
     from nllbench.runs import filter_file
 
+    if args.filter is None:
+        raise ValueError("filter: --filter is required (or the --settings key filter)")
     phd, pmbm = _filter_settings(args)
     config = _config(args)
     options = dict(
@@ -445,7 +447,7 @@ def _evaluation_settings(args):
 
     return EvaluationSettings(
         qs=tuple(args.q),
-        marginal="full" if args.full_state else "position",
+        marginal=args.marginal,
         cutoff=args.cutoff,
         p=args.p,
         threshold=args.threshold,
@@ -794,7 +796,15 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL"
     )
-    parser.add_argument("--full-state", action="store_true", help="NLL on the full state, not the position")
+    parser.add_argument(
+        "--marginal",
+        choices=["position", "full"],
+        default="position",
+        help="NLL on the position or full state",
+    )
+    parser.add_argument(
+        "--full-state", dest="marginal", action="store_const", const="full", help="same as --marginal full"
+    )
     parser.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
     parser.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
     parser.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
@@ -852,12 +862,13 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=_simulate)
     flt = sub.add_parser("filter", help="run a reference filter on a scenario file")
     flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
-    flt.add_argument("--filter", required=True, choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"])
+    flt.add_argument("--filter", choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"], help="required")
     flt.add_argument("-o", "--output", help="output NetCDF posterior file (one run)")
     flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")
     flt.add_argument("--output-dir", help="batch: directory for the posterior files (written atomically)")
     flt.add_argument("--timing", help="batch: CSV of compute seconds per item")
     flt.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
+    _add_settings_option(flt, "seeds")
     flt.add_argument("--gate", type=POSITIVE, default=20.0, help="squared Mahalanobis gate (PMBM family)")
     flt.add_argument("--max-hypotheses", type=integer(1), default=200, help="cap on global hypotheses")
     flt.add_argument(
@@ -908,6 +919,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
     ev.add_argument("--timing", help="batch: CSV of compute seconds per item")
     ev.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
+    _add_settings_option(ev, "batch")
     ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     _add_evaluation_options(ev)
     ev.add_argument(
@@ -988,9 +1000,93 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def _add_settings_option(parser: argparse.ArgumentParser, *recorded: str) -> None:
+    """``--settings``: a JSON object of this command's options (the workflow's config slice).
+
+    Its keys are option names with underscores (``max_hypotheses`` for
+    ``--max-hypotheses``); ``recorded`` keys (and ``filter`` where the command
+    has no such option) are recorded only. Options given on the command line
+    win over the object's values. The object is the provenance stored in the
+    outputs (unless ``--provenance`` is given).
+    """
+    parser.add_argument(
+        "--settings", help="JSON object of option values (e.g. the workflow's config slice), recorded"
+    )
+    parser.set_defaults(recorded_settings=("filter", *recorded))
+
+
+def _option_value(action: argparse.Action, key: str, value):
+    """A --settings value checked and converted as the option ``action`` would parse it."""
+    where = f"--settings key {key}"
+    if value is None:
+        return None
+    if action.nargs == 0:  # a switch: store_true / store_const / --x/--no-x
+        if isinstance(action, argparse.BooleanOptionalAction) or action.const is True:
+            if not isinstance(value, bool):
+                raise ValueError(f"{where}: expected true or false, got {value!r}")
+            return value
+        if value not in (action.default, action.const):
+            raise ValueError(f"{where}: expected {action.default!r} or {action.const!r}, got {value!r}")
+        return value
+    many = action.nargs in ("+", "*")
+    if many and not isinstance(value, list):
+        raise ValueError(f"{where}: expected a list, got {value!r}")
+    if isinstance(value, (dict, list)) and not many:
+        raise ValueError(f"{where}: expected one value, got {value!r}")
+    out = []
+    for item in value if many else [value]:
+        if isinstance(item, (bool, dict, list)):
+            raise ValueError(f"{where}: expected a number or a string, got {item!r}")
+        try:
+            item = action.type(str(item)) if action.type else item
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if action.choices is not None and item not in action.choices:
+            raise ValueError(f"{where}: expected one of {list(action.choices)}, got {item!r}")
+        out.append(item)
+    return out if many else out[0]
+
+
+def _settings_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict:
+    """The --settings object of ``args`` as option defaults of its command's parser (checked)."""
+    value = _json_option(args.settings, "--settings")
+    if not isinstance(value, dict):
+        raise ValueError(f"--settings: expected a JSON object, got {args.settings!r}")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions: dict = {}
+    for a in sub.choices[args.command]._actions:  # the first option of a dest (--marginal, not --full-state)
+        if a.option_strings:
+            actions.setdefault(a.dest, a)
+    out = {}
+    for key, v in value.items():
+        if key in actions and key not in ("settings", "provenance", "help"):
+            out[key] = _option_value(actions[key], key, v)
+        elif key not in args.recorded_settings:
+            options = sorted(k for k in actions if k not in ("settings", "provenance", "help"))
+            raise ValueError(
+                f"--settings key {key}: expected one of {options} or {list(args.recorded_settings)}"
+            )
+    return out
+
+
+def parse(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The parsed command line; a --settings object gives option values that explicit options override."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "settings", None):
+        defaults = _settings_defaults(parser, args)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].set_defaults(**defaults)
+        args = parser.parse_args(argv)
+    return parser, args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser, args = parse(argv)
+    except ValueError as exc:
+        print(f"nllbench: error: {exc}", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
     except KeyError as exc:

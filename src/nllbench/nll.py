@@ -375,9 +375,10 @@ def _log_sum_matchings(log_w: np.ndarray, log_alone_outer: np.ndarray, log_alone
     for i in range(a):
         new = dp + log_alone_outer[i]
         for j in range(b):
-            bit = 1 << j
-            with_j = idx[(idx & bit) != 0]
-            new[with_j] = np.logaddexp(new[with_j], dp[with_j ^ bit] + log_w[i, j])
+            # masks as rows of (2^(b-j-1), 2, 2^j): [:, 1] holds the masks with bit j set, [:, 0]
+            # the same masks without it; strided views instead of index arrays (the same sums)
+            with_j = new.reshape(-1, 2, 1 << j)[:, 1]
+            np.logaddexp(with_j, dp.reshape(-1, 2, 1 << j)[:, 0] + log_w[i, j], out=with_j)
         dp = new
     rest = np.zeros(1 << b)  # sum of the factors of the inner items NOT in the mask
     for j in range(b):

@@ -263,10 +263,59 @@ def evaluate_flags(config: dict, q: int, cov_scale: float, filter_name: str | No
     return flags
 
 
+def filter_settings(config: dict, filter_name: str, seeds) -> str:
+    """``nllbench filter --settings``: the config's ``filter`` section for one job (JSON).
+
+    The section's keys are the command's option names; the job adds its
+    ``filter``, the ``seeds`` it handles (recorded only) and, with
+    ``estimate_at: update``, the ``estimator`` and ``existence_threshold``
+    the filter extracts its estimates with. This object is the provenance
+    stored in every posterior file of the job.
+    """
+    out = dict(config["filter"], filter=filter_name, seeds=[int(s) for s in seeds])
+    if out.get("estimate_at", "posterior") == "update":
+        out.update(
+            estimator=estimator_for(config, filter_name),
+            existence_threshold=config["evaluation"]["existence_threshold"],
+        )
+    return json.dumps(out, sort_keys=True)
+
+
+def evaluate_settings(config: dict, filter_name: str, batch: int) -> str:
+    """``nllbench evaluate --settings``: the ``evaluation`` section for one (filter, batch) job (JSON).
+
+    The section's keys are the command's option names (``q``, ``cov_scales``,
+    ``probe_q``, ``cutoff``, ...); ``estimators`` becomes the filter's
+    ``estimator``; ``filter`` and ``batch`` are recorded only. The job writes
+    every (Q, covariance scale) directory of :meth:`Sweep.evaluations`; each
+    metrics file records this object with its own ``q`` and ``cov_scale``.
+    """
+    out = {k: v for k, v in config["evaluation"].items() if k != "estimators"}
+    out.update(filter=filter_name, estimator=estimator_for(config, filter_name), batch=int(batch))
+    return json.dumps(out, sort_keys=True)
+
+
+def evaluation_outputs(results: str, sweep: Sweep, setting: str = "{scenario}/clutter{clutter}_pd{pd}") -> list[str]:
+    """The metrics directories of one evaluate job (one per (Q, scale) of the sweep), as rule patterns.
+
+    ``setting`` and the ``{filter}`` and ``{batch}`` wildcards stay for Snakemake to fill.
+    """
+    return [
+        f"{results}/metrics/{setting}/{{filter}}/q{q}_cov{fmt(s)}/batch{{batch}}" for q, s in sweep.evaluations()
+    ]
+
+
 def evaluation_timing_files(results: str, sweep: Sweep) -> list[str]:
-    """The timing CSV of every evaluation job."""
-    prefix = f"{results}/metrics/"
-    return [f"{results}/timing/evaluate/" + d[len(prefix) :] + ".csv" for d in metric_dirs(results, sweep)]
+    """The timing CSV of every evaluation job: one per (setting, filter or tracker, batch) and, for a
+    tracker (scored per (Q, scale)), per (Q, scale)."""
+    out = []
+    for st in sweep.settings():
+        where = f"{results}/timing/evaluate/{st['scenario']}/clutter{st['clutter']}_pd{st['pd']}"
+        for filt, b in product(sweep.filters, sweep.batches):
+            out.append(f"{where}/{filt}/batch{b}.csv")
+        for t, (q, s), b in product(sweep.trackers, sweep.evaluations(), sweep.batches):
+            out.append(f"{where}/{tracker_dir(t)}/q{q}_cov{fmt(s)}/batch{b}.csv")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
