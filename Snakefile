@@ -7,7 +7,6 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from nllbench.workflow import (
-    EVALUATION_KEYS,
     Sweep,
     calibration_dirs,
     config_slice,
@@ -19,6 +18,7 @@ from nllbench.workflow import (
     name_constraint,
     part_seeds,
     score_flags,
+    score_settings,
     simulate_flags,
     tracker_calibration_files,
     tracker_command,

@@ -47,6 +47,7 @@ from nllbench.metrics import (
     ospa,
 )
 from nllbench.nll import nll, nll_many
+from nllbench.settings import option
 from nllbench.tgospa import TGOSPAResult, tgospa
 from nllbench.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
 from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
@@ -80,21 +81,41 @@ class EvaluationSettings:
         "update" (the filter's own, extracted before pruning and merging).
     """
 
-    qs: tuple[int, ...] = (1, 10, 100)
-    marginal: str = "position"
-    cutoff: float = 2.0
-    p: float = 1.0
-    threshold: float = 2.0
-    existence_threshold: float = DEFAULT_EXISTENCE_THRESHOLD
-    cov_scale: float = 1.0
-    temper: float = 1.0
-    theorem_rho: float = 0.9
+    # each field with an option is a command-line flag and config key (nllbench.settings)
+    qs: tuple[int, ...] = option(
+        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, many=True, name="q"
+    )
+    marginal: str = option(
+        "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
+    )
+    cutoff: float = option(2.0, "GOSPA/OSPA cut-off c", "number", low=0, open_low=True)
+    p: float = option(1.0, "GOSPA/OSPA order p", "number", low=1)
+    threshold: float = option(2.0, "MOTA/MOTP/IDF1 matching threshold", "number", low=0, open_low=True)
+    existence_threshold: float = option(
+        DEFAULT_EXISTENCE_THRESHOLD, "estimator threshold on r", "number", low=0, high=1, open_high=True
+    )
+    cov_scale: float = option(
+        1.0, "probe: scale every covariance by s", "number", low=0, open_low=True, config=False
+    )
+    temper: float = option(
+        1.0, "probe: temper existence probabilities", "number", low=0, open_low=True, config=False
+    )
+    theorem_rho: float = option(
+        0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
+    )
     theorem_scale: float | None = None
-    budget: str = "hypothesis"
-    exact: bool = False
+    budget: str = option(
+        "hypothesis",
+        "Murty budget per hypothesis (the paper) or global",
+        "choice",
+        choices=("hypothesis", "global"),
+    )
+    exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
     tgospa_gamma: float | None = None
     hota_threshold: float | None = None
-    estimator: str | None = None
+    estimator: str | None = option(
+        None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
+    )
     estimate_at: str = "posterior"
 
     def __post_init__(self) -> None:
