@@ -427,10 +427,8 @@ def _warn_empty(row: dict, path) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from nllbench.evaluate import grid_settings
     from nllbench.io import write_summary_csv
-    from nllbench.runs import evaluate_file, evaluate_file_many
-    from nllbench.workflow import fmt
+    from nllbench.runs import evaluate_file
 
     settings = _evaluation_settings(args)
     config = _config(args)
@@ -441,6 +439,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         ("posterior_dir", "scenario_dir", "output_dir"),
         "evaluate",
     ):
+        if args.cov_scales is not None or args.probe_q is not None:
+            raise ValueError(
+                "evaluate: --cov-scales and --probe-q (a grid) are for a batch (--posterior-dir ...)"
+            )
         summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
         targets = (
             ("-o", args.output, False),
@@ -459,6 +461,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         _print_row(row, settings.qs)
         _warn_empty(row, args.posterior)
         return 0
+    return _evaluate_batch(args, settings, config, check)
+
+
+def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, check: dict) -> int:
+    """The batch form of ``evaluate``: one directory, or one per (Q, scale) of a grid (--cov-scales)."""
+    from nllbench.evaluate import grid_settings
+    from nllbench.io import write_summary_csv
+    from nllbench.runs import evaluate_file_many
+    from nllbench.workflow import fmt
+
     if args.summary:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
     grid = _evaluation_grid(args, settings)
