@@ -313,7 +313,11 @@ def evaluate_runs(
     steps = []
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
-        nlls = {s: _step_nll(density, X, first, s, qs, exact) for s, (qs, exact) in groups.items()}
+        base, y = _evaluated_density(density, X, first)
+        nlls, card = {}, None
+        for s, (qs, exact) in groups.items():
+            nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
+            card = nlls[s].cardinality
         steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
     est_pos = [pt.states[:, list(POSITION)] for _, pt in steps]
     est_ids, fresh = [], -1
@@ -374,17 +378,34 @@ class _StepPoints:
     theorem1_excluded: int
 
 
-def _step_nll(density, X, settings: EvaluationSettings, cov_scale: float, qs, exact: bool) -> _StepNLL:
-    """One step's NLL for every Q in ``qs`` at ``cov_scale``, with its calibration counts."""
-    density = _prepare(density, replace(settings, cov_scale=cov_scale))
+def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
+    """The (tempered) density the NLL is evaluated on, before any covariance scale, and the truth on it.
+
+    The position marginal (or the full state) of the tempered posterior. A
+    covariance scale commutes with both (it multiplies covariances only; the
+    marginal takes their blocks, tempering touches r only), so each scale is
+    applied to this one marginal: the same numbers as scaling first.
+    """
+    density = _prepare(density, replace(settings, cov_scale=1.0))
     if settings.marginal == "position":
-        dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]
-    else:
-        dens_eval, y = density, X
+        return marginal(density, POSITION), X[:, list(POSITION)]
+    return density, X
+
+
+def _step_nll(
+    base, y, settings: EvaluationSettings, cov_scale: float, qs, exact: bool, card: CardinalityScore | None
+) -> _StepNLL:
+    """One step's NLL for every Q in ``qs`` at ``cov_scale`` of ``base``, with its calibration counts.
+
+    ``card``: the step's cardinality score if already computed at another
+    scale (a covariance scale moves no weight or existence probability, so
+    the cardinality distribution is the same).
+    """
+    dens_eval = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
     t_nll = time.perf_counter()
     results = dict(zip(qs, nll_many(dens_eval, y, qs, budget=settings.budget), strict=True))
     seconds = time.perf_counter() - t_nll
-    card = cardinality_score(dens_eval, y.shape[0])
+    card = card if card is not None else cardinality_score(dens_eval, y.shape[0])
     calibration = {q: step_counts(dens_eval, y, r, card) for q, r in results.items()}
     exact_value = _exact_nll(dens_eval, y) if exact else None
     return _StepNLL(results, card, calibration, exact_value, seconds)
