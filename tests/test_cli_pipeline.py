@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import nllbench as nb
@@ -376,7 +377,19 @@ def test_settings_object_gives_the_options_and_is_the_provenance(tmp_path):
     grid = {"q": [1, 3], "cov_scales": [0.5, 1], "probe_q": 3, "exact": True, "filter": "pmbm", "batch": 0}
     pattern = str(tmp_path / "m" / "q{q}_cov{cov}")
     base = ["evaluate", "--posterior-dir", str(post), "--scenario-dir", str(sim)]
-    assert main([*base, "--output-dir", pattern, "--settings", json.dumps(grid)]) == 0
+    timing = tmp_path / "timing.csv"
+    assert (
+        main([*base, "--output-dir", pattern, "--settings", json.dumps(grid), "--timing", str(timing)]) == 0
+    )
+    # one timing row per (seed, scale): the largest Q ranked at that scale; seconds cover the NLL time
+    t = pd.read_csv(timing)
+    assert sorted(zip(t["item"], t["cov_scale"], t["q"], strict=True)) == [
+        ("seed0", 0.5, 3),
+        ("seed0", 1.0, 3),
+        ("seed1", 0.5, 3),
+        ("seed1", 1.0, 3),
+    ]
+    assert (t["seconds"] >= t["nll_seconds"]).all() and (t["nll_seconds"] > 0).all()
     for q, cov, exact in ((1, "1", ["--exact"]), (3, "0.5", []), (3, "1", [])):
         alone = tmp_path / f"alone_q{q}_cov{cov}"
         assert main([*base, "--output-dir", str(alone), "--q", str(q), "--cov-scale", cov, *exact]) == 0

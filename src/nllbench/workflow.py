@@ -203,20 +203,12 @@ def config_slice(config: dict, *keys: str, **extra) -> str:
     return json.dumps(out, sort_keys=True)
 
 
-#: Point-estimation rule per filter when the configuration names none.
-DEFAULT_ESTIMATORS = {
-    "phd": "round",
-    "cphd": "map",
-    "pmbm": "best_hypothesis",
-    "pmb": "best_hypothesis",
-    "mbm": "best_hypothesis",
-    "mbm01": "best_hypothesis",
-}
-
-
 def estimator_for(config: dict, filter_name: str) -> str:
-    """The point-estimation rule of ``filter_name`` (``evaluation.estimators``)."""
-    return config["evaluation"].get("estimators", DEFAULT_ESTIMATORS)[filter_name]
+    """The point-estimation rule of ``filter_name`` (``evaluation.estimators``).
+
+    A validated configuration always has the table: the schema holds its default.
+    """
+    return config["evaluation"]["estimators"][filter_name]
 
 
 def simulate_flags(config: dict) -> str:
