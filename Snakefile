@@ -7,18 +7,18 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from nllbench.workflow import (
-    EVALUATION_KEYS,
     Sweep,
     calibration_dirs,
     config_slice,
-    estimator_for,
-    evaluate_flags,
+    evaluate_settings,
+    evaluation_outputs,
     evaluation_timing_files,
-    filter_flags,
+    filter_settings,
     metric_dirs,
     name_constraint,
     part_seeds,
     score_flags,
+    score_settings,
     simulate_flags,
     tracker_calibration_files,
     tracker_command,

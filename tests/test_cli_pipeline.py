@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import nllbench as nb
@@ -341,3 +342,91 @@ def test_mbm_step1_nll_is_what_its_posterior_says(tmp_path):
     # the PMBM keeps the missed objects in its PPP: a small NLL at the same step
     assert main(["filter", "-q", "--filter", "pmbm", str(s), "-o", str(tmp_path / "pmbm.nc")]) == 0
     assert nb.nll(marginal(read_posterior(tmp_path / "pmbm.nc")[0]), X, method="exact").value < 50
+
+
+def test_settings_object_gives_the_options_and_is_the_provenance(tmp_path):
+    """filter/evaluate --settings: the config slice sets the options (flags still win) and is recorded."""
+    import json
+
+    import xarray as xr
+
+    sim, post = tmp_path / "sim", tmp_path / "post"
+    args = ["simulate", "--scenario", "williams15", "--steps", "4", "--seeds", "0", "1", "--output-dir"]
+    assert main([*args, str(sim)]) == 0
+    slice_ = {"filter": "pmbm", "gate": 15.0, "max_hypotheses": 20, "seeds": [0, 1]}
+    assert (
+        main(
+            [
+                "filter",
+                "-q",
+                "--input-dir",
+                str(sim),
+                "--output-dir",
+                str(post),
+                "--settings",
+                json.dumps(slice_),
+            ]
+        )
+        == 0
+    )
+    with xr.open_dataset(post / "seed0.nc") as ds:
+        assert json.loads(ds.attrs["config"]) == slice_
+        parameters = json.loads(ds.attrs["filter_parameters"])
+    assert parameters["gate"] == 15.0 and parameters["max_hypotheses"] == 20
+    # one grid job against one job per (Q, scale): the same values in every metrics file
+    grid = {"q": [1, 3], "cov_scales": [0.5, 1], "probe_q": 3, "exact": True, "filter": "pmbm", "batch": 0}
+    pattern = str(tmp_path / "m" / "q{q}_cov{cov}")
+    base = ["evaluate", "--posterior-dir", str(post), "--scenario-dir", str(sim)]
+    timing = tmp_path / "timing.csv"
+    assert (
+        main([*base, "--output-dir", pattern, "--settings", json.dumps(grid), "--timing", str(timing)]) == 0
+    )
+    # one timing row per (seed, scale): the largest Q ranked at that scale; seconds cover the NLL time
+    t = pd.read_csv(timing)
+    assert sorted(zip(t["item"], t["cov_scale"], t["q"], strict=True)) == [
+        ("seed0", 0.5, 3),
+        ("seed0", 1.0, 3),
+        ("seed1", 0.5, 3),
+        ("seed1", 1.0, 3),
+    ]
+    assert (t["seconds"] >= t["nll_seconds"]).all() and (t["nll_seconds"] > 0).all()
+    for q, cov, exact in ((1, "1", ["--exact"]), (3, "0.5", []), (3, "1", [])):
+        alone = tmp_path / f"alone_q{q}_cov{cov}"
+        assert main([*base, "--output-dir", str(alone), "--q", str(q), "--cov-scale", cov, *exact]) == 0
+        for seed in (0, 1):
+            with (
+                xr.open_dataset(alone / f"seed{seed}.nc") as a,
+                xr.open_dataset(tmp_path / "m" / f"q{q}_cov{cov}" / f"seed{seed}.nc") as b,
+            ):
+                xr.testing.assert_identical(a.drop_attrs(), b.drop_attrs())
+                assert json.loads(b.attrs["config"]) == {**grid, "cell": {"q": q, "cov_scale": float(cov)}}
+                assert a.attrs["evaluation_settings"] == b.attrs["evaluation_settings"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ('{"gate": -1}', "--settings key gate: expected a finite number"),
+        ('{"max_hypotheses": 2.5}', "--settings key max_hypotheses: expected an integer"),
+        ('{"gates": 1}', "--settings key gates: expected one of"),
+        ('{"project_before_cap": 1}', "--settings key project_before_cap: expected true or false"),
+        ("[1]", "--settings: expected a JSON object"),
+    ],
+)
+def test_settings_errors_name_the_key(tmp_path, capsys, settings, message):
+    code = main(
+        [
+            "filter",
+            "--filter",
+            "pmbm",
+            "--input-dir",
+            str(tmp_path),
+            "--output-dir",
+            str(tmp_path / "o"),
+            "--settings",
+            settings,
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err

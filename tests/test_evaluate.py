@@ -182,3 +182,61 @@ def test_exact_nll_in_the_evaluation_lies_within_the_bounds(pmbm_run):
         assert np.all(m.nll["lower"][:, j] <= m.nll_exact_value + 1e-9)
         assert np.all(m.nll_exact_value <= m.nll["upper"][:, j] + 1e-9)
     assert "nll_exact" in m.summary()
+
+
+def _same(a, b, where="") -> None:
+    """a and b equal value for value (arrays bit for bit, NaN equal to NaN), recursively."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(a):
+            if f.name not in ("seconds", "nll_seconds"):
+                _same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert np.array_equal(a, b, equal_nan=True), where
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), where
+    else:
+        assert a == b, where
+
+
+def test_shared_evaluation_of_a_grid_equals_separate_evaluations(pmbm_run):
+    """evaluate_runs (one ranking per scale, shared estimates) gives each separate evaluate_run's values."""
+    from nllbench.evaluate import evaluate_runs, evaluation_grid, grid_settings
+
+    sc, sim, posts = pmbm_run
+    lo, hi = sc.model.fov_low, sc.model.fov_high
+    grid = evaluation_grid((1, 3, 10), (0.5, 1, 2), probe_q=3)
+    assert grid == [(1, 1.0), (3, 0.5), (3, 1.0), (3, 2.0), (10, 1.0)]
+    settings = grid_settings(EvaluationSettings(qs=(1, 3, 10), exact=True), grid)
+    assert [s.exact for s in settings] == [True, False, False, False, False]
+    together = evaluate_runs(posts, sim.truth, sim.truth_ids, lo, hi, settings)
+    for s, run in zip(settings, together, strict=True):
+        alone = evaluate_run(posts, sim.truth, sim.truth_ids, lo, hi, s)
+        _same(run, alone, f"q{s.qs} cov{s.cov_scale}")
+    # several Q in one settings at two scales, next to a single-Q one
+    mixed = [EvaluationSettings(qs=(1, 10)), EvaluationSettings(qs=(3,), cov_scale=2.0)]
+    for s, run in zip(mixed, evaluate_runs(posts, sim.truth, sim.truth_ids, lo, hi, mixed), strict=True):
+        _same(run, evaluate_run(posts, sim.truth, sim.truth_ids, lo, hi, s))
+
+
+def test_shared_evaluation_refuses_settings_that_differ_beyond_q_scale_and_exact(pmbm_run):
+    from nllbench.evaluate import evaluate_runs
+
+    sc, sim, posts = pmbm_run
+    lo, hi = sc.model.fov_low, sc.model.fov_high
+    with pytest.raises(ValueError, match=r"settings\[1\]\.cutoff: expected 2\.0"):
+        evaluate_runs(
+            posts, sim.truth, sim.truth_ids, lo, hi, [EvaluationSettings(), EvaluationSettings(cutoff=3.0)]
+        )
+    with pytest.raises(ValueError, match="at least one"):
+        evaluate_runs(posts, sim.truth, sim.truth_ids, lo, hi, [])

@@ -19,7 +19,7 @@ from nllbench.filters.pmbm import initial_state, predict, update
 from nllbench.io import read_posterior, read_scenario
 from nllbench.runs import evaluate_file, filter_file, simulate_file
 from nllbench.scenarios import get_scenario, read_truth_csv, simulate, write_truth_csv
-from nllbench.workflow import estimator_for, evaluate_flags, filter_flags, simulate_flags
+from nllbench.workflow import estimator_for, evaluate_settings, filter_settings, simulate_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
@@ -268,27 +268,35 @@ def test_every_shipped_config_names_the_new_keys():
         assert set(cfg["evaluation"]["estimators"]) == {"phd", "cphd", "pmbm", "pmb", "mbm", "mbm01"}, name
 
 
-def test_schema_gives_every_new_key_a_default():
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-    props = schema["properties"]
-    for section, key in [
-        ("sweep", "mb_birth"),
-        ("sweep", "mb_start"),
-        ("filter", "project_before_cap"),
-        ("filter", "estimate_at"),
-        ("evaluation", "estimators"),
-    ]:
+def test_every_new_key_has_one_default():
+    """One default each: the schema's (mb_birth, mb_start, estimators) or a dataclass's (the rest)."""
+    from nllbench.settings import config_defaults
+    from nllbench.workflow import validated_config
+
+    schema_path = ROOT / "workflow/schemas/config.schema.yaml"
+    props = yaml.safe_load(schema_path.read_text())["properties"]
+    for section, key in [("sweep", "mb_birth"), ("sweep", "mb_start"), ("evaluation", "estimators")]:
         assert "default" in props[section]["properties"][key], (section, key)
+    for key in ("project_before_cap", "estimate_at"):
+        assert "default" not in props["filter"]["properties"][key], key
+        assert key in config_defaults("filter")
+    cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    for key in ("project_before_cap", "estimate_at"):
+        del cfg["filter"][key]
+    out = validated_config(cfg, schema_path)
+    assert out["filter"]["project_before_cap"] is PMBMSettings().project_before_cap
+    assert out["filter"]["estimate_at"] == "posterior"
 
 
 def test_reference_config_flags():
     cfg = yaml.safe_load((ROOT / "config/reference.yaml").read_text())
     assert cfg["evaluation"]["cutoff"] == 10 and cfg["evaluation"]["p"] == 2
     assert estimator_for(cfg, "phd") == "greedy" and estimator_for(cfg, "mbm") == "map_cardinality"
-    flags = filter_flags(cfg, "phd")
-    assert "--phd-merge 0.1 --phd-cap 29" in flags and "--estimate-at update --estimator greedy" in flags
-    assert "--project-before-cap" in filter_flags(cfg, "pmb")
-    assert "--estimator map_cardinality" in evaluate_flags(cfg, 1, 1.0, "mbm")
+    phd = json.loads(filter_settings(cfg, "phd", [0]))
+    assert phd["phd_merge"] == 0.1 and phd["phd_cap"] == 29
+    assert phd["estimate_at"] == "update" and phd["estimator"] == "greedy"
+    assert json.loads(filter_settings(cfg, "pmb", [0]))["project_before_cap"] is True
+    assert json.loads(evaluate_settings(cfg, "mbm", 0))["estimator"] == "map_cardinality"
     assert simulate_flags(cfg) == ""
     cfg["sweep"]["mb_birth"] = [{"r": 0.1, "mean": [0, 0, 0, 0], "std": [1, 1, 1, 1]}]
     cfg["sweep"]["mb_start"] = False

@@ -24,6 +24,7 @@ from nllbench.workflow import (
     name_constraint,
     part_seeds,
     score_flags,
+    score_settings,
     tracker_calibration_files,
     tracker_command,
     tracker_tables,
@@ -189,13 +190,17 @@ def test_score_flags_state_every_fill_in_of_the_entry():
         "R/scenarios/williams15/clutter10_pd0.9/calibration100",
         "R/tracks/williams15/clutter10_pd0.9/tracker-gm/calibration100",
     ]
-    flags = score_flags(config, "gm", "10", "0.5", cal)
+    flags = score_flags(config, "gm", cal)
     tracks, truth = cal[100]
     assert f"--fit-score-on {tracks} {truth}" in flags and f"--fit-undetected-on {tracks} {truth}" in flags
     assert "--fov 0 0 300 300" in flags and "--state px py" in flags and "--tracker gm" in flags
-    assert "--cutoff 2.0" in flags and "--estimator" not in flags and "--existence-one" not in flags
+    assert "--estimator" not in flags and "--existence-one" not in flags
+    settings = json.loads(score_settings(config, "gm", "10", "0.5", 1))
+    assert settings["q"] == [10] and settings["cov_scale"] == 0.5 and settings["cutoff"] == 2.0
+    assert settings["tracker"] == "gm" and settings["entry"] == config["trackers"]["gm"]
+    assert "estimator" not in settings and not settings["exact"]
     with pytest.raises(ValueError, match="no calibration files for seed 100"):
-        score_flags(config, "gm", 10, 1.0, {})
+        score_flags(config, "gm", {})
     fixed = config_with(
         {
             "f": {
@@ -207,7 +212,7 @@ def test_score_flags_state_every_fill_in_of_the_entry():
             }
         }
     )
-    flags = score_flags(fixed, "f", 1, 1.0)
+    flags = score_flags(fixed, "f")
     assert "--undetected-rate 0.5" in flags and "--default-std 2.0" in flags and "--existence-one" in flags
     assert "--fit-" not in flags
 
@@ -266,9 +271,10 @@ def test_dry_run_of_the_trackers_config(tmp_path):
         m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
         if m:
             counts[m.group(1)] = int(m.group(2))
-    # 2 test batches + 1 calibration run of the GM-PHD; 4 (Q, scale) pairs x 2 batches scored
+    # 2 test batches + 1 calibration run of the GM-PHD; 4 (Q, scale) pairs x 2 batches scored;
+    # the PMBM: one evaluate job per batch, each writing its 4 (Q, scale) directories
     assert counts["simulate_calibration"] == 1 and counts["track"] == 3
-    assert counts["score_tracker"] == counts["evaluate"] == 8
+    assert counts["score_tracker"] == 8 and counts["evaluate"] == 2
     assert "gather_tracks" not in counts
 
 

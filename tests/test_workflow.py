@@ -18,7 +18,12 @@ import yaml
 from nllbench.aggregate import long_table, read_long_table, read_step_cube, write_tables
 from nllbench.cli import main
 from nllbench.io import METRIC_STEP_VARIABLES
-from nllbench.workflow import Sweep, evaluate_flags, filter_flags, validated_config
+from nllbench.workflow import (
+    Sweep,
+    evaluate_settings,
+    filter_settings,
+    validated_config,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = [
@@ -136,7 +141,16 @@ def test_every_file_records_provenance(test_run):
     one = sorted((r / "metrics").rglob("seed0.nc"))[0]
     ds = xr.open_dataset(one)
     assert "numpy" in ds.attrs["software_versions"] and ds.attrs["seed"] == 0
-    assert "evaluation" in ds.attrs["config"]
+    # the recorded provenance is the job's settings object (its config slice), with the file's cell
+    config = validated_config(yaml.safe_load((ROOT / ".test/config/config.yaml").read_text()), SCHEMA)
+    recorded = json.loads(ds.attrs["config"])
+    cell = recorded.pop("cell")
+    assert recorded == json.loads(evaluate_settings(config, ds.attrs["filter"], 0))
+    assert one.parent.parent.name == f"q{cell['q']}_cov{cell['cov_scale']:g}"
+    post = xr.open_dataset(sorted((r / "posteriors").rglob("seed0.nc"))[0])
+    assert json.loads(post.attrs["config"]) == json.loads(
+        filter_settings(config, post.attrs["filter"], [0, 1])
+    )
     scen = xr.open_dataset(sorted((r / "scenarios").rglob("seed1.nc"))[0])
     assert '"clutter"' in scen.attrs["config"] and scen.attrs["seed"] == 1
     assert "software_versions" in (r / "tables/provenance.json").read_text()
@@ -162,12 +176,9 @@ def test_adding_a_clutter_rate_recomputes_only_what_depends_on_it(test_run, tmp_
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
     n_filters = len(cfg["sweep"]["filters"])
-    evaluations = len(
-        {(q, 1.0) for q in cfg["evaluation"]["q"]}
-        | {(cfg["evaluation"]["probe_q"], float(s)) for s in cfg["evaluation"]["cov_scales"]}
-    )
     assert counts["simulate"] == 1 and counts["filter"] == n_filters
-    assert counts["evaluate"] == n_filters * evaluations
+    # one evaluate job per (setting, filter, batch) writes every (Q, scale) directory
+    assert counts["evaluate"] == n_filters
     assert "paper_example" not in counts and "theorem1_check" not in counts
 
 
@@ -192,7 +203,11 @@ def test_every_shipped_config_loads_through_the_schema():
         config = validated_config(yaml.safe_load((ROOT / name).read_text()), SCHEMA)
         sweep = Sweep.from_config(config)
         assert sweep.filters and sweep.evaluations(), name
-        assert "--gate" in filter_flags(config) and "--cutoff" in evaluate_flags(config, sweep.qs[0], 1.0)
+        assert json.loads(filter_settings(config, sweep.filters[0], [0]))["gate"] == config["filter"]["gate"]
+        assert (
+            json.loads(evaluate_settings(config, sweep.filters[0], 0))["cutoff"]
+            == config["evaluation"]["cutoff"]
+        )
 
 
 def test_schema_defaults_fill_only_optional_keys():

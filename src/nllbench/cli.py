@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from contextlib import contextmanager
@@ -28,41 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-
-def integer(low: int | None = None):
-    """argparse type: an integer, at least ``low``; argparse names the option in the error."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if low is not None and value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
-        return value
-
-    return parse
-
-
-def number(low: float | None = None, high: float | None = None, *, open_low=False, open_high=False):
-    """argparse type: a finite number in [low, high] (``open_*``: that end excluded); never NaN or inf."""
-    left = "(-inf" if low is None else ("(" if open_low else "[") + f"{low:g}"
-    right = "inf)" if high is None else f"{high:g}" + (")" if open_high else "]")
-    span = f"in {left}, {right}"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        too_low = low is not None and (value <= low if open_low else value < low)
-        too_high = high is not None and (value >= high if open_high else value > high)
-        if not math.isfinite(value) or too_low or too_high:
-            raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
-        return value
-
-    return parse
-
+from nllbench.settings import add_options, from_args, integer, number
 
 POSITIVE = number(0, open_low=True)
 NON_NEGATIVE = number(0)
@@ -91,14 +56,14 @@ def _example(args: argparse.Namespace) -> int:
 
     if args.out_dir and len(args.number) != 1:
         raise ValueError("example: --out-dir takes one example number")
-    for k, number in enumerate(args.number):
+    for k, n in enumerate(args.number):
         if k:
             print()
-        text = format_example(number)
+        text = format_example(n)
         print(text)
         if args.out_dir:
             with _outputs(("--out-dir", args.out_dir, True)) as (out,):
-                write_example(number, out, text)
+                write_example(n, out, text)
     return 0
 
 
@@ -277,9 +242,9 @@ class Progress:
 
 
 def _config(args: argparse.Namespace) -> dict | None:
-    """The --provenance JSON (e.g. the workflow's configuration slice), parsed."""
+    """The --provenance JSON, else the --settings object (the workflow's configuration slice), parsed."""
     if not getattr(args, "provenance", None):
-        return None
+        return json.loads(args.settings) if getattr(args, "settings", None) else None
     try:
         value = json.loads(args.provenance)
     except json.JSONDecodeError as exc:
@@ -366,19 +331,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _filter_settings(args):
+    """(PHDSettings, PMBMSettings, FilterRunSettings) of ``nllbench filter`` from its options."""
     from nllbench.filters import PHDSettings, PMBMSettings
+    from nllbench.settings import FilterRunSettings
 
-    phd = PHDSettings(prune=args.phd_prune, merge=args.phd_merge, cap=args.phd_cap)
-    pmbm = PMBMSettings(
-        gate=args.gate,
-        max_hypotheses=args.max_hypotheses,
-        hypothesis_floor=args.hypothesis_floor,
-        existence_floor=args.existence_floor,
-        ppp_floor=args.ppp_floor,
-        recycle=args.recycle,
-        project_before_cap=args.project_before_cap,
+    return (
+        from_args(PHDSettings, args, "phd_"),
+        from_args(PMBMSettings, args),
+        from_args(FilterRunSettings, args),
     )
-    return phd, pmbm
 
 
 def _warn(command: str):
@@ -397,22 +358,19 @@ def _seed_files(directory: str) -> list[Path]:
 def _filter(args: argparse.Namespace) -> int:
     from nllbench.runs import filter_file
 
-    phd, pmbm = _filter_settings(args)
-    config = _config(args)
+    if args.filter is None:
+        raise ValueError("filter: --filter is required (or the --settings key filter)")
+    phd, pmbm, run = _filter_settings(args)
     options = dict(
-        max_cardinality=args.cphd_max_card,
+        max_cardinality=run.cphd_max_card,
         phd=phd,
         pmbm=pmbm,
-        config=config,
+        config=_config(args),
         warn=_warn("filter"),
-        estimate_at=args.estimate_at,
-        estimator=args.estimator,
-        existence_threshold=args.existence_threshold,
+        estimate_at=run.estimate_at,
+        estimator=run.estimator,
+        existence_threshold=run.existence_threshold,
     )
-    if args.estimator is not None and args.estimate_at != "update":
-        raise ValueError(
-            "filter: --estimator needs --estimate-at update (else evaluate chooses the estimator)"
-        )
     if not _batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
         from nllbench.io import read_scenario
 
@@ -441,22 +399,10 @@ def _filter(args: argparse.Namespace) -> int:
 
 
 def _evaluation_settings(args):
+    """EvaluationSettings from the options of ``evaluate`` or ``score`` (score: the default estimator)."""
     from nllbench.evaluate import EvaluationSettings
 
-    return EvaluationSettings(
-        qs=tuple(args.q),
-        marginal="full" if args.full_state else "position",
-        cutoff=args.cutoff,
-        p=args.p,
-        threshold=args.threshold,
-        existence_threshold=args.existence_threshold,
-        cov_scale=args.cov_scale,
-        temper=args.temper,
-        theorem_rho=args.theorem_rho,
-        budget=args.budget,
-        exact=args.exact,
-        estimator=getattr(args, "estimator", None),  # score has no --estimator: the default rule
-    )
+    return from_args(EvaluationSettings, args)
 
 
 def _print_row(row: dict, qs) -> None:
@@ -493,6 +439,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         ("posterior_dir", "scenario_dir", "output_dir"),
         "evaluate",
     ):
+        if args.cov_scales is not None or args.probe_q is not None:
+            raise ValueError(
+                "evaluate: --cov-scales and --probe-q (a grid) are for a batch (--posterior-dir ...)"
+            )
         summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
         targets = (
             ("-o", args.output, False),
@@ -511,30 +461,86 @@ def _evaluate(args: argparse.Namespace) -> int:
         _print_row(row, settings.qs)
         _warn_empty(row, args.posterior)
         return 0
+    return _evaluate_batch(args, settings, config, check)
+
+
+def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, check: dict) -> int:
+    """The batch form of ``evaluate``: one directory, or one per (Q, scale) of a grid (--cov-scales)."""
+    from nllbench.evaluate import grid_settings
+    from nllbench.io import write_summary_csv
+    from nllbench.runs import evaluate_file_many
+    from nllbench.workflow import fmt
+
     if args.summary:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
+    grid = _evaluation_grid(args, settings)
     files = _seed_files(args.posterior_dir)
-    rows, timing = [], []
-    with _outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (tmp, tt):
+    patterns = [args.output_dir.format(q=q, cov=fmt(s)) for q, s in grid] if args.cov_scales else []
+    dirs = [("--output-dir", d, True) for d in patterns or [args.output_dir]]
+    jobs = grid_settings(settings, grid) if args.cov_scales is not None else [settings]
+    rows, timing = [[] for _ in jobs], []
+    with _outputs(*dirs, ("--timing", args.timing, False)) as (*tmps, tt):
         for f in files:
             scenario = Path(args.scenario_dir) / f.name
-            row, sec, nll_sec = evaluate_file(f, scenario, tmp / f.name, settings, config, **check)
-            rows.append(row)
-            _warn_empty(row, f)
-            timing.append(
-                {
-                    "item": f.stem,
-                    "filter": row["filter"],
-                    "q": max(settings.qs),
-                    "cov_scale": settings.cov_scale,
-                    "seconds": sec,
-                    "nll_seconds": nll_sec,
-                }
-            )
-        write_summary_csv(rows, tmp / "summary.csv")
+            outputs = [
+                (tmp / f.name, s, _with_cell(config, s, args.cov_scales))
+                for tmp, s in zip(tmps, jobs, strict=True)
+            ]
+            done = evaluate_file_many(f, scenario, outputs, **check)
+            for k, (row, _, _) in enumerate(done):
+                rows[k].append(row)
+            _warn_empty(done[0][0], f)
+            timing += _timing_rows(f.stem, done, jobs)
+        for tmp, job_rows in zip(tmps, rows, strict=True):
+            write_summary_csv(job_rows, tmp / "summary.csv")
         _write_timing(tt, timing)
-    print(f"wrote {len(files)} metrics files and summary.csv to {args.output_dir}")
+    where = args.output_dir if len(dirs) == 1 else f"{len(dirs)} directories {args.output_dir}"
+    print(f"wrote {len(files)} metrics files and summary.csv to {where}")
     return 0
+
+
+def _evaluation_grid(args: argparse.Namespace, settings) -> list[tuple[int, float]]:
+    """The (Q, scale) pairs of a batch: one (with --cov-scale) or the grid (with --cov-scales)."""
+    from nllbench.evaluate import evaluation_grid
+
+    fields = ("{q}" in args.output_dir) + ("{cov}" in args.output_dir)
+    if args.cov_scales is None:
+        if args.probe_q is not None or fields:
+            raise ValueError("evaluate: --probe-q and an --output-dir with {q}/{cov} need --cov-scales")
+        return [(settings.qs[-1], settings.cov_scale)]
+    if args.cov_scale != 1.0:
+        raise ValueError("evaluate: give --cov-scale (one run) or --cov-scales (a grid), not both")
+    if fields != 2:
+        raise ValueError(
+            "--output-dir: with --cov-scales expected a pattern with {q} and {cov},"
+            f" got {args.output_dir!r}"
+        )
+    return evaluation_grid(settings.qs, args.cov_scales, args.probe_q or settings.qs[-1])
+
+
+def _with_cell(config: dict | None, settings, cov_scales) -> dict | None:
+    """The provenance of one metrics file of a grid: the job's, and the file's own (Q, scale) as ``cell``."""
+    if config is None or cov_scales is None:
+        return config
+    return {**config, "cell": {"q": settings.qs[0], "cov_scale": settings.cov_scale}}
+
+
+def _timing_rows(item: str, done: list, jobs: list) -> list[dict]:
+    """Timing rows of one run: one per covariance scale, whose seconds sum to the run's.
+
+    ``nll_seconds``: the Murty NLL at that scale (every Q ranked at once, up to
+    ``q``, the largest); ``seconds``: that plus an equal share of the rest
+    (reading, estimates and the measures, computed once for all scales).
+    """
+    scales: dict[float, dict] = {}
+    for (row, _, nll_sec), s in zip(done, jobs, strict=True):
+        q = max(s.qs[-1], scales.get(s.cov_scale, {}).get("q", 0))
+        scales[s.cov_scale] = dict(item=item, filter=row["filter"], q=q, cov_scale=s.cov_scale, nll=nll_sec)
+    rest = (done[0][1] - sum(r["nll"] for r in scales.values())) / len(scales)
+    return [
+        {**{k: v for k, v in r.items() if k != "nll"}, "seconds": r["nll"] + rest, "nll_seconds": r["nll"]}
+        for r in scales.values()
+    ]
 
 
 def _score_fill(args: argparse.Namespace, state, settings):
@@ -739,40 +745,22 @@ def _add_score_parser(sub) -> None:
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
     sc.add_argument("--seed", type=integer(0), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
-    _add_evaluation_options(sc)
+    _add_settings_option(sc, "batch", "entry")
+    _add_evaluation_options(sc, skip=("estimator",))
     sc.set_defaults(func=_score)
 
 
-def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+def _add_evaluation_options(parser: argparse.ArgumentParser, skip=()) -> None:
     """The options of :class:`nllbench.evaluate.EvaluationSettings` shared by ``evaluate`` and ``score``."""
+    from nllbench.evaluate import EvaluationSettings
+
+    add_options(parser, EvaluationSettings, skip=skip)
     parser.add_argument(
-        "--q", type=integer(1), nargs="+", default=[1, 10, 100], help="Murty budgets for the NLL"
+        "--full-state", dest="marginal", action="store_const", const="full", help="same as --marginal full"
     )
-    parser.add_argument("--full-state", action="store_true", help="NLL on the full state, not the position")
-    parser.add_argument("--cutoff", type=POSITIVE, default=2.0, help="GOSPA/OSPA cut-off c")
-    parser.add_argument("--p", type=number(1), default=1.0, help="GOSPA/OSPA order p")
-    parser.add_argument("--threshold", type=POSITIVE, default=2.0, help="MOTA/MOTP/IDF1 matching threshold")
-    parser.add_argument(
-        "--existence-threshold",
-        type=number(0, 1, open_high=True),
-        default=0.4,
-        help="estimator threshold on r",
-    )
-    parser.add_argument("--cov-scale", type=POSITIVE, default=1.0, help="probe: scale every covariance by s")
-    parser.add_argument("--temper", type=POSITIVE, default=1.0, help="probe: temper existence probabilities")
-    parser.add_argument(
-        "--theorem-rho",
-        type=number(0, 1, open_low=True, open_high=True),
-        default=0.9,
-        help="rho of the Theorem 1 check",
-    )
-    parser.add_argument("--budget", choices=["hypothesis", "global"], default="hypothesis")
-    parser.add_argument("--exact", action="store_true", help="also the exact NLL where it is tractable")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+def _add_simulate_parser(sub) -> None:
     sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
     sim.add_argument("--scenario", required=True, choices=["williams15", "williams15_mb", "chalmers"])
     sim.add_argument(
@@ -799,80 +787,70 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         help="the MBM filters start from the birth Bernoullis, with no PPP (default: the preset's)",
     )
-    sim.add_argument("-o", "--output", help="output NetCDF file (one run)")
-    sim.add_argument("--output-dir", help="batch: directory of seed<N>.nc files (written atomically)")
-    sim.add_argument("--timing", help="batch: CSV of compute seconds per item")
-    sim.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
+    _add_batch_io(
+        sim, "output NetCDF file (one run)", "batch: directory of seed<N>.nc files (written atomically)"
+    )
     sim.set_defaults(func=_simulate)
+
+
+def _add_batch_io(parser: argparse.ArgumentParser, output: str, output_dir: str) -> None:
+    """-o (one run), --output-dir and --timing (a batch), --provenance."""
+    parser.add_argument("-o", "--output", help=output)
+    parser.add_argument("--output-dir", help=output_dir)
+    parser.add_argument("--timing", help="batch: CSV of compute seconds per item")
+    parser.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
+
+
+def _add_filter_parser(sub) -> None:
+    from nllbench.filters import PHDSettings, PMBMSettings
+    from nllbench.settings import FilterRunSettings
+
     flt = sub.add_parser("filter", help="run a reference filter on a scenario file")
     flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
-    flt.add_argument("--filter", required=True, choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"])
-    flt.add_argument("-o", "--output", help="output NetCDF posterior file (one run)")
+    flt.add_argument(
+        "--filter",
+        choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"],
+        help="the filter (required: here or as the --settings key filter)",
+    )
     flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")
-    flt.add_argument("--output-dir", help="batch: directory for the posterior files (written atomically)")
-    flt.add_argument("--timing", help="batch: CSV of compute seconds per item")
-    flt.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
-    flt.add_argument("--gate", type=POSITIVE, default=20.0, help="squared Mahalanobis gate (PMBM family)")
-    flt.add_argument("--max-hypotheses", type=integer(1), default=200, help="cap on global hypotheses")
-    flt.add_argument(
-        "--hypothesis-floor", type=PROBABILITY, default=1e-4, help="prune hypotheses below this weight"
-    )
-    flt.add_argument(
-        "--existence-floor", type=PROBABILITY, default=1e-5, help="prune Bernoullis below this r"
-    )
-    flt.add_argument(
-        "--ppp-floor", type=NON_NEGATIVE, default=1e-5, help="prune PPP components below this weight"
-    )
-    flt.add_argument(
-        "--recycle", type=PROBABILITY, default=0.0, help="recycle Bernoullis below this r (0: off)"
-    )
-    flt.add_argument("--phd-prune", type=NON_NEGATIVE, default=1e-5, help="(C)PHD pruning threshold")
-    flt.add_argument("--phd-merge", type=NON_NEGATIVE, default=4.0, help="(C)PHD merging distance")
-    flt.add_argument("--phd-cap", type=integer(1), default=100, help="(C)PHD maximum components")
-    flt.add_argument(
-        "--cphd-max-card", type=integer(0), help="CPHD cardinality bound (default: from the scene)"
-    )
-    flt.add_argument(
-        "--project-before-cap",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="PMB: project to one MB before pruning and capping the hypotheses",
-    )
-    flt.add_argument(
-        "--estimate-at",
-        choices=["posterior", "update"],
-        default="posterior",
-        help="extract point estimates at evaluation (posterior) or at update time, before pruning (update)",
-    )
-    flt.add_argument("--estimator", choices=ESTIMATORS, help="estimator rule with --estimate-at update")
-    flt.add_argument(
-        "--existence-threshold",
-        type=number(0, 1, open_high=True),
-        default=0.4,
-        help="best_hypothesis estimator threshold on r",
-    )
+    _add_batch_io(flt, "output NetCDF posterior file (one run)", "batch: directory for the posterior files")
+    _add_settings_option(flt, "seeds")
+    add_options(flt, PMBMSettings)
+    add_options(flt, PHDSettings, "phd_")
+    add_options(flt, FilterRunSettings)
     flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     flt.set_defaults(func=_filter)
+
+
+def _add_evaluate_parser(sub) -> None:
     ev = sub.add_parser("evaluate", help="score a posterior file against its scenario file")
     ev.add_argument("posterior", nargs="?", help="NetCDF posterior file")
     ev.add_argument("scenario_file", nargs="?", help="NetCDF scenario file with the truth")
-    ev.add_argument("-o", "--output", help="output NetCDF metrics file (one run)")
     ev.add_argument("--posterior-dir", help="batch: directory of seed<N>.nc posterior files")
     ev.add_argument("--scenario-dir", help="batch: directory of the matching seed<N>.nc scenario files")
-    ev.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
-    ev.add_argument("--timing", help="batch: CSV of compute seconds per item")
-    ev.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
+    _add_batch_io(
+        ev, "output NetCDF metrics file (one run)", "batch: directory for metrics files and summary.csv"
+    )
+    _add_settings_option(ev, "batch")
     ev.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     _add_evaluation_options(ev)
+    ev.add_argument(
+        "--cov-scales",
+        type=POSITIVE,
+        nargs="+",
+        help="batch: a grid of probes, every --q at scale 1 and --probe-q at each scale, computed"
+        " together; --output-dir is then a pattern with {q} and {cov}",
+    )
+    ev.add_argument("--probe-q", type=integer(1), help="the grid's probe Q (default: the largest --q)")
     ev.add_argument(
         "--allow-mismatch",
         action="store_true",
         help="score a posterior against a scenario other than its own (recorded in the metrics file)",
     )
-    ev.add_argument(
-        "--estimator", choices=ESTIMATORS, help="point-estimation rule (default: the posterior family's)"
-    )
     ev.set_defaults(func=_evaluate)
+
+
+def _add_table_parsers(sub) -> None:
     ag = sub.add_parser("aggregate", help="tidy tables and summary statistics from metrics directories")
     ag.add_argument("metrics_dirs", nargs="+", help="directories of seed<N>.nc metrics files")
     ag.add_argument("--out-dir", required=True, help="output directory (written atomically)")
@@ -884,8 +862,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ag.set_defaults(func=_aggregate)
     tb = sub.add_parser("tables", help="derived views of the tables written by 'nllbench aggregate'")
-    tb_sub = tb.add_subparsers(dest="view", required=True)
-    tl = tb_sub.add_parser("long", help="the long per-step table (one row per value) from steps.nc, as CSV")
+    tl = tb.add_subparsers(dest="view", required=True).add_parser(
+        "long", help="the long per-step table (one row per value) from steps.nc, as CSV"
+    )
     tl.add_argument("--tables", required=True, help="directory written by 'nllbench aggregate'")
     tl.add_argument("--measure", action="append", help="only this measure (repeatable; default: all)")
     tl.add_argument("-o", "--output", required=True, help="output CSV")
@@ -898,6 +877,9 @@ def build_parser() -> argparse.ArgumentParser:
     tm.add_argument("files", nargs="+")
     tm.add_argument("-o", "--output", required=True)
     tm.set_defaults(func=_timing)
+
+
+def _add_report_parsers(sub) -> None:
     pl = sub.add_parser("plot", help="draw one figure from stored tables (PNG and PDF)")
     pl.add_argument("figure", choices=FIGURES)
     pl.add_argument("--tables", help="directory written by 'nllbench aggregate'")
@@ -917,6 +899,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--theorem1", help="text written by 'nllbench theorem1' (shown on the page)")
     lb.add_argument("-o", "--output", required=True, help="output .html")
     lb.set_defaults(func=_leaderboard)
+
+
+def _add_paper_parsers(sub) -> None:
     ex = sub.add_parser("example", help="print one of the paper's examples (1 or 2)")
     ex.add_argument("number", type=int, nargs="+", choices=[1, 2], help="example number")
     ex.add_argument("--out-dir", help="also write the trackers' posteriors, truth and table there")
@@ -930,13 +915,112 @@ def build_parser() -> argparse.ArgumentParser:
     th.add_argument("--rho", type=number(0, 1, open_low=True, open_high=True), default=0.8)
     th.add_argument("--scale", type=POSITIVE, default=2.0)
     th.set_defaults(func=_theorem1)
-    _add_score_parser(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``nllbench`` parser: one builder per command family."""
+    p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_simulate_parser,
+        _add_filter_parser,
+        _add_evaluate_parser,
+        _add_table_parsers,
+        _add_report_parsers,
+        _add_paper_parsers,
+        _add_score_parser,
+    ):
+        add(sub)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def _add_settings_option(parser: argparse.ArgumentParser, *recorded: str) -> None:
+    """``--settings``: a JSON object of this command's options (the workflow's config slice).
+
+    Its keys are option names with underscores (``max_hypotheses`` for
+    ``--max-hypotheses``); ``recorded`` keys (and ``filter`` where the command
+    has no such option) are recorded only. Options given on the command line
+    win over the object's values. The object is the provenance stored in the
+    outputs (unless ``--provenance`` is given).
+    """
+    parser.add_argument(
+        "--settings", help="JSON object of option values (e.g. the workflow's config slice), recorded"
+    )
+    parser.set_defaults(recorded_settings=("filter", *recorded))
+
+
+def _option_value(action: argparse.Action, key: str, value):
+    """A --settings value checked and converted as the option ``action`` would parse it."""
+    where = f"--settings key {key}"
+    if value is None:
+        return None
+    if action.nargs == 0:  # a switch: store_true / store_const / --x/--no-x
+        if isinstance(action, argparse.BooleanOptionalAction) or action.const is True:
+            if not isinstance(value, bool):
+                raise ValueError(f"{where}: expected true or false, got {value!r}")
+            return value
+        if value not in (action.default, action.const):
+            raise ValueError(f"{where}: expected {action.default!r} or {action.const!r}, got {value!r}")
+        return value
+    many = action.nargs in ("+", "*")
+    if many and not isinstance(value, list):
+        raise ValueError(f"{where}: expected a list, got {value!r}")
+    if isinstance(value, (dict, list)) and not many:
+        raise ValueError(f"{where}: expected one value, got {value!r}")
+    out = []
+    for item in value if many else [value]:
+        if isinstance(item, (bool, dict, list)):
+            raise ValueError(f"{where}: expected a number or a string, got {item!r}")
+        try:
+            item = action.type(str(item)) if action.type else item
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if action.choices is not None and item not in action.choices:
+            raise ValueError(f"{where}: expected one of {list(action.choices)}, got {item!r}")
+        out.append(item)
+    return out if many else out[0]
+
+
+def _settings_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict:
+    """The --settings object of ``args`` as option defaults of its command's parser (checked)."""
+    value = _json_option(args.settings, "--settings")
+    if not isinstance(value, dict):
+        raise ValueError(f"--settings: expected a JSON object, got {args.settings!r}")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions: dict = {}
+    for a in sub.choices[args.command]._actions:  # the first option of a dest (--marginal, not --full-state)
+        if a.option_strings:
+            actions.setdefault(a.dest, a)
+    out = {}
+    for key, v in value.items():
+        if key in actions and key not in ("settings", "provenance", "help"):
+            out[key] = _option_value(actions[key], key, v)
+        elif key not in args.recorded_settings:
+            options = sorted(k for k in actions if k not in ("settings", "provenance", "help"))
+            raise ValueError(
+                f"--settings key {key}: expected one of {options} or {list(args.recorded_settings)}"
+            )
+    return out
+
+
+def parse(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The parsed command line; a --settings object gives option values that explicit options override."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "settings", None):
+        defaults = _settings_defaults(parser, args)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].set_defaults(**defaults)
+        args = parser.parse_args(argv)
+    return parser, args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser, args = parse(argv)
+    except ValueError as exc:
+        print(f"nllbench: error: {exc}", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
     except KeyError as exc:

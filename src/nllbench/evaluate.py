@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from nllbench.metrics import (
     ospa,
 )
 from nllbench.nll import nll, nll_many
+from nllbench.settings import option
 from nllbench.tgospa import TGOSPAResult, tgospa
 from nllbench.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
 from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
@@ -80,21 +81,41 @@ class EvaluationSettings:
         "update" (the filter's own, extracted before pruning and merging).
     """
 
-    qs: tuple[int, ...] = (1, 10, 100)
-    marginal: str = "position"
-    cutoff: float = 2.0
-    p: float = 1.0
-    threshold: float = 2.0
-    existence_threshold: float = DEFAULT_EXISTENCE_THRESHOLD
-    cov_scale: float = 1.0
-    temper: float = 1.0
-    theorem_rho: float = 0.9
+    # each field with an option is a command-line flag and config key (nllbench.settings)
+    qs: tuple[int, ...] = option(
+        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, many=True, name="q"
+    )
+    marginal: str = option(
+        "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
+    )
+    cutoff: float = option(2.0, "GOSPA/OSPA cut-off c", "number", low=0, open_low=True)
+    p: float = option(1.0, "GOSPA/OSPA order p", "number", low=1)
+    threshold: float = option(2.0, "MOTA/MOTP/IDF1 matching threshold", "number", low=0, open_low=True)
+    existence_threshold: float = option(
+        DEFAULT_EXISTENCE_THRESHOLD, "estimator threshold on r", "number", low=0, high=1, open_high=True
+    )
+    cov_scale: float = option(
+        1.0, "probe: scale every covariance by s", "number", low=0, open_low=True, config=False
+    )
+    temper: float = option(
+        1.0, "probe: temper existence probabilities", "number", low=0, open_low=True, config=False
+    )
+    theorem_rho: float = option(
+        0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
+    )
     theorem_scale: float | None = None
-    budget: str = "hypothesis"
-    exact: bool = False
+    budget: str = option(
+        "hypothesis",
+        "Murty budget per hypothesis (the paper) or global",
+        "choice",
+        choices=("hypothesis", "global"),
+    )
+    exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
     tgospa_gamma: float | None = None
     hota_threshold: float | None = None
-    estimator: str | None = None
+    estimator: str | None = option(
+        None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
+    )
     estimate_at: str = "posterior"
 
     def __post_init__(self) -> None:
@@ -214,26 +235,6 @@ def probed(density, settings: EvaluationSettings):
     return density
 
 
-@dataclass(frozen=True)
-class _Step:
-    """Everything :func:`evaluate_run` measures at one step (estimates not yet relabelled)."""
-
-    nll: list  # one NLLResult per Q
-    cardinality: CardinalityScore
-    calibration: CalibrationCounts
-    exact_value: float
-    exact_available: bool
-    states: np.ndarray  # (m, d) estimates
-    labels: np.ndarray  # (m,) their labels, as given
-    estimator_empty: bool
-    truth_pos: np.ndarray  # (n, 2)
-    gospa: GOSPAResult  # of the positions
-    ospa: float
-    theorem1: Theorem1Result  # on the truth inside the field of view
-    theorem1_excluded: int
-    nll_seconds: float
-
-
 def evaluate_run(
     posteriors: Sequence,
     truth: Sequence[np.ndarray],
@@ -248,7 +249,60 @@ def evaluate_run(
     ``estimates`` (one (states (k, d), labels (k,)) pair per step), if given,
     are the filter's own point estimates and replace the estimator.
     """
-    K = len(posteriors)
+    return evaluate_runs(posteriors, truth, truth_ids, fov_low, fov_high, [settings], estimates)[0]
+
+
+def evaluation_grid(qs, cov_scales, probe_q: int) -> list[tuple[int, float]]:
+    """The (Q, covariance scale) pairs of a study: every Q at scale 1, ``probe_q`` at every scale (sorted)."""
+    pairs = {(int(q), 1.0) for q in qs} | {(int(probe_q), float(s)) for s in cov_scales}
+    return sorted(pairs)
+
+
+def grid_settings(settings: EvaluationSettings, grid) -> list[EvaluationSettings]:
+    """One settings per (Q, scale) pair of ``grid``: ``qs = (Q,)``, that scale.
+
+    The exact NLL (if ``settings.exact``) does not depend on Q or the probe:
+    it is asked for once, at the smallest Q at scale 1.
+    """
+    grid = [(int(q), float(s)) for q, s in grid]
+    at_one = [q for q, s in grid if s == 1.0]
+    first = min(at_one) if at_one else None
+    return [
+        replace(settings, qs=(q,), cov_scale=s, exact=settings.exact and s == 1.0 and q == first)
+        for q, s in grid
+    ]
+
+
+#: Fields in which the settings of one :func:`evaluate_runs` call may differ.
+VARYING = ("qs", "cov_scale", "exact")
+
+
+def evaluate_runs(
+    posteriors: Sequence,
+    truth: Sequence[np.ndarray],
+    truth_ids: Sequence[np.ndarray],
+    fov_low,
+    fov_high,
+    settings: Sequence[EvaluationSettings],
+    estimates: Sequence | None = None,
+) -> list[RunMetrics]:
+    """``[evaluate_run(..., s) for s in settings]``, computing what they share once.
+
+    The settings may differ only in ``qs``, ``cov_scale`` and ``exact``
+    (:data:`VARYING`). Per step, the posterior is ranked once per covariance
+    scale for the union of the Qs asked at that scale (:func:`nllbench.nll.nll_many`:
+    the Q best associations are prefixes of one ranking, equal to separate
+    calls to the last bit); the exact NLL is computed once per scale; the
+    point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
+    MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
+    moves no estimate (the estimators read weights, existence probabilities
+    and means only). Each result equals the separate evaluation's value for
+    value; ``seconds`` is the whole shared evaluation's wall time and
+    ``nll_seconds`` that of the Murty NLL at its scale.
+    """
+    settings = list(settings)
+    _check_shared(settings)
+    K, first = len(posteriors), settings[0]
     if estimates is not None and len(estimates) != K:
         raise ValueError(f"estimates: expected {K} steps like the posterior, got {len(estimates)}")
     if len(truth) != K or len(truth_ids) != K:
@@ -256,83 +310,117 @@ def evaluate_run(
     t0 = time.perf_counter()
     lo = np.asarray(fov_low, dtype=float)
     hi = np.asarray(fov_high, dtype=float)
-    scale = settings.theorem_scale or scale_for_k_equal_rho(settings.theorem_rho, lo.size)
-    steps = [
-        _evaluate_step(k, density, X, estimates, settings, lo, hi, scale)
-        for k, (density, X) in enumerate(zip(posteriors, truth, strict=True))
-    ]
-    est_pos = [st.states[:, list(POSITION)] for st in steps]
+    scale = first.theorem_scale or scale_for_k_equal_rho(first.theorem_rho, lo.size)
+    groups = _scale_groups(settings)
+    steps = []
+    for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
+        X = _truth_states(X, density, k)
+        base, y = _evaluated_density(density, X, first)
+        nlls, card = {}, None
+        for s, (qs, exact) in groups.items():
+            nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
+            card = nlls[s].cardinality
+        steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+    est_pos = [pt.states[:, list(POSITION)] for _, pt in steps]
     est_ids, fresh = [], -1
-    for st in steps:  # fresh identities are numbered across the whole run
-        labels, fresh = _fresh_identities(st.labels, fresh)
+    for _, pt in steps:  # fresh identities are numbered across the whole run
+        labels, fresh = _fresh_identities(pt.labels, fresh)
         est_ids.append(labels)
-    truth_pos = [st.truth_pos for st in steps]
-    clear, identity, tgospa_result, hota_result = _sequence_measures(
-        truth_pos, truth_ids, est_pos, est_ids, settings
-    )
-    Q = len(settings.qs)
-
-    def per_step(get, dtype=float):
-        return np.array([get(st) for st in steps], dtype=dtype).reshape(K)
-
-    def per_step_q(name, dtype=float):
-        return np.array([[getattr(r, name) for r in st.nll] for st in steps], dtype=dtype).reshape(K, Q)
-
-    return RunMetrics(
-        settings.qs,
-        {name: per_step_q(name) for name in ("value", "lower", "upper", *NLL_TERMS)},
-        per_step_q("exact", bool),
-        per_step(lambda st: st.gospa.value),
-        per_step(lambda st: st.gospa.localization),
-        per_step(lambda st: st.gospa.missed),
-        per_step(lambda st: st.gospa.false),
-        per_step(lambda st: st.ospa),
-        per_step(lambda st: st.truth_pos.shape[0], np.int64),
-        per_step(lambda st: st.states.shape[0], np.int64),
-        clear,
-        identity,
-        per_step(lambda st: st.theorem1.lhs),
-        per_step(lambda st: st.theorem1.rhs),
-        per_step(lambda st: st.theorem1.difference),
-        per_step(lambda st: st.theorem1_excluded, np.int64),
-        time.perf_counter() - t0,
-        settings,
-        per_step(lambda st: st.exact_value) if settings.exact else None,
-        per_step(lambda st: st.exact_available, bool) if settings.exact else None,
-        sum(st.nll_seconds for st in steps),
-        tgospa_result,
-        hota_result,
-        tuple(st.calibration for st in steps),
-        tuple(st.cardinality for st in steps),
-        sum(st.estimator_empty for st in steps),
-    )
+    truth_pos = [pt.truth_pos for _, pt in steps]
+    sequence = _sequence_measures(truth_pos, truth_ids, est_pos, est_ids, first)
+    seconds = time.perf_counter() - t0
+    return [_run_metrics(steps, s, sequence, seconds) for s in settings]
 
 
-def _evaluate_step(k, density, X, estimates, settings: EvaluationSettings, lo, hi, scale) -> _Step:
-    """Step ``k``: the NLL for every Q, calibration, estimates and the single-frame measures."""
-    density = probed(density, settings)
-    X = _truth_states(X, density, k)
+def _check_shared(settings: list[EvaluationSettings]) -> None:
+    """Settings of one :func:`evaluate_runs` call: at least one, equal outside :data:`VARYING`."""
+    if not settings:
+        raise ValueError("settings: expected at least one EvaluationSettings, got none")
+    shared = {f.name for f in fields(EvaluationSettings)} - set(VARYING)
+    for i, s in enumerate(settings[1:], start=1):
+        for name in sorted(shared):
+            if getattr(s, name) != getattr(settings[0], name):
+                raise ValueError(
+                    f"settings[{i}].{name}: expected {getattr(settings[0], name)!r} like settings[0]"
+                    f" (only {', '.join(VARYING)} may differ), got {getattr(s, name)!r}"
+                )
+
+
+def _scale_groups(settings: list[EvaluationSettings]) -> dict[float, tuple[tuple[int, ...], bool]]:
+    """Covariance scale -> (every Q asked at that scale, sorted; whether any asks the exact NLL)."""
+    groups: dict[float, tuple[set, bool]] = {}
+    for s in settings:
+        qs, exact = groups.get(s.cov_scale, (set(), False))
+        groups[s.cov_scale] = (qs | set(s.qs), exact or s.exact)
+    return {s: (tuple(sorted(qs)), exact) for s, (qs, exact) in groups.items()}
+
+
+@dataclass(frozen=True)
+class _StepNLL:
+    """The NLL part of one step at one covariance scale, for every Q asked at that scale."""
+
+    nll: dict  # Q -> NLLResult
+    cardinality: CardinalityScore
+    calibration: dict  # Q -> CalibrationCounts at that Q's best association
+    exact_value: float | None  # None: not asked, or intractable
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _StepPoints:
+    """The point estimates of one step and the single-frame measures of them (labels not yet relabelled)."""
+
+    states: np.ndarray  # (m, d) estimates
+    labels: np.ndarray  # (m,) their labels, as given
+    estimator_empty: bool
+    truth_pos: np.ndarray  # (n, 2)
+    gospa: GOSPAResult  # of the positions
+    ospa: float
+    theorem1: Theorem1Result  # on the truth inside the field of view
+    theorem1_excluded: int
+
+
+def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
+    """The (tempered) density the NLL is evaluated on, before any covariance scale, and the truth on it.
+
+    The position marginal (or the full state) of the tempered posterior. A
+    covariance scale commutes with both (it multiplies covariances only; the
+    marginal takes their blocks, tempering touches r only), so each scale is
+    applied to this one marginal: the same numbers as scaling first.
+    """
+    density = probed(density, replace(settings, cov_scale=1.0))
     if settings.marginal == "position":
-        dens_eval, y = marginal(density, POSITION), X[:, list(POSITION)]
-    else:
-        dens_eval, y = density, X
+        return marginal(density, POSITION), X[:, list(POSITION)]
+    return density, X
+
+
+def _step_nll(
+    base, y, settings: EvaluationSettings, cov_scale: float, qs, exact: bool, card: CardinalityScore | None
+) -> _StepNLL:
+    """One step's NLL for every Q in ``qs`` at ``cov_scale`` of ``base``, with its calibration counts.
+
+    ``card``: the step's cardinality score if already computed at another
+    scale (a covariance scale moves no weight or existence probability, so
+    the cardinality distribution is the same).
+    """
+    dens_eval = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
     t_nll = time.perf_counter()
-    results = nll_many(dens_eval, y, settings.qs, budget=settings.budget)
-    nll_seconds = time.perf_counter() - t_nll
-    card = cardinality_score(dens_eval, y.shape[0])
-    exact_value, exact_ok = results[-1].value, False
-    if settings.exact:
-        exact_value, exact_ok = _exact_nll(dens_eval, y, fallback=results[-1].value)
+    results = dict(zip(qs, nll_many(dens_eval, y, qs, budget=settings.budget), strict=True))
+    seconds = time.perf_counter() - t_nll
+    card = card if card is not None else cardinality_score(dens_eval, y.shape[0])
+    calibration = {q: step_counts(dens_eval, y, r, card) for q, r in results.items()}
+    exact_value = _exact_nll(dens_eval, y) if exact else None
+    return _StepNLL(results, card, calibration, exact_value, seconds)
+
+
+def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
+    """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and their measures."""
+    density = probed(density, replace(settings, cov_scale=1.0))
     states, labels = _step_estimates(density, k, estimates, settings)
     empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
     pos, truth_pos = states[:, list(POSITION)], X[:, list(POSITION)]
     inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
-    return _Step(
-        results,
-        card,
-        step_counts(dens_eval, y, results[-1], card),
-        exact_value,
-        exact_ok,
+    return _StepPoints(
         states,
         labels,
         bool(empty),
@@ -341,7 +429,55 @@ def _evaluate_step(k, density, X, estimates, settings: EvaluationSettings, lo, h
         ospa(pos, truth_pos, c=settings.cutoff, p=settings.p).value,
         theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
         int((~inside).sum()),
-        nll_seconds,
+    )
+
+
+def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) -> RunMetrics:
+    """The :class:`RunMetrics` of ``settings`` from the shared per-step parts."""
+    clear, identity, tgospa_result, hota_result = sequence
+    K, Q = len(steps), len(settings.qs)
+    nlls = [nlls[settings.cov_scale] for nlls, _ in steps]
+    points = [pt for _, pt in steps]
+    last = settings.qs[-1]  # calibration and the exact NLL's fallback: at the largest Q
+
+    def per_step(get, dtype=float, of=points):
+        return np.array([get(x) for x in of], dtype=dtype).reshape(K)
+
+    def per_step_q(name, dtype=float):
+        return np.array([[getattr(n.nll[q], name) for q in settings.qs] for n in nlls], dtype=dtype).reshape(
+            K, Q
+        )
+
+    def exact(n):
+        return n.nll[last].value if n.exact_value is None else n.exact_value
+
+    return RunMetrics(
+        settings.qs,
+        {name: per_step_q(name) for name in ("value", "lower", "upper", *NLL_TERMS)},
+        per_step_q("exact", bool),
+        per_step(lambda pt: pt.gospa.value),
+        per_step(lambda pt: pt.gospa.localization),
+        per_step(lambda pt: pt.gospa.missed),
+        per_step(lambda pt: pt.gospa.false),
+        per_step(lambda pt: pt.ospa),
+        per_step(lambda pt: pt.truth_pos.shape[0], np.int64),
+        per_step(lambda pt: pt.states.shape[0], np.int64),
+        clear,
+        identity,
+        per_step(lambda pt: pt.theorem1.lhs),
+        per_step(lambda pt: pt.theorem1.rhs),
+        per_step(lambda pt: pt.theorem1.difference),
+        per_step(lambda pt: pt.theorem1_excluded, np.int64),
+        seconds,
+        settings,
+        per_step(exact, of=nlls) if settings.exact else None,
+        per_step(lambda n: n.exact_value is not None, bool, of=nlls) if settings.exact else None,
+        sum(n.seconds for n in nlls),
+        tgospa_result,
+        hota_result,
+        tuple(n.calibration[last] for n in nlls),
+        tuple(n.cardinality for n in nlls),
+        sum(pt.estimator_empty for pt in points),
     )
 
 
@@ -358,15 +494,12 @@ def _truth_states(X, density, k: int) -> np.ndarray:
     return X
 
 
-def _exact_nll(density, y: np.ndarray, fallback: float) -> tuple[float, bool]:
-    """(exact NLL, True), or (``fallback``, False) where the subset DP is intractable.
-
-    Intractable steps are flagged, not guessed.
-    """
+def _exact_nll(density, y: np.ndarray) -> float | None:
+    """The exact NLL, or None where the subset DP is intractable (flagged, not guessed)."""
     try:
-        return nll(density, y, method="exact").value, True
+        return nll(density, y, method="exact").value
     except ValueError:
-        return fallback, False
+        return None
 
 
 def _step_estimates(density, k: int, estimates: Sequence | None, settings: EvaluationSettings):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -359,6 +360,50 @@ def _log_sum_all(prob: AssociationProblem) -> float:
     return _log_sum_matchings(log_w.T, prob.log_lam, prob.log_1mr) - prob.total_rate
 
 
+#: log 2 (numpy's NPY_LOGE2 rounds to the same double)
+_LOG2 = math.log(2.0)
+
+
+@nb.njit(cache=True)
+def _logaddexp(x: float, y: float) -> float:
+    """log(exp(x) + exp(y)), operation for operation as numpy's ``logaddexp`` (npymath) computes it."""
+    if x == y:  # equal infinities without a NaN
+        return x + _LOG2
+    d = x - y
+    if d > 0:
+        return x + math.log1p(math.exp(-d))
+    if d <= 0:
+        return y + math.log1p(math.exp(d))
+    return d  # NaN
+
+
+@nb.njit(cache=True)
+def _matchings_table(log_w: np.ndarray, log_alone_outer: np.ndarray) -> np.ndarray:
+    """The subset DP of :func:`_log_sum_matchings` over the outer items: the table, (2^b,).
+
+    The same sums in the same order as the vectorised form (per outer item,
+    the unmatched factor, then the inner items j = 0, 1, ... in turn), so the
+    values agree to the last bit; compiled because the table is walked
+    ``a * b`` times per association problem.
+    """
+    a, b = log_w.shape
+    size = 1 << b
+    dp = np.full(size, -np.inf)
+    dp[0] = 0.0
+    new = np.empty(size)
+    for i in range(a):
+        for mask in range(size):
+            new[mask] = dp[mask] + log_alone_outer[i]
+        for j in range(b):
+            bit = 1 << j
+            w = log_w[i, j]
+            for mask in range(size):
+                if mask & bit:
+                    new[mask] = _logaddexp(new[mask], dp[mask ^ bit] + w)
+        dp, new = new, dp
+    return dp
+
+
 def _log_sum_matchings(log_w: np.ndarray, log_alone_outer: np.ndarray, log_alone_inner: np.ndarray) -> float:
     """log sum over partial matchings of ``exp(sum log_w[i, j] + unmatched factors)``.
 
@@ -370,15 +415,7 @@ def _log_sum_matchings(log_w: np.ndarray, log_alone_outer: np.ndarray, log_alone
     """
     a, b = log_w.shape
     idx = np.arange(1 << b)
-    dp = np.full(1 << b, -np.inf)
-    dp[0] = 0.0
-    for i in range(a):
-        new = dp + log_alone_outer[i]
-        for j in range(b):
-            bit = 1 << j
-            with_j = idx[(idx & bit) != 0]
-            new[with_j] = np.logaddexp(new[with_j], dp[with_j ^ bit] + log_w[i, j])
-        dp = new
+    dp = _matchings_table(np.ascontiguousarray(log_w, dtype=float), np.asarray(log_alone_outer, dtype=float))
     rest = np.zeros(1 << b)  # sum of the factors of the inner items NOT in the mask
     for j in range(b):
         rest = rest + np.where((idx & (1 << j)) == 0, log_alone_inner[j], 0.0)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD
-from nllbench.evaluate import EvaluationSettings, evaluate_run
+from nllbench.evaluate import EvaluationSettings, evaluate_runs
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
 from nllbench.io import (
     ScenarioData,
@@ -222,6 +222,27 @@ def evaluate_file(
     run's identifying columns), the evaluation's seconds and the seconds of
     its Murty NLL part.
     """
+    (out,) = evaluate_file_many(
+        posterior_path, scenario_path, [(path, settings, config)], allow_mismatch, warn
+    )
+    return out
+
+
+def evaluate_file_many(
+    posterior_path,
+    scenario_path,
+    outputs,
+    allow_mismatch: bool = False,
+    warn: Callable[[str], None] | None = None,
+):
+    """:func:`evaluate_file` for several (metrics path, settings, provenance) triples of one run.
+
+    The posterior and scenario are read once and what the settings share is
+    computed once (:func:`nllbench.evaluate.evaluate_runs`: they may differ in
+    ``qs``, ``cov_scale`` and ``exact``). Each metrics file equals the one
+    :func:`evaluate_file` writes with its settings. Returns one (summary row,
+    seconds, NLL seconds) per triple; the seconds are the shared evaluation's.
+    """
     post = read_posterior(posterior_path)
     data = read_scenario(scenario_path)
     scenario_check = check_scenario(post.attrs, data, posterior_path, scenario_path, allow_mismatch)
@@ -231,8 +252,8 @@ def evaluate_file(
         raise ValueError(
             f"{posterior_path}: expected {data.steps} steps like {scenario_path}, got {len(post)}"
         )
-    settings = _estimation_settings(post, settings, posterior_path)
-    metrics = evaluate_run(
+    settings = [_estimation_settings(post, s, posterior_path) for _, s, _ in outputs]
+    runs = evaluate_runs(
         post,
         data.truth,
         data.truth_ids,
@@ -257,14 +278,16 @@ def evaluate_file(
         scenario_file=Path(scenario_path).name,
         scenario_check=scenario_check,
     )
-    if config is not None:
-        attrs["config"] = json.dumps(config, sort_keys=True)
-    write_metrics(metrics, path, attrs)
-    row = {
-        **{k: attrs.get(k, "") for k in ("scenario", "seed", "filter", "clutter_rate", "p_detection")},
-        "marginal": settings.marginal,
-        "cov_scale": settings.cov_scale,
-        "temper": settings.temper,
-        **metrics.summary(),
-    }
-    return row, metrics.seconds, metrics.nll_seconds
+    out = []
+    for (path, _, config), s, metrics in zip(outputs, settings, runs, strict=True):
+        extra = {} if config is None else {"config": json.dumps(config, sort_keys=True)}
+        write_metrics(metrics, path, {**attrs, **extra})
+        row = {
+            **{k: attrs.get(k, "") for k in ("scenario", "seed", "filter", "clutter_rate", "p_detection")},
+            "marginal": s.marginal,
+            "cov_scale": s.cov_scale,
+            "temper": s.temper,
+            **metrics.summary(),
+        }
+        out.append((row, metrics.seconds, metrics.nll_seconds))
+    return out

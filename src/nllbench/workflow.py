@@ -65,7 +65,9 @@ def validated_config(config: dict, schema_path: str | Path) -> dict:
 
     Numbers must be finite (``.nan`` and ``.inf`` are refused); a missing
     required key is named with its dotted path (``sweep.filters``); optional
-    keys take the ``default`` written in the schema, nowhere else. Raises
+    keys take the ``default`` written in the schema or, for the keys of
+    ``filter`` and ``evaluation`` backed by a settings dataclass, that
+    dataclass's default (:func:`nllbench.settings.config_defaults`). Raises
     ValueError listing every problem; then the ``trackers`` entries are
     checked against the sweep (:func:`check_trackers`).
     """
@@ -81,8 +83,23 @@ def validated_config(config: dict, schema_path: str | Path) -> dict:
         raise ValueError("invalid configuration:\n  " + "\n  ".join(_describe(e) for e in errors))
     out = copy.deepcopy(config)
     _fill_defaults(out, schema)
+    _fill_dataclass_defaults(out)
     check_trackers(out)
     return out
+
+
+def _fill_dataclass_defaults(config: dict) -> None:
+    """Add the default of every absent dataclass-backed key of ``filter`` and ``evaluation``.
+
+    The settings dataclasses hold these defaults, the schema none
+    (:func:`nllbench.settings.config_defaults`), so that each default lives in one place.
+    """
+    from nllbench.settings import SECTIONS, config_defaults
+
+    for section in SECTIONS:
+        node = config.setdefault(section, {})
+        for key, default in config_defaults(section).items():
+            node.setdefault(key, copy.deepcopy(default))
 
 
 @dataclass(frozen=True)
@@ -134,8 +151,9 @@ class Sweep:
 
     def evaluations(self) -> list[tuple[int, float]]:
         """(q, cov_scale) pairs evaluated: every q at scale 1, the probe q at every scale."""
-        pairs = {(q, 1.0) for q in self.qs} | {(self.probe_q, float(s)) for s in self.cov_scales}
-        return sorted(pairs)
+        from nllbench.evaluate import evaluation_grid
+
+        return evaluation_grid(self.qs, self.cov_scales, self.probe_q)
 
     def settings(self) -> list[dict]:
         """Every (scenario, clutter, pd) setting as wildcard values."""
@@ -185,26 +203,12 @@ def config_slice(config: dict, *keys: str, **extra) -> str:
     return json.dumps(out, sort_keys=True)
 
 
-EVALUATION_KEYS = tuple(
-    f"evaluation.{k}"
-    for k in ("marginal", "cutoff", "p", "threshold", "existence_threshold", "theorem_rho", "budget", "exact")
-)
-
-
-#: Point-estimation rule per filter when the configuration names none.
-DEFAULT_ESTIMATORS = {
-    "phd": "round",
-    "cphd": "map",
-    "pmbm": "best_hypothesis",
-    "pmb": "best_hypothesis",
-    "mbm": "best_hypothesis",
-    "mbm01": "best_hypothesis",
-}
-
-
 def estimator_for(config: dict, filter_name: str) -> str:
-    """The point-estimation rule of ``filter_name`` (``evaluation.estimators``)."""
-    return config["evaluation"].get("estimators", DEFAULT_ESTIMATORS)[filter_name]
+    """The point-estimation rule of ``filter_name`` (``evaluation.estimators``).
+
+    A validated configuration always has the table: the schema holds its default.
+    """
+    return config["evaluation"]["estimators"][filter_name]
 
 
 def simulate_flags(config: dict) -> str:
@@ -218,54 +222,60 @@ def simulate_flags(config: dict) -> str:
     return flags.strip()
 
 
-def filter_flags(config: dict, filter_name: str | None = None) -> str:
-    """Command-line flags of ``nllbench filter`` from the config's ``filter`` section.
+def filter_settings(config: dict, filter_name: str, seeds) -> str:
+    """``nllbench filter --settings``: the config's ``filter`` section for one job (JSON).
 
-    With ``filter.estimate_at: update`` the filter extracts its estimates with
-    ``filter_name``'s rule (``evaluation.estimators``) and stores them.
+    The section's keys are the command's option names; the job adds its
+    ``filter``, the ``seeds`` it handles (recorded only) and, with
+    ``estimate_at: update``, the ``estimator`` and ``existence_threshold``
+    the filter extracts its estimates with. This object is the provenance
+    stored in every posterior file of the job.
     """
-    f = config["filter"]
-    flags = (
-        f"--gate {f['gate']} --max-hypotheses {f['max_hypotheses']}"
-        f" --hypothesis-floor {f['hypothesis_floor']} --existence-floor {f['existence_floor']}"
-        f" --ppp-floor {f['ppp_floor']} --recycle {f['recycle']} --phd-prune {f['phd_prune']}"
-        f" --phd-merge {f['phd_merge']} --phd-cap {f['phd_cap']}"
-    )
-    if f.get("cphd_max_card") is not None:
-        flags += f" --cphd-max-card {f['cphd_max_card']}"
-    if f.get("project_before_cap"):
-        flags += " --project-before-cap"
-    if f.get("estimate_at", "posterior") == "update" and filter_name is not None:
-        flags += f" --estimate-at update --estimator {estimator_for(config, filter_name)}"
-        flags += f" --existence-threshold {config['evaluation']['existence_threshold']}"
-    return flags
+    out = dict(config["filter"], filter=filter_name, seeds=[int(s) for s in seeds])
+    if out.get("estimate_at", "posterior") == "update":
+        out.update(
+            estimator=estimator_for(config, filter_name),
+            existence_threshold=config["evaluation"]["existence_threshold"],
+        )
+    return json.dumps(out, sort_keys=True)
 
 
-def evaluate_flags(config: dict, q: int, cov_scale: float, filter_name: str | None = None) -> str:
-    """Command-line flags of ``nllbench evaluate`` for one (Q, covariance scale) job.
+def evaluate_settings(config: dict, filter_name: str, batch: int) -> str:
+    """``nllbench evaluate --settings``: the ``evaluation`` section for one (filter, batch) job (JSON).
 
-    The exact NLL does not depend on Q or the probe: it is asked for once per
-    run, in the job with the smallest Q at scale 1.
+    The section's keys are the command's option names (``q``, ``cov_scales``,
+    ``probe_q``, ``cutoff``, ...); ``estimators`` becomes the filter's
+    ``estimator``; ``filter`` and ``batch`` are recorded only. The job writes
+    every (Q, covariance scale) directory of :meth:`Sweep.evaluations`; each
+    metrics file records this object with its own ``q`` and ``cov_scale``.
     """
-    e = config["evaluation"]
-    flags = (
-        f"--cutoff {e['cutoff']} --p {e['p']} --threshold {e['threshold']}"
-        f" --existence-threshold {e['existence_threshold']} --theorem-rho {e['theorem_rho']}"
-        f" --budget {e['budget']}"
-    )
-    if e["marginal"] == "full":
-        flags += " --full-state"
-    if filter_name is not None:
-        flags += f" --estimator {estimator_for(config, filter_name)}"
-    if e.get("exact") and int(q) == min(int(x) for x in e["q"]) and float(cov_scale) == 1.0:
-        flags += " --exact"
-    return flags
+    out = {k: v for k, v in config["evaluation"].items() if k != "estimators"}
+    out.update(filter=filter_name, estimator=estimator_for(config, filter_name), batch=int(batch))
+    return json.dumps(out, sort_keys=True)
+
+
+def evaluation_outputs(results: str, sweep: Sweep, setting: str) -> list[str]:
+    """The metrics directories of one evaluate job (one per (Q, scale) of the sweep), as rule patterns.
+
+    ``setting`` and the ``{filter}`` and ``{batch}`` wildcards stay for Snakemake to fill.
+    """
+    return [
+        f"{results}/metrics/{setting}/{{filter}}/q{q}_cov{fmt(s)}/batch{{batch}}"
+        for q, s in sweep.evaluations()
+    ]
 
 
 def evaluation_timing_files(results: str, sweep: Sweep) -> list[str]:
-    """The timing CSV of every evaluation job."""
-    prefix = f"{results}/metrics/"
-    return [f"{results}/timing/evaluate/" + d[len(prefix) :] + ".csv" for d in metric_dirs(results, sweep)]
+    """The timing CSV of every evaluation job: one per (setting, filter or tracker, batch) and, for a
+    tracker (scored per (Q, scale)), per (Q, scale)."""
+    out = []
+    for st in sweep.settings():
+        where = f"{results}/timing/evaluate/{st['scenario']}/clutter{st['clutter']}_pd{st['pd']}"
+        for filt, b in product(sweep.filters, sweep.batches):
+            out.append(f"{where}/{filt}/batch{b}.csv")
+        for t, (q, s), b in product(sweep.trackers, sweep.evaluations(), sweep.batches):
+            out.append(f"{where}/{tracker_dir(t)}/q{q}_cov{fmt(s)}/batch{b}.csv")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,17 +402,17 @@ def gather_tracks(tables, seeds, out_dir: str | Path) -> Path:
     return Path(out_dir)
 
 
-def score_flags(config: dict, name: str, q, cov_scale, calibration: dict | None = None) -> str:
-    """Flags of ``nllbench score`` (batch form) for tracker ``name`` at one (Q, covariance scale).
+def score_flags(config: dict, name: str, calibration: dict | None = None) -> str:
+    """Fill-in flags of ``nllbench score`` (batch form) for tracker ``name``.
 
-    The evaluation flags are ``evaluate``'s (:func:`evaluate_flags`, no
-    estimator: the tracker's point estimates are its rows with r above the
+    The evaluation options come once, as ``--settings`` (:func:`score_settings`;
+    no estimator: the tracker's point estimates are its rows with r above the
     existence threshold). ``calibration`` maps each calibration seed to its
     ``(tracks table, scenario file)`` pair, for ``fit_undetected_on`` and
     ``fit_score_on``. Every fill-in comes from the config entry, none implied.
     """
     spec = config["trackers"][name]
-    flags = evaluate_flags(config, q, cov_scale) + f" --tracker {shlex.quote(name)}"
+    flags = f"--tracker {shlex.quote(name)}"
     flags += " --state " + " ".join(shlex.quote(s) for s in spec["state"])
     if spec.get("undetected_rate") is not None:
         flags += f" --undetected-rate {spec['undetected_rate']}"
@@ -419,6 +429,23 @@ def score_flags(config: dict, name: str, q, cov_scale, calibration: dict | None 
     if spec.get("existence_one"):
         flags += " --existence-one"
     return flags
+
+
+def score_settings(config: dict, name: str, q, cov_scale, batch) -> str:
+    """``nllbench score --settings`` for tracker ``name`` at one (Q, covariance scale) (JSON).
+
+    The ``evaluation`` section as for :func:`evaluate_settings`, for this one
+    Q and scale (the exact NLL at the smallest Q at scale 1 only), with the
+    tracker's name (``tracker``) and, recorded only, its config entry
+    (``entry``) and ``batch``: the provenance stored in its metrics files.
+    """
+    e = config["evaluation"]
+    q, cov_scale = int(q), float(cov_scale)
+    out = {k: v for k, v in e.items() if k not in ("estimators", "cov_scales", "probe_q")}
+    exact = bool(e.get("exact")) and q == min(int(x) for x in e["q"]) and cov_scale == 1.0
+    out.update(q=[q], cov_scale=cov_scale, exact=exact, tracker=name, batch=int(batch))
+    out["entry"] = config["trackers"][name]
+    return json.dumps(out, sort_keys=True)
 
 
 def part_seeds(sweep: Sweep, part: str) -> list[int]:

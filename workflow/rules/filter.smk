@@ -17,14 +17,9 @@ rule filter:
         "../envs/nllbench.yaml"
     threads: 1
     params:
-        flags=lambda w: filter_flags(config, w.filter),
-        provenance=lambda w: config_slice(
-            config,
-            "filter",
-            filter=w.filter,
-            estimator=estimator_for(config, w.filter),
-            seeds=SWEEP.batch_seeds(int(w.batch)),
+        settings=lambda w: filter_settings(
+            config, w.filter, SWEEP.batch_seeds(int(w.batch))
         ),
     shell:
-        "nllbench filter -q --filter {wildcards.filter} --input-dir {input} --output-dir {output.posteriors}"
-        " {params.flags} --timing {output.timing} --provenance {params.provenance:q} > {log} 2>&1"
+        "nllbench filter -q --input-dir {input} --output-dir {output.posteriors}"
+        " --settings {params.settings:q} --timing {output.timing} > {log} 2>&1"

@@ -110,20 +110,10 @@ rule score_tracker:
         flags=lambda w: score_flags(
             config,
             w.tracker,
-            w.q,
-            w.cov,
             tracker_calibration_files(RESULTS, config, w.tracker, w),
         ),
-        provenance=lambda w: config_slice(
-            config,
-            *EVALUATION_KEYS,
-            f"trackers.{w.tracker}",
-            filter=w.tracker,
-            q=int(w.q),
-            cov_scale=float(w.cov),
-            batch=int(w.batch),
-        ),
+        settings=lambda w: score_settings(config, w.tracker, w.q, w.cov, w.batch),
     shell:
         "nllbench score --tracks-dir {input.tracks} --scenario-dir {input.scenarios}"
-        " --output-dir {output.metrics} --q {wildcards.q} --cov-scale {wildcards.cov} {params.flags}"
-        " --timing {output.timing} --provenance {params.provenance:q} > {log} 2>&1"
+        " --output-dir {output.metrics} {params.flags} --settings {params.settings:q}"
+        " --timing {output.timing} > {log} 2>&1"

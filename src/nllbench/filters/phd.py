@@ -27,15 +27,17 @@ from nllbench.filters.gaussian import (
 from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.gaussian_mixture import GaussianMixture, Gaussians
 from nllbench.models import Model
+from nllbench.settings import option
 
 
 @dataclass(frozen=True)
 class PHDSettings:
     """Mixture reduction: prune weights <= prune, merge within squared Mahalanobis merge, keep cap."""
 
-    prune: float = 1e-5
-    merge: float = 4.0
-    cap: int = 100
+    # options --phd-prune, --phd-merge, --phd-cap; config keys filter.phd_* (nllbench.settings)
+    prune: float = option(1e-5, "(C)PHD pruning threshold", "number", low=0)
+    merge: float = option(4.0, "(C)PHD merging distance", "number", low=0)
+    cap: int = option(100, "(C)PHD maximum components", "integer", low=1)
 
     def __post_init__(self) -> None:
         if not self.prune >= 0:

@@ -43,6 +43,7 @@ from nllbench.filters.gaussian import (
 from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.gaussian_mixture import GaussianMixture, Gaussians
 from nllbench.models import Model
+from nllbench.settings import option
 
 VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
 
@@ -63,13 +64,16 @@ class PMBMSettings:
         order of the PMB reference code), instead of after.
     """
 
-    gate: float = 20.0
-    max_hypotheses: int = 200
-    hypothesis_floor: float = 1e-4
-    existence_floor: float = 1e-5
-    ppp_floor: float = 1e-5
-    recycle: float = 0.0
-    project_before_cap: bool = False
+    # each field's option (help, type, bounds) is its command-line flag and config key (nllbench.settings)
+    gate: float = option(20.0, "squared Mahalanobis gate (PMBM family)", "number", low=0, open_low=True)
+    max_hypotheses: int = option(200, "cap on global hypotheses", "integer", low=1)
+    hypothesis_floor: float = option(1e-4, "prune hypotheses below this weight", "number", low=0, high=1)
+    existence_floor: float = option(1e-5, "prune Bernoullis below this r", "number", low=0, high=1)
+    ppp_floor: float = option(1e-5, "prune PPP components below this weight", "number", low=0)
+    recycle: float = option(0.0, "recycle Bernoullis below this r (0: off)", "number", low=0, high=1)
+    project_before_cap: bool = option(
+        False, "PMB: project to one MB before pruning and capping the hypotheses", "bool"
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.project_before_cap, (bool, np.bool_)):
