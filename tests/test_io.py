@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nllbench as nb
-from nllbench.io import (
+from nllbench.scenarios import get_scenario, simulate
+from nllbench.store import (
     Output,
     SchemaError,
     check_output,
@@ -23,7 +24,6 @@ from nllbench.io import (
     write_posterior,
     write_scenario,
 )
-from nllbench.scenarios import get_scenario, simulate
 
 
 def random_ppp(rng, d, labels=True):
@@ -267,7 +267,7 @@ def test_a_failed_command_leaves_none_of_its_outputs(tmp_path):
 KILLED_WRITER = """
 import sys, time
 from pathlib import Path
-from nllbench.io import Output, committed_together
+from nllbench.store import Output, committed_together
 d = Path(sys.argv[1])
 outputs = Output(d / "out.nc", "-o"), Output(d / "batch0", "--output-dir", directory=True)
 with committed_together(*outputs) as (f, b):

@@ -1,0 +1,216 @@
+"""Metrics files: one evaluated run (``content = "metrics"``), written by ``nllbench evaluate``.
+
+Layout in ``docs/store.md``: the NLL and its terms per step and Q, the
+per-step measures (:data:`~nllbench.names.METRIC_STEP_VARIABLES`), the
+run-level scores, and the evaluation settings as a JSON attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from nllbench.names import METRIC_STEP_VARIABLES, NLL_STEP, POINT_RUN
+from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_dataset
+
+
+def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
+    """Write a :class:`nllbench.evaluate.RunMetrics` to a metrics file.
+
+    Layout: ``nll_<term>(step, q)`` for value, lower, upper and the
+    decomposition, ``nll_exact(step, q)`` (0/1), per-step measures over
+    ``step`` (:data:`METRIC_STEP_VARIABLES`), and run-level scalars (``mota``,
+    ``motp``, ``idf1``, ...; ``nll_mean(q)``, ``nll_infinite_steps(q)``).
+    +inf NLL values are stored as +inf (an impossible truth), never dropped.
+    """
+    import xarray as xr
+
+    data = {}
+    for term, arr in metrics.nll.items():
+        data[f"nll_{term}"] = (("step", "q"), arr)
+    data["nll_exact"] = (("step", "q"), metrics.nll_exact.astype(np.int8))
+    c = metrics.clear
+    per_step = {
+        "gospa": metrics.gospa,
+        "gospa_localization": metrics.gospa_localization,
+        "gospa_missed": metrics.gospa_missed,
+        "gospa_false": metrics.gospa_false,
+        "ospa": metrics.ospa,
+        "n_truth": metrics.n_truth,
+        "n_estimates": metrics.n_estimates,
+        "clear_matches": c.frame_matches,
+        "clear_misses": c.frame_misses,
+        "clear_false_positives": c.frame_false_positives,
+        "clear_switches": c.frame_switches,
+        "clear_distance_sum": c.frame_distance_sum,
+        "theorem1_lhs": metrics.theorem1_lhs,
+        "theorem1_rhs": metrics.theorem1_rhs,
+        "theorem1_difference": metrics.theorem1_difference,
+        "theorem1_excluded": metrics.theorem1_excluded,
+    }
+    for name, arr in per_step.items():
+        data[name] = (("step",), np.asarray(arr))
+    if metrics.nll_exact_value is not None:
+        data["nll_exact_value"] = (("step",), metrics.nll_exact_value)
+        data["nll_exact_available"] = (("step",), metrics.nll_exact_available.astype(np.int8))
+    summary = metrics.summary()
+    values = metrics.nll["value"]
+    data["nll_mean"] = (("q",), np.array([summary[f"nll_q{q}"] for q in metrics.qs]))
+    data["nll_finite_mean"] = (("q",), np.array([summary[f"nll_finite_mean_q{q}"] for q in metrics.qs]))
+    data["nll_infinite_steps"] = (("q",), (~np.isfinite(values)).sum(axis=0).astype(np.int64))
+    for name in POINT_RUN:
+        key = {"gospa_mean": "gospa", "ospa_mean": "ospa"}.get(name, name)
+        data[name] = ((), float(summary[key]))
+    for name in ("switches", "matches", "misses", "false_positives", "num_objects"):
+        data[f"clear_total_{name}"] = ((), int(getattr(c, name)))
+    ident = metrics.identity
+    for name in ("idp", "idr"):
+        data[name] = ((), float(getattr(ident, name)))
+    for name in ("idtp", "idfp", "idfn"):
+        data[name] = ((), int(getattr(ident, name)))
+    data.update(_measure_variables(metrics))
+    s = metrics.settings
+    meta = {
+        **header("metrics"),
+        "evaluation_settings": json.dumps(
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()}, sort_keys=True
+        ),
+        "nll_marginal": s.marginal,
+    }
+    for k, v in (attrs or {}).items():
+        meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
+    ds = xr.Dataset(
+        data,
+        coords={"step": np.arange(metrics.steps), "q": np.array(metrics.qs, dtype=np.int64)},
+        attrs=attrs_out(meta),
+    )
+    write_dataset(ds, path)
+
+
+def _measure_variables(metrics) -> dict:
+    """T-GOSPA, HOTA and calibration variables of a metrics file.
+
+    Per step (``step``): :data:`MEASURE_STEP_VARIABLES`. Per run: ``tgospa``
+    (value; its per-step terms sum to ``tgospa ** p``), ``tgospa_gamma``,
+    ``tgospa_n_switches``, ``tgospa_n_half_switches``; ``hota``, ``deta``,
+    ``assa``, ``loca`` (means over alpha) and ``hota_alpha``, ``deta_alpha``,
+    ``assa_alpha``, ``loca_alpha``, ``hota_tp``, ``hota_fn``, ``hota_fp``
+    over ``alpha``; the pooled calibration counts ``reliability_count``,
+    ``reliability_r_sum``, ``reliability_explained`` over ``reliability_bin``
+    (lower bin edges), ``nees_pit_count`` over ``nees_pit_bin``,
+    ``calibration_brier_sum_total``, ``nees_dof``; and the scores
+    ``cardinality_coverage90``, ``cardinality_log_score_mean`` and, only where
+    defined (some Bernoulli / some matched pair), ``brier``, ``ece``,
+    ``anees``, ``anees_ci95_low``, ``anees_ci95_high``, ``nees_inside95_share``.
+    """
+    if metrics.tgospa is None or metrics.hota is None or not metrics.calibration:
+        return {}
+    from nllbench.calibration import PIT_BINS, RELIABILITY_BINS
+
+    tg, ho, steps = metrics.tgospa, metrics.hota, metrics.calibration
+    cards = metrics.cardinality
+    pooled = metrics.calibration_total()
+    per_step = {
+        "tgospa_localization": tg.frame_localization,
+        "tgospa_missed": tg.frame_missed,
+        "tgospa_false": tg.frame_false,
+        "tgospa_switches": tg.frame_switches,
+        "calibration_bernoullis": [c.bernoullis for c in steps],
+        "calibration_explained": [int(c.bin_explained.sum()) for c in steps],
+        "calibration_r_sum": [float(c.bin_r_sum.sum()) for c in steps],
+        "calibration_brier_sum": [c.brier_sum for c in steps],
+        "calibration_unassociated": [c.unassociated for c in steps],
+        "nees_pairs": [c.nees_pairs for c in steps],
+        "nees_sum": [c.nees_sum for c in steps],
+        "nees_inside95": [c.nees_inside for c in steps],
+        "cardinality_mean": [c.mean for c in cards],
+        "cardinality_low90": [c.low for c in cards],
+        "cardinality_high90": [c.high for c in cards],
+        "cardinality_covered90": [int(c.covered) for c in cards],
+        "cardinality_log_score": [c.log_score for c in cards],
+    }
+    data = {name: (("step",), np.asarray(values)) for name, values in per_step.items()}
+    data["alpha"] = (("alpha",), ho.alphas)
+    data["reliability_bin"] = (("reliability_bin",), np.arange(RELIABILITY_BINS) / RELIABILITY_BINS)
+    data["nees_pit_bin"] = (("nees_pit_bin",), np.arange(PIT_BINS) / PIT_BINS)
+    for name in ("hota_alpha", "deta_alpha", "assa_alpha", "loca_alpha"):
+        data[name] = (("alpha",), getattr(ho, name))
+    for name in ("tp", "fn", "fp"):
+        data[f"hota_{name}"] = (("alpha",), getattr(ho, name))
+    data["reliability_count"] = (("reliability_bin",), pooled.bin_count)
+    data["reliability_r_sum"] = (("reliability_bin",), pooled.bin_r_sum)
+    data["reliability_explained"] = (("reliability_bin",), pooled.bin_explained)
+    data["nees_pit_count"] = (("nees_pit_bin",), pooled.pit_count)
+    scalars = {
+        "tgospa": tg.value,
+        "tgospa_gamma": tg.gamma,
+        "tgospa_n_switches": tg.n_switches,
+        "tgospa_n_half_switches": tg.n_half_switches,
+        "hota": ho.hota,
+        "deta": ho.deta,
+        "assa": ho.assa,
+        "loca": ho.loca,
+        "calibration_brier_sum_total": pooled.brier_sum,
+        "nees_dof": pooled.nees_dof,
+        "cardinality_coverage90": pooled.cardinality_coverage,
+        "cardinality_log_score_mean": pooled.cardinality_log_score,
+        "brier": pooled.brier,
+        "ece": pooled.ece,
+        "anees": pooled.anees,
+        "nees_inside95_share": pooled.nees_inside_share,
+    }
+    interval = pooled.anees_interval()
+    if interval is not None:
+        scalars["anees_ci95_low"], scalars["anees_ci95_high"] = interval
+    data.update({name: ((), value) for name, value in scalars.items() if value is not None})
+    return data
+
+
+def read_calibration_counts(ds):
+    """The pooled :class:`~nllbench.calibration.CalibrationCounts` of a metrics dataset (add over runs)."""
+    from nllbench.calibration import CalibrationCounts
+
+    def total(name):
+        return ds[name].values.sum()
+
+    return CalibrationCounts(
+        ds["reliability_count"].values.astype(np.int64),
+        ds["reliability_r_sum"].values.astype(float),
+        ds["reliability_explained"].values.astype(np.int64),
+        brier_sum=float(ds["calibration_brier_sum_total"].values),
+        nees_pairs=int(total("nees_pairs")),
+        nees_sum=float(total("nees_sum")),
+        nees_dof=int(ds["nees_dof"].values),
+        nees_inside=int(total("nees_inside95")),
+        pit_count=ds["nees_pit_count"].values.astype(np.int64),
+        card_steps=int(ds["step"].size),
+        card_covered=int(total("cardinality_covered90")),
+        card_log_score_sum=float(total("cardinality_log_score")),
+        unassociated=int(total("calibration_unassociated")),
+    )
+
+
+def read_metrics(path: str | os.PathLike):
+    """Read a metrics file as an ``xarray.Dataset`` (validated: content, version, variables, no NaN)."""
+    ds = open_dataset(path, "metrics")
+    required = (
+        *(f"nll_{t}" for t in NLL_STEP),
+        "nll_exact",
+        "nll_mean",
+        "nll_finite_mean",
+        "nll_infinite_steps",
+        *METRIC_STEP_VARIABLES,
+        *POINT_RUN,
+        "clear_total_switches",
+    )
+    for name in required:
+        if name not in ds.variables:
+            raise SchemaError(f"{path}: variable {name!r} is missing")
+        values = np.asarray(ds[name].values)
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            raise SchemaError(f"{path}: variable {name!r}: NaN found (values are numbers or +-inf)")
+    if "evaluation_settings" not in ds.attrs:
+        raise SchemaError(f"{path}: attribute 'evaluation_settings' is missing")
+    return ds
