@@ -233,7 +233,8 @@ def step_cube(records: Iterable[tuple[dict, str, np.ndarray, np.ndarray]]):
     }
     shape = {m: tuple(len(labels[d]) for d in dims[m]) for m in measures}
     data = {m: np.full(shape[m], np.nan) for m in measures}
-    masks = {f: None for f in {_family(m) for m in measures}}
+    # first appearance in the sorted measures, not set order: the same cube gives the same bytes
+    masks = dict.fromkeys(_family(m) for m in measures)
     seen = {m: np.zeros(shape[m], dtype=bool) for m in measures}
     for lab, m, steps, values in records:
         idx = tuple(index[d][_label(d, lab[d])] for d in dims[m][:-1])

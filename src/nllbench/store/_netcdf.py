@@ -12,7 +12,12 @@ import numpy as np
 from nllbench.store.atomic import atomic_file
 from nllbench.store.provenance import nllbench_version, provenance_attrs
 
-SCHEMA_VERSION = "1"
+#: The schema version each file kind is written with (attribute ``nllbench_schema_version``).
+#: Metrics files are at 2 since their variables are packed (:mod:`nllbench.store.metrics`).
+SCHEMA_VERSIONS = {"scenario": "1", "posterior": "1", "metrics": "2"}
+#: The versions each kind is read from: version-1 metrics files read as before.
+READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1",), "metrics": ("1", "2")}
+SCHEMA_VERSION = SCHEMA_VERSIONS["scenario"]
 STATE_NAMES_4D = ["x", "y", "vx", "vy"]
 _COMPRESS = {"zlib": True, "complevel": 4}
 
@@ -25,7 +30,7 @@ def header(content: str) -> dict:
     """The attributes every nllbench file starts with: content, schema and software versions."""
     return {
         "content": content,
-        "nllbench_schema_version": SCHEMA_VERSION,
+        "nllbench_schema_version": SCHEMA_VERSIONS[content],
         "nllbench_version": nllbench_version(),
         **provenance_attrs(),
         "Conventions": "CF-1.8",
@@ -46,12 +51,15 @@ def split(counts: np.ndarray, data: np.ndarray) -> list[np.ndarray]:
     return np.split(data, np.cumsum(counts)[:-1]) if counts.size else []
 
 
-def write_dataset(ds, path: str | os.PathLike) -> None:
-    """Write ``ds`` to ``path`` through a temporary file in the same directory."""
+def write_dataset(ds, path: str | os.PathLike, encoding: dict[str, dict] | None = None) -> None:
+    """Write ``ds`` to ``path`` through a temporary file in the same directory.
+
+    Numeric variables are stored as ``encoding[name]`` says (zlib level 4 by
+    default) and have no fill value: nllbench files have no missing data.
+    """
     path = Path(path)
-    # compressed, and no fill value: nllbench files have no missing data
     encoding = {
-        name: {**_COMPRESS, "_FillValue": None}
+        name: {**(encoding or {}).get(name, _COMPRESS), "_FillValue": None}
         for name, var in ds.data_vars.items()
         if var.dtype.kind in "fiu"
     }
@@ -74,8 +82,11 @@ def open_dataset(path: str | os.PathLike, content: str):
     if found != content:
         raise SchemaError(f"{path}: expected a {content} file (attribute content={content!r}), got {found!r}")
     version = str(ds.attrs.get("nllbench_schema_version", ""))
-    if version != SCHEMA_VERSION:
-        raise SchemaError(f"{path}: expected nllbench_schema_version {SCHEMA_VERSION}, got {version!r}")
+    readable = READABLE_VERSIONS[content]
+    if version not in readable:
+        raise SchemaError(
+            f"{path}: expected nllbench_schema_version {' or '.join(readable)}, got {version!r}"
+        )
     return ds
 
 

@@ -19,18 +19,43 @@ from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset,
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
     """Write a :class:`nllbench.evaluate.RunMetrics` to a metrics file.
 
-    Layout: ``nll_<term>(step, q)`` for value, lower, upper and the
-    decomposition, ``nll_exact(step, q)`` (0/1), per-step measures over
-    ``step`` (:data:`METRIC_STEP_VARIABLES`), and run-level scalars (``mota``,
-    ``motp``, ``idf1``, ...; ``nll_mean(q)``, ``nll_infinite_steps(q)``).
-    +inf NLL values are stored as +inf (an impossible truth), never dropped.
+    Variables (as :func:`read_metrics` returns them): ``nll_<term>(step, q)``
+    for value, lower, upper and the decomposition, ``nll_exact(step, q)``
+    (0/1), per-step measures over ``step`` (:data:`METRIC_STEP_VARIABLES`),
+    and run-level scalars (``mota``, ``motp``, ``idf1``, ...; ``nll_mean(q)``,
+    ``nll_infinite_steps(q)``). In the file, the variables of equal
+    dimensions and type are stacked into one (:func:`pack`). +inf NLL values
+    are stored as +inf (an impossible truth), never dropped.
     """
     import xarray as xr
 
-    data = {}
-    for term, arr in metrics.nll.items():
-        data[f"nll_{term}"] = (("step", "q"), arr)
+    data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
+    data.update(_measure_variables(metrics))
+    ds = xr.Dataset(
+        pack(data),
+        coords={"step": np.arange(metrics.steps), "q": np.array(metrics.qs, dtype=np.int64)},
+        attrs=attrs_out(_metrics_attrs(metrics, attrs)),
+    )
+    write_dataset(ds, path, encoding={v: _packed_encoding(ds[v]) for v in ds.data_vars})
+
+
+def _packed_encoding(var) -> dict:
+    """zlib with byte shuffling for the larger packed variables (it halves them); contiguous storage
+    for the small ones, where a chunk index would cost more than compression saves."""
+    if var.size > 500:
+        return {"zlib": True, "complevel": 4, "shuffle": True}
+    return {"contiguous": True}
+
+
+def _nll_variables(metrics) -> dict:
+    """The NLL per step and Q (value, bounds, terms), whether it was exact, and the exact NLL."""
+    data = {f"nll_{term}": (("step", "q"), arr) for term, arr in metrics.nll.items()}
     data["nll_exact"] = (("step", "q"), metrics.nll_exact.astype(np.int8))
+    return data
+
+
+def _point_variables(metrics) -> dict:
+    """Per-step GOSPA, OSPA, counts, CLEAR MOT frame counts, Theorem 1 check and exact NLL."""
     c = metrics.clear
     per_step = {
         "gospa": metrics.gospa,
@@ -50,27 +75,37 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
         "theorem1_difference": metrics.theorem1_difference,
         "theorem1_excluded": metrics.theorem1_excluded,
     }
-    for name, arr in per_step.items():
-        data[name] = (("step",), np.asarray(arr))
+    data = {name: (("step",), np.asarray(arr)) for name, arr in per_step.items()}
     if metrics.nll_exact_value is not None:
         data["nll_exact_value"] = (("step",), metrics.nll_exact_value)
         data["nll_exact_available"] = (("step",), metrics.nll_exact_available.astype(np.int8))
+    return data
+
+
+def _run_variables(metrics) -> dict:
+    """Run-level NLL summaries per Q and the Q-independent run scores (CLEAR MOT, identity, means)."""
     summary = metrics.summary()
     values = metrics.nll["value"]
-    data["nll_mean"] = (("q",), np.array([summary[f"nll_q{q}"] for q in metrics.qs]))
-    data["nll_finite_mean"] = (("q",), np.array([summary[f"nll_finite_mean_q{q}"] for q in metrics.qs]))
-    data["nll_infinite_steps"] = (("q",), (~np.isfinite(values)).sum(axis=0).astype(np.int64))
+    data = {
+        "nll_mean": (("q",), np.array([summary[f"nll_q{q}"] for q in metrics.qs])),
+        "nll_finite_mean": (("q",), np.array([summary[f"nll_finite_mean_q{q}"] for q in metrics.qs])),
+        "nll_infinite_steps": (("q",), (~np.isfinite(values)).sum(axis=0).astype(np.int64)),
+    }
     for name in POINT_RUN:
         key = {"gospa_mean": "gospa", "ospa_mean": "ospa"}.get(name, name)
         data[name] = ((), float(summary[key]))
+    c, ident = metrics.clear, metrics.identity
     for name in ("switches", "matches", "misses", "false_positives", "num_objects"):
         data[f"clear_total_{name}"] = ((), int(getattr(c, name)))
-    ident = metrics.identity
     for name in ("idp", "idr"):
         data[name] = ((), float(getattr(ident, name)))
     for name in ("idtp", "idfp", "idfn"):
         data[name] = ((), int(getattr(ident, name)))
-    data.update(_measure_variables(metrics))
+    return data
+
+
+def _metrics_attrs(metrics, attrs: dict | None) -> dict:
+    """Header, the evaluation settings (JSON) and the caller's ``attrs`` (the posterior's provenance)."""
     s = metrics.settings
     meta = {
         **header("metrics"),
@@ -81,12 +116,73 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     }
     for k, v in (attrs or {}).items():
         meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
-    ds = xr.Dataset(
-        data,
-        coords={"step": np.arange(metrics.steps), "q": np.array(metrics.qs, dtype=np.int64)},
-        attrs=attrs_out(meta),
-    )
-    write_dataset(ds, path)
+    return meta
+
+
+#: Attributes of a packed variable: the names stacked along its first dimension, and their dtypes.
+PACKED_MEMBERS, PACKED_DTYPES = "members", "member_dtypes"
+#: Integers stored in a float64 packed variable must be exact there (|n| <= 2**53).
+_EXACT_INTEGER = 2**53
+
+
+def pack(data: dict) -> dict:
+    """Stack the variables of equal dimensions into one float64 variable per dimension tuple.
+
+    ``data`` maps a name to ``(dims, values)``. A variable named like its
+    only dimension is a coordinate and stays as it is. The others become
+    ``packed_<dims>`` (``packed_run`` for scalars) over
+    ``(<that name>_member, *dims)``, with the attributes ``members`` (the
+    stacked names, in order) and ``member_dtypes`` (each one's numpy dtype;
+    integers are exact in float64 up to 2**53, checked here). :func:`unpack`
+    inverts this exactly: the same names, dimensions, dtypes and values (the
+    encode/decode contract of metrics files, schema version 2). A few
+    variables instead of one per measure removes HDF5's per-variable overhead
+    (object headers, chunk indices, dimension scales), which made up most of
+    a file of a few thousand numbers.
+    """
+    groups: dict[tuple, list[tuple[str, np.ndarray]]] = {}
+    out = {}
+    for name, (dims, values) in data.items():
+        arr = np.asarray(values)
+        if tuple(dims) == (name,):
+            out[name] = (dims, arr)
+            continue
+        if arr.dtype.kind not in "fiu":
+            raise TypeError(f"metrics variable {name!r}: expected numbers, got dtype {arr.dtype}")
+        if arr.dtype.kind in "iu" and arr.size and max(arr.max(), -arr.min()) > _EXACT_INTEGER:
+            bad = arr.max() if arr.max() > _EXACT_INTEGER else arr.min()
+            raise ValueError(f"metrics variable {name!r}: expected integers within +-2**53, got {bad}")
+        groups.setdefault(tuple(dims), []).append((name, arr))
+    for dims, members in groups.items():
+        var = f"packed_{'_'.join(dims) or 'run'}"
+        stacked = np.stack([arr.astype(np.float64) for _, arr in members])
+        attrs = {
+            PACKED_MEMBERS: " ".join(n for n, _ in members),
+            PACKED_DTYPES: " ".join(arr.dtype.str for _, arr in members),
+        }
+        out[var] = ((f"{var}_member", *dims), stacked, attrs)
+    return out
+
+
+def unpack(ds, path=None):
+    """The variables :func:`pack` stacked, restored from ``ds`` (an ``xarray.Dataset``; a new one)."""
+    packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds[v].attrs]
+    out = ds.drop_vars(packed)
+    for var in packed:
+        names = str(ds[var].attrs[PACKED_MEMBERS]).split()
+        dtypes = str(ds[var].attrs.get(PACKED_DTYPES, "")).split()
+        values = ds[var].values
+        if not values.shape[0] == len(names) == len(dtypes):
+            raise SchemaError(
+                f"{path}: variable {var!r}: expected one row per name in {PACKED_MEMBERS!r} and "
+                f"{PACKED_DTYPES!r}, got {values.shape[0]} rows, {len(names)} names, {len(dtypes)} dtypes"
+            )
+        for name, dtype, row in zip(names, dtypes, values, strict=True):
+            restored = row.astype(dtype)
+            if not np.array_equal(restored, row, equal_nan=True):
+                raise SchemaError(f"{path}: variable {name!r} (in {var!r}): expected {dtype} values")
+            out[name] = (ds[var].dims[1:], restored)
+    return out
 
 
 def _measure_variables(metrics) -> dict:
@@ -194,7 +290,7 @@ def read_calibration_counts(ds):
 
 def read_metrics(path: str | os.PathLike):
     """Read a metrics file as an ``xarray.Dataset`` (validated: content, version, variables, no NaN)."""
-    ds = open_dataset(path, "metrics")
+    ds = unpack(open_dataset(path, "metrics"), path)
     required = (
         *(f"nll_{t}" for t in NLL_STEP),
         "nll_exact",
