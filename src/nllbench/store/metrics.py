@@ -149,8 +149,9 @@ def pack(data: dict) -> dict:
             continue
         if arr.dtype.kind not in "fiu":
             raise TypeError(f"metrics variable {name!r}: expected numbers, got dtype {arr.dtype}")
-        if arr.dtype.kind in "iu" and arr.size and max(arr.max(), -arr.min()) > _EXACT_INTEGER:
-            bad = arr.max() if arr.max() > _EXACT_INTEGER else arr.min()
+        low, high = (int(arr.min()), int(arr.max())) if arr.dtype.kind in "iu" and arr.size else (0, 0)
+        if max(high, -low) > _EXACT_INTEGER:
+            bad = high if high > _EXACT_INTEGER else low
             raise ValueError(f"metrics variable {name!r}: expected integers within +-2**53, got {bad}")
         groups.setdefault(tuple(dims), []).append((name, arr))
     for dims, members in groups.items():
