@@ -14,8 +14,8 @@ Needs Stone Soup (``pip install -e '.[crosscheck]'``).
 import argparse
 from pathlib import Path
 
-from nllbench.io import atomic_directory, read_scenario
 from nllbench.stonesoup_tracker import gmphd_tracks_table
+from nllbench.store import atomic_directory, read_scenario
 
 
 def main() -> None:

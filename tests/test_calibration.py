@@ -209,7 +209,7 @@ def test_probes_move_the_calibration_panels_in_the_expected_direction():
 def test_metrics_file_keeps_every_measure_and_pools_exactly(tmp_path):
     from nllbench.aggregate import collect
     from nllbench.evaluate import EvaluationSettings, evaluate_run
-    from nllbench.io import read_calibration_counts, read_metrics, write_metrics
+    from nllbench.store import read_calibration_counts, read_metrics, write_metrics
 
     posts, truth, ids = calibrated_run(K=12)
     runs = []

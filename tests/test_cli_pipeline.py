@@ -12,7 +12,7 @@ import pytest
 
 import nllbench as nb
 from nllbench.cli import main
-from nllbench.io import read_metrics, read_posterior, read_scenario
+from nllbench.store import read_metrics, read_posterior, read_scenario
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +240,7 @@ def test_evaluate_checks_the_truth_itself(scored_pair, tmp_path, capsys):
 
 
 def test_a_posterior_without_scenario_record_is_scored_with_a_note(scored_pair, tmp_path, capsys):
-    from nllbench.io import write_posterior
+    from nllbench.store import write_posterior
 
     write_posterior(list(read_posterior(scored_pair / "p1.nc")), tmp_path / "mine.nc", {"filter": "mine"})
     out = tmp_path / "m.nc"

@@ -12,9 +12,9 @@ from nllbench.cli import main
 from nllbench.evaluate import EvaluationSettings, evaluate_run
 from nllbench.examples import example1, example2
 from nllbench.filters import run_filter
-from nllbench.io import read_metrics, read_posterior
 from nllbench.metrics import clear_mot, ospa
 from nllbench.scenarios import get_scenario, simulate
+from nllbench.store import read_metrics, read_posterior
 from nllbench.transforms import marginal, scale_covariances, temper_existence
 
 

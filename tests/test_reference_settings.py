@@ -16,9 +16,9 @@ from nllbench.estimates import estimate
 from nllbench.evaluate import EvaluationSettings
 from nllbench.filters import PMBMSettings, run_filter_full
 from nllbench.filters.pmbm import initial_state, predict, update
-from nllbench.io import read_posterior, read_scenario
 from nllbench.runs import evaluate_file, filter_file, simulate_file
 from nllbench.scenarios import get_scenario, read_truth_csv, simulate, write_truth_csv
+from nllbench.store import read_posterior, read_scenario
 from nllbench.workflow import estimator_for, evaluate_settings, filter_settings, simulate_flags
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,7 +230,7 @@ def test_stored_estimates_round_trip_and_are_used_by_evaluate(tmp_path):
         np.testing.assert_array_equal(lab, e.labels)
     s = EvaluationSettings(qs=(1,), cutoff=10.0, p=2.0)
     row, _, _ = evaluate_file(post, scen, tmp_path / "m.nc", s)
-    from nllbench.io import read_metrics
+    from nllbench.store import read_metrics
 
     ds = read_metrics(tmp_path / "m.nc")
     settings = json.loads(ds.attrs["evaluation_settings"])

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 import nllbench as nb
 from nllbench.cli import main
 from nllbench.evaluate import EvaluationSettings
-from nllbench.io import read_metrics
 from nllbench.scoring import (
     FillIns,
     ScoreCalibration,
@@ -27,6 +26,7 @@ from nllbench.scoring import (
     fit_undetected_rate,
     score,
 )
+from nllbench.store import read_metrics
 from nllbench.tracks import validate_tracks, validate_truth
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
@@ -295,7 +295,7 @@ def test_score_calibration_solves_the_likelihood_equations():
 def test_cli_writes_evaluate_metrics_format_and_aggregate_reads_it(tmp_path, capsys):
     sc = tmp_path / "sc.nc"
     assert main(["simulate", "--scenario", "williams15", "--seed", "3", "--steps", "6", "-o", str(sc)]) == 0
-    from nllbench.io import read_scenario
+    from nllbench.store import read_scenario
 
     data = read_scenario(sc)
     truth = pd.DataFrame(
@@ -413,8 +413,8 @@ def test_motchallenge_errors(tmp_path):
 def test_stonesoup_tracker_output(tmp_path):
     pytest.importorskip("stonesoup")
     from nllbench.adapters import tracks_from_stonesoup
-    from nllbench.io import read_scenario
     from nllbench.stonesoup_tracker import run_gmphd, truth_table
+    from nllbench.store import read_scenario
 
     sc = tmp_path / "sc.nc"
     assert main(["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "12", "-o", str(sc)]) == 0
@@ -542,8 +542,8 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
         )
         == 0
     )
-    from nllbench.io import read_scenario
     from nllbench.scoring import truth_from_scenario
+    from nllbench.store import read_scenario
 
     tracks_dir = tmp_path / "tracks"
     tracks_dir.mkdir()

@@ -219,7 +219,7 @@ def test_score_flags_state_every_fill_in_of_the_entry():
 
 def _perfect_tracks(scenario_dir: Path, out_dir: Path) -> None:
     """A tracker that reports every truth with r = 0.9 (tidy tables, one per seed)."""
-    from nllbench.io import read_scenario
+    from nllbench.store import read_scenario
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for f in sorted(scenario_dir.glob("seed*.nc")):
@@ -283,7 +283,7 @@ def test_dry_run_of_the_trackers_config(tmp_path):
 def test_trackers_config_end_to_end_reduced(tmp_path):
     """config/trackers.yaml with 10 steps, 2 seeds and one Q, plus a tracks-pattern tracker."""
 
-    from nllbench.io import read_metrics
+    from nllbench.store import read_metrics
 
     pre = tmp_path / "pre"
     subprocess.run(

@@ -17,7 +17,7 @@ import yaml
 
 from nllbench.aggregate import long_table, read_long_table, read_step_cube, write_tables
 from nllbench.cli import main
-from nllbench.io import METRIC_STEP_VARIABLES
+from nllbench.names import METRIC_STEP_VARIABLES
 from nllbench.workflow import (
     Sweep,
     evaluate_settings,
@@ -279,7 +279,7 @@ def test_tables_do_not_depend_on_job_order(test_run, tmp_path):
 
 def _long_from_metrics(dirs):
     """The long per-step table read row by row from the metrics files (independent of the cube)."""
-    from nllbench.io import read_metrics
+    from nllbench.store import read_metrics
 
     rows = []
     for f in sorted(f for p in dirs for f in Path(p).glob("seed*.nc")):
@@ -431,7 +431,7 @@ def test_pooled_calibration_tables_are_the_sums_of_the_runs_counts(test_run):
     """tables/reliability.csv and calibration.csv against the metrics files' own counts, added by hand."""
     from scipy.stats import chi2
 
-    from nllbench.io import read_calibration_counts, read_metrics
+    from nllbench.store import read_calibration_counts, read_metrics
 
     rel = pd.read_csv(test_run / "tables/reliability.csv")
     cal = pd.read_csv(test_run / "tables/calibration.csv")

@@ -11,6 +11,7 @@ from nllbench.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Lapla
 from nllbench.metrics import GOSPAResult, gospa
 from nllbench.nll import NLLResult, nll, nll_many
 from nllbench.scoring import FillIns, ScoreResult, score
+from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
 from nllbench.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
@@ -28,14 +29,19 @@ __all__ = [
     "MultiBernoulli",
     "NLLResult",
     "RankedAssignments",
+    "SchemaError",
     "ScoreResult",
     "Theorem1Result",
     "gospa",
     "murty",
     "nll",
     "nll_many",
+    "read_metrics",
+    "read_posterior",
+    "read_scenario",
     "score",
     "theorem1",
     "theorem1_pmb",
+    "write_posterior",
     "__version__",
 ]

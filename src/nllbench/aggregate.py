@@ -38,45 +38,24 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from nllbench.io import METRIC_STEP_VARIABLES, read_metrics
+from nllbench.names import (
+    MEASURE_RUN,
+    METRIC_STEP_VARIABLES,
+    NLL_STEP,
+    NLL_STEP_MEASURES,
+    NLL_TERMS,
+    POINT_RUN,
+    TGOSPA_TERMS,
+)
+from nllbench.store import read_metrics
 
 KEYS = ["scenario", "filter", "clutter", "pd", "cov_scale", "temper", "marginal", "q"]
-NLL_STEP = [
-    "value",
-    "lower",
-    "upper",
-    "localization",
-    "false",
-    "missed",
-    "cardinality",
-    "mixture",
-    "association",
-]
-POINT_STEP = list(METRIC_STEP_VARIABLES[:-1])  # theorem1_excluded is a count, not a measure
-POINT_RUN = ["gospa_mean", "ospa_mean", "mota", "motp", "idf1", "theorem1_max_abs_difference"]
-# run-level T-GOSPA, HOTA and calibration scores of a metrics file (q-independent); each is
-# tabulated when the file has it: brier/ece need some Bernoulli and anees/nees_inside95_share
-# some matched pair, so PHD/CPHD runs have no row for them (absent, never NaN)
-MEASURE_RUN = [
-    "tgospa",
-    "hota",
-    "deta",
-    "assa",
-    "loca",
-    "brier",
-    "ece",
-    "anees",
-    "nees_inside95_share",
-    "cardinality_coverage90",
-    "cardinality_log_score_mean",
-]
-# per-step T-GOSPA terms (p-th-power units): their sums over steps add up to tgospa ** p
-TGOSPA_TERMS = ["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]
+POINT_STEP = METRIC_STEP_VARIABLES[:-1]  # theorem1_excluded is a count, not a measure
 
 
 def _files(dirs: Iterable[str | Path]) -> list[Path]:
@@ -93,65 +72,74 @@ def collect(dirs: Iterable[str | Path]):
     """(per-step cube, per-run table) from metrics directories.
 
     The per-step cube is an ``xarray.Dataset`` (:func:`step_cube`); its long
-    form is :func:`long_table`. The per-run table is a long pandas DataFrame.
+    form is :func:`long_table`. The per-run table is a long pandas DataFrame
+    (:func:`runs_frame`).
     """
-    import pandas as pd
-
     step_records: list[tuple] = []
     run_rows: list[dict] = []
     for f in _files(dirs):
         ds = read_metrics(f)
-        settings = json.loads(ds.attrs["evaluation_settings"])
-        if int(ds.attrs.get("seed", -1)) < 0:
-            raise ValueError(f"{f}: attribute 'seed' is missing; a table row needs its run's seed")
-        base = {
-            "scenario": str(ds.attrs.get("scenario", "")),
-            "seed": int(ds.attrs.get("seed", -1)),
-            "filter": str(ds.attrs.get("filter", "")),
-            "clutter": float(ds.attrs.get("clutter_rate", math.nan)),
-            "pd": float(ds.attrs.get("p_detection", math.nan)),
-            "cov_scale": float(settings["cov_scale"]),
-            "temper": float(settings["temper"]),
-            "marginal": str(settings["marginal"]),
-        }
+        base = _run_labels(ds, f)
         step_records += _step_records(ds, base)
-        for j, q in enumerate(ds["q"].values.tolist()):
-            run_rows.append({**base, "q": q, "measure": "nll", "value": float(ds["nll_mean"].values[j])})
-            run_rows.append(
-                {
-                    **base,
-                    "q": q,
-                    "measure": "nll_finite_mean",
-                    "value": float(ds["nll_finite_mean"].values[j]),
-                }
-            )
-            run_rows.append(
-                {
-                    **base,
-                    "q": q,
-                    "measure": "nll_infinite_steps",
-                    "value": float(ds["nll_infinite_steps"].values[j]),
-                }
-            )
-            for term in NLL_STEP[3:]:  # run means of the decomposition (+inf if a step is)
-                vals = ds[f"nll_{term}"].values[:, j]
-                mean = float(np.mean(vals)) if np.isfinite(vals).all() else math.inf
-                run_rows.append({**base, "q": q, "measure": f"nll_{term}", "value": mean})
-        if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
-            vals = ds["nll_exact_value"].values
-            mean = float(np.mean(vals)) if np.isfinite(vals).all() else math.inf
-            run_rows.append({**base, "q": 0, "measure": "nll_exact", "value": mean})
-        for name in POINT_RUN:
-            run_rows.append({**base, "q": 0, "measure": name, "value": float(ds[name].values)})
-        run_rows.append(
-            {**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)}
-        )
-        run_rows += _measure_run_rows(ds, base)
+        run_rows += _run_rows(ds, base)
+    return step_cube(step_records), runs_frame(run_rows)
+
+
+def _run_labels(ds, path) -> dict:
+    """The labels of one metrics file's run: scenario, seed, filter, clutter, pd and the probe."""
+    settings = json.loads(ds.attrs["evaluation_settings"])
+    if int(ds.attrs.get("seed", -1)) < 0:
+        raise ValueError(f"{path}: attribute 'seed' is missing; a table row needs its run's seed")
+    return {
+        "scenario": str(ds.attrs.get("scenario", "")),
+        "seed": int(ds.attrs["seed"]),
+        "filter": str(ds.attrs.get("filter", "")),
+        "clutter": float(ds.attrs.get("clutter_rate", math.nan)),
+        "pd": float(ds.attrs.get("p_detection", math.nan)),
+        "cov_scale": float(settings["cov_scale"]),
+        "temper": float(settings["temper"]),
+        "marginal": str(settings["marginal"]),
+    }
+
+
+def _finite_or_inf_mean(values: np.ndarray) -> float:
+    """The mean over steps, +inf when some step is infinite (an impossible truth)."""
+    return float(np.mean(values)) if np.isfinite(values).all() else math.inf
+
+
+def _nll_run_rows(ds, base: dict) -> list[dict]:
+    """Per Q: the run's NLL (+inf when a step is), its finite mean, infinite steps, term means."""
+    rows = []
+    for j, q in enumerate(ds["q"].values.tolist()):
+        for measure in ("nll_mean", "nll_finite_mean", "nll_infinite_steps"):
+            name = "nll" if measure == "nll_mean" else measure
+            rows.append({**base, "q": q, "measure": name, "value": float(ds[measure].values[j])})
+        for term in NLL_TERMS:
+            mean = _finite_or_inf_mean(ds[f"nll_{term}"].values[:, j])
+            rows.append({**base, "q": q, "measure": f"nll_{term}", "value": mean})
+    if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
+        mean = _finite_or_inf_mean(ds["nll_exact_value"].values)
+        rows.append({**base, "q": 0, "measure": "nll_exact", "value": mean})
+    return rows
+
+
+def _run_rows(ds, base: dict) -> list[dict]:
+    """One metrics file's per-run rows: the NLL per Q, then the Q-independent measures (q = 0)."""
+    rows = _nll_run_rows(ds, base)
+    rows += [{**base, "q": 0, "measure": name, "value": float(ds[name].values)} for name in POINT_RUN]
+    rows.append({**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)})
+    return rows + _measure_run_rows(ds, base)
+
+
+def runs_frame(rows: list[dict]):
+    """The per-run table: one row per (run, q, measure), sorted, each Q-independent value once."""
+    import pandas as pd
+
     run_cols = [c for c in LONG_COLUMNS if c != "step"]
-    runs_df = pd.DataFrame(run_rows, columns=run_cols)
+    runs_df = pd.DataFrame(rows, columns=run_cols)
     # q-independent measures come from every q's file: keep one copy
     runs_df = runs_df.drop_duplicates(subset=run_cols[:-1]).sort_values(run_cols[:-1], kind="stable")
-    return step_cube(step_records), runs_df.reset_index(drop=True)
+    return runs_df.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------
@@ -176,7 +164,6 @@ LONG_COLUMNS = [
 #: Dimensions of the per-step cube, in order. Measures that do not depend on
 #: the Murty budget (``q = 0`` in the long table) have every dimension but ``q``.
 CUBE_DIMS = ("scenario", "filter", "clutter", "pd", "cov_scale", "temper", "marginal", "q", "seed", "step")
-NLL_STEP_MEASURES = ["nll" if t == "value" else f"nll_{t}" for t in NLL_STEP]
 #: mask variable of each family of measures (the measures of a family are written together)
 _MASKS = {"nll": "nll_present", "nll_exact": "nll_exact_present", "point": "present"}
 _COORD_TYPES = {"clutter": float, "pd": float, "cov_scale": float, "temper": float, "q": int, "seed": int}
@@ -246,7 +233,8 @@ def step_cube(records: Iterable[tuple[dict, str, np.ndarray, np.ndarray]]):
     }
     shape = {m: tuple(len(labels[d]) for d in dims[m]) for m in measures}
     data = {m: np.full(shape[m], np.nan) for m in measures}
-    masks = {f: None for f in {_family(m) for m in measures}}
+    # first appearance in the sorted measures, not set order: the same cube gives the same bytes
+    masks = dict.fromkeys(_family(m) for m in measures)
     seen = {m: np.zeros(shape[m], dtype=bool) for m in measures}
     for lab, m, steps, values in records:
         idx = tuple(index[d][_label(d, lab[d])] for d in dims[m][:-1])
@@ -330,40 +318,17 @@ def step_values(cube) -> int:
 
 
 def write_step_cube(cube, path: str | Path) -> None:
-    """Write a cube to NetCDF: zlib-compressed measures with NaN as ``_FillValue``, masks as bytes."""
-    encoding = {}
-    for v in cube.data_vars:
-        if cube[v].dtype.kind == "f":
-            encoding[v] = {"zlib": True, "complevel": 4, "shuffle": True, "_FillValue": np.nan}
-        else:
-            encoding[v] = {"zlib": True, "complevel": 4}
-    for d in CUBE_DIMS:
-        if cube[d].dtype.kind != "O":
-            encoding[d] = {"_FillValue": None}
-    cube.to_netcdf(path, engine="netcdf4", encoding=encoding)
+    """Write a cube to NetCDF (:func:`nllbench.store.write_step_cube`)."""
+    from nllbench.store import write_step_cube as write
+
+    write(cube, path)
 
 
 def read_step_cube(path: str | Path):
     """Read ``tables/steps.nc`` (loaded into memory), checking that it is a step cube."""
-    import xarray as xr
+    from nllbench.store import read_step_cube as read
 
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such file (the per-step cube written by nllbench aggregate)")
-    with xr.open_dataset(path, engine="netcdf4") as ds:
-        cube = ds.load()
-    if cube.attrs.get("content") != "step cube":
-        raise ValueError(
-            f"{path}: attribute 'content': expected 'step cube' (written by nllbench aggregate), "
-            f"got {cube.attrs.get('content')!r}"
-        )
-    missing = [d for d in CUBE_DIMS if d not in cube.coords]
-    if missing:
-        raise ValueError(f"{path}: expected a coordinate {missing[0]!r}")
-    for v in cube.data_vars:
-        mask = cube[v].attrs.get("ancillary_variables")
-        if mask is not None and (mask not in cube or cube[mask].dtype != bool):
-            raise ValueError(f"{path}: variable {v!r}: expected its mask {mask!r} as a boolean variable")
-    return cube
+    return read(path, CUBE_DIMS)
 
 
 def read_long_table(tables: str | Path, measures: Iterable[str] | None = None):
@@ -414,6 +379,42 @@ BETTER_LOW = {
 # 0.95; interval coverage: 0.90): compared in paired.csv, never ranked
 PAIRED_ONLY = ["anees", "nees_inside95_share", "cardinality_coverage90"]
 RANKED = ["nll", "gospa_mean", "mota"]  # measures ranked in tables/ranking.csv and the leaderboard
+
+
+def rank_agreement(summary, q: int, measures: Sequence[str]):
+    """Mean Kendall tau between the filter rankings of each pair of ``measures``, over settings.
+
+    Per (scenario, clutter, pd) at covariance scale 1, each measure ranks the
+    filters by its summary mean (the NLL at ``q`` by its finite mean, a filter
+    with infinite runs last; better-is-higher measures negated), and
+    ``scipy.stats.kendalltau`` compares every two rankings. Returns the
+    measures present in ``summary`` (in the given order) and the matrix of
+    mean tau over settings (NaN where no setting has three filters).
+    """
+    from scipy.stats import kendalltau
+
+    present = set(summary["measure"])
+    measures = [m for m in measures if m in present]  # metrics files before T-GOSPA/HOTA lack them
+    taus = {(a, b): [] for a in measures for b in measures}
+    base = summary[summary["cov_scale"] == 1.0]
+    for _, g in base.groupby(["scenario", "clutter", "pd"], sort=True):
+        table = {}
+        for m in measures:
+            sub = g[(g["measure"] == m) & (g["q"] == (q if m == "nll" else 0))].sort_values("filter")
+            vals = sub["finite_mean"].to_numpy() if m == "nll" else sub["mean"].to_numpy()
+            if m == "nll":  # a filter with infinite runs ranks last
+                vals = np.where(sub["n_infinite"].to_numpy() > 0, np.inf, vals)
+            table[m] = vals if BETTER_LOW[m] else -vals
+        n = {len(v) for v in table.values()}
+        if len(n) != 1 or n.pop() < 3:
+            continue
+        for a in measures:
+            for b in measures:
+                tau = kendalltau(table[a], table[b]).statistic
+                if np.isfinite(tau):
+                    taus[(a, b)].append(tau)
+    mat = np.array([[np.mean(taus[(a, b)]) if taus[(a, b)] else np.nan for b in measures] for a in measures])
+    return measures, mat
 
 
 def quantile(values, p: float) -> float:
@@ -697,24 +698,16 @@ def collect_calibration_counts(dirs: Iterable[str | Path]) -> dict[tuple, dict[i
     has the same counts in each file and is taken once; files without the
     panel (written before it existed) are skipped.
     """
-    from nllbench.io import read_calibration_counts
+    from nllbench.store import read_calibration_counts
 
     out: dict[tuple, dict[int, object]] = {}
     for f in _files(dirs):
         ds = read_metrics(f)
         if "reliability_count" not in ds.variables:
             continue
-        settings = json.loads(ds.attrs["evaluation_settings"])
-        key = (
-            str(ds.attrs.get("scenario", "")),
-            str(ds.attrs.get("filter", "")),
-            float(ds.attrs.get("clutter_rate", math.nan)),
-            float(ds.attrs.get("p_detection", math.nan)),
-            float(settings["cov_scale"]),
-            float(settings["temper"]),
-            str(settings["marginal"]),
-        )
-        out.setdefault(key, {}).setdefault(int(ds.attrs["seed"]), read_calibration_counts(ds))
+        labels = _run_labels(ds, f)
+        key = tuple(labels[k] for k in CALIBRATION_KEYS)
+        out.setdefault(key, {}).setdefault(labels["seed"], read_calibration_counts(ds))
     return out
 
 
@@ -840,9 +833,13 @@ def write_tables(
     ranking.csv, fill_ins.csv (:func:`fill_ins_table`), calibration.csv and
     reliability.csv, and provenance.json into ``out_dir``; steps.csv (the long per-step
     table) too when ``long_csv``."""
-    import xarray as xr
-
-    from nllbench.io import atomic_directory, software_versions
+    from nllbench.store import (
+        atomic_directory,
+        provenance_record,
+        write_csv,
+        write_json,
+        write_long_table_nc,
+    )
 
     dirs = list(dirs)
     steps, runs = collect(dirs)
@@ -851,25 +848,23 @@ def write_tables(
     ranks = ranking(pairs)
     counts = collect_calibration_counts(dirs)
     calibration, reliability = pooled_calibration(counts), pooled_reliability(counts)
-    out_dir = Path(out_dir)
+    csvs = {
+        "runs": runs,
+        "summary": summary,
+        "paired": pairs,
+        "ranking": ranks,
+        "fill_ins": fill_ins_table(dirs),
+        "calibration": calibration,
+        "reliability": reliability,
+    }
     with atomic_directory(out_dir) as tmp:
         write_step_cube(steps, tmp / "steps.nc")
         if long_csv:
-            long_table(steps).to_csv(tmp / "steps.csv", index=False)
-        runs.to_csv(tmp / "runs.csv", index=False)
-        summary.to_csv(tmp / "summary.csv", index=False)
-        pairs.to_csv(tmp / "paired.csv", index=False)
-        ranks.to_csv(tmp / "ranking.csv", index=False)
-        fill_ins_table(dirs).to_csv(tmp / "fill_ins.csv", index=False)
-        calibration.to_csv(tmp / "calibration.csv", index=False)
-        reliability.to_csv(tmp / "reliability.csv", index=False)
-        for name, df in (("runs", runs),):
-            ds = xr.Dataset.from_dataframe(df.reset_index(drop=True).rename_axis("row"))
-            ds.attrs.update(content="table", description=f"nllbench tidy {name} table (long form)")
-            encoding = {c: {"zlib": True, "complevel": 4} for c in ds.data_vars if ds[c].dtype.kind in "fiu"}
-            ds.to_netcdf(tmp / f"{name}.nc", engine="netcdf4", encoding=encoding)
-        meta = {"software_versions": software_versions(), "config": provenance or {}, "sources": len(dirs)}
-        (tmp / "provenance.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+            write_csv(long_table(steps), tmp / "steps.csv")
+        for name, df in csvs.items():
+            write_csv(df, tmp / f"{name}.csv")
+        write_long_table_nc(runs, tmp / "runs.nc", "nllbench tidy runs table (long form)")
+        write_json(provenance_record(provenance, sources=len(dirs)), tmp / "provenance.json")
     return {
         "steps": step_values(steps),
         "runs": len(runs),

@@ -41,9 +41,9 @@ def _outputs(*targets: tuple[str, str | None, bool]):
     Yields the temporary path of each given target (None for absent ones).
     All targets are checked before anything is computed and are renamed into
     place together at the end; a failure leaves none of them
-    (:class:`nllbench.io.committed_together`).
+    (:class:`nllbench.store.committed_together`).
     """
-    from nllbench.io import Output, committed_together
+    from nllbench.store import Output, committed_together
 
     given = [Output(Path(path), option, directory) for option, path, directory in targets if path]
     with committed_together(*given) as tmps:
@@ -128,7 +128,7 @@ FIGURES = (
 
 def _checked_plot(args: argparse.Namespace) -> int:
     """``plot``, with its output paths checked before anything is drawn (plots.save writes them)."""
-    from nllbench.io import check_output, remove_created_dirs
+    from nllbench.store import check_output, remove_created_dirs
 
     created = []
     try:
@@ -169,9 +169,9 @@ def _plot(args: argparse.Namespace) -> int:
             fig = plots.fig_calibration(summary, args.q)
         elif args.figure == "theorem1":
             from nllbench.aggregate import read_long_table
+            from nllbench.names import THEOREM1_STEP
 
-            theorem1 = ["theorem1_lhs", "theorem1_rhs", "theorem1_difference"]
-            fig = plots.fig_theorem1(read_long_table(tables, theorem1))
+            fig = plots.fig_theorem1(read_long_table(tables, THEOREM1_STEP))
         elif args.figure == "tgospa":
             fig = plots.fig_tgospa(summary)
         elif args.figure == "hota":
@@ -256,7 +256,7 @@ def _config(args: argparse.Namespace) -> dict | None:
 
 def _write_timing(path: str | None, rows: list[dict]) -> None:
     if path:
-        from nllbench.io import write_summary_csv
+        from nllbench.store import write_summary_csv
 
         write_summary_csv(rows, path)
 
@@ -372,7 +372,7 @@ def _filter(args: argparse.Namespace) -> int:
         existence_threshold=run.existence_threshold,
     )
     if not _batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
-        from nllbench.io import read_scenario
+        from nllbench.store import read_scenario
 
         steps = read_scenario(args.scenario_file).steps
         progress = Progress(args.filter, steps, enabled=not args.quiet)
@@ -427,8 +427,8 @@ def _warn_empty(row: dict, path) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from nllbench.io import write_summary_csv
     from nllbench.runs import evaluate_file
+    from nllbench.store import write_summary_csv
 
     settings = _evaluation_settings(args)
     config = _config(args)
@@ -467,8 +467,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, check: dict) -> int:
     """The batch form of ``evaluate``: one directory, or one per (Q, scale) of a grid (--cov-scales)."""
     from nllbench.evaluate import grid_settings
-    from nllbench.io import write_summary_csv
     from nllbench.runs import evaluate_file_many
+    from nllbench.store import write_summary_csv
     from nllbench.workflow import fmt
 
     if args.summary:
@@ -611,8 +611,8 @@ def _score(args: argparse.Namespace) -> int:
 
 def _score_one(args: argparse.Namespace, options: dict):
     """One run of ``score``: (summary row, ScoreResult, summary path), outputs committed together."""
-    from nllbench.io import write_summary_csv
     from nllbench.scoring import score_file
+    from nllbench.store import write_summary_csv
 
     summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
     targets = (
@@ -639,8 +639,8 @@ def _score_one(args: argparse.Namespace, options: dict):
 
 def _score_batch(args: argparse.Namespace, options: dict):
     """A batch of ``score``: (summary rows, last ScoreResult); --output-dir, --timing committed together."""
-    from nllbench.io import write_summary_csv
     from nllbench.scoring import score_file
+    from nllbench.store import write_summary_csv
 
     settings = options["settings"]
     tables = _seed_tables(args.tracks_dir)

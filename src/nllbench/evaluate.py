@@ -46,13 +46,12 @@ from nllbench.metrics import (
     identity_scores,
     ospa,
 )
+from nllbench.names import NLL_STEP
 from nllbench.nll import nll, nll_many
 from nllbench.settings import option
 from nllbench.tgospa import TGOSPAResult, tgospa
 from nllbench.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
 from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
-
-NLL_TERMS = ("localization", "false", "missed", "cardinality", "mixture", "association")
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ class RunMetrics:
     """Per-step arrays (K = steps, Q = len(qs)) and run-level scores.
 
     nll : dict term -> (K, Q) float, terms "value", "lower", "upper" and
-        the decomposition (see :data:`NLL_TERMS`); nll_exact : (K, Q) bool.
+        the decomposition (see :data:`nllbench.names.NLL_TERMS`); nll_exact : (K, Q) bool.
     gospa, gospa_localization, gospa_missed, gospa_false, ospa : (K,)
     n_truth, n_estimates : (K,) int
     clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
@@ -453,7 +452,7 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
 
     return RunMetrics(
         settings.qs,
-        {name: per_step_q(name) for name in ("value", "lower", "upper", *NLL_TERMS)},
+        {name: per_step_q(name) for name in NLL_STEP},
         per_step_q("exact", bool),
         per_step(lambda pt: pt.gospa.value),
         per_step(lambda pt: pt.gospa.localization),

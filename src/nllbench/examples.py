@@ -163,32 +163,26 @@ def format_example(number: int) -> str:
 
 def write_example(number: int, out_dir, text: str | None = None) -> None:
     """Write the example's posteriors (one NetCDF per tracker), truth.csv, table.csv and example.txt."""
-    import csv
-
-    from nllbench.io import atomic_directory, write_posterior
+    from nllbench.store import atomic_directory, write_posterior, write_rows_csv, write_text
 
     ex = get_example(number)
     rows = evaluate_example(number)
     with atomic_directory(out_dir) as tmp:
         for name, density in ex.trackers.items():
             write_posterior([density], tmp / f"{name}.nc", {"example": number, "tracker": name})
-        with open(tmp / "truth.csv", "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["x", "y"])
-            w.writerows(ex.truth.tolist())
-        with open(tmp / "table.csv", "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["tracker", "nll", "nll_exact", "paper_nll", "gospa", "mota", "motp"])
-            for r in rows:
-                w.writerow(
-                    [
-                        r.tracker,
-                        r.nll_q1.value,
-                        r.nll_exact.value,
-                        r.paper_nll,
-                        r.gospa.value,
-                        r.clear.mota,
-                        r.clear.motp,
-                    ]
-                )
-        (tmp / "example.txt").write_text((text or format_example(number)) + "\n")
+        write_rows_csv(["x", "y"], ex.truth.tolist(), tmp / "truth.csv")
+        table = [
+            [
+                r.tracker,
+                r.nll_q1.value,
+                r.nll_exact.value,
+                r.paper_nll,
+                r.gospa.value,
+                r.clear.mota,
+                r.clear.motp,
+            ]
+            for r in rows
+        ]
+        header = ["tracker", "nll", "nll_exact", "paper_nll", "gospa", "mota", "motp"]
+        write_rows_csv(header, table, tmp / "table.csv")
+        write_text(tmp / "example.txt", (text or format_example(number)) + "\n")

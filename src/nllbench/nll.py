@@ -42,6 +42,7 @@ from nllbench.densities import (
     as_pmbm,
     batched_logpdf,
 )
+from nllbench.names import NLL_TERMS
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
@@ -113,14 +114,7 @@ class NLLResult:
 
     def terms(self) -> dict[str, float]:
         """The decomposition as a dict; its values sum to ``value``."""
-        return {
-            "localization": self.localization,
-            "false": self.false,
-            "missed": self.missed,
-            "cardinality": self.cardinality,
-            "mixture": self.mixture,
-            "association": self.association,
-        }
+        return {name: getattr(self, name) for name in NLL_TERMS}
 
 
 def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypothesis") -> NLLResult:

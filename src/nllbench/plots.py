@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.aggregate import BETTER_LOW as _BETTER_LOW
+from nllbench.aggregate import rank_agreement
+from nllbench.names import TGOSPA_TERMS
 
 MEASURE_LABEL = {
     "nll": "NLL",
@@ -26,8 +27,6 @@ MEASURE_LABEL = {
     "tgospa": "T-GOSPA",
     "hota": "HOTA",
 }
-# measures of the rank-agreement map: one value per filter and setting for every filter
-BETTER_LOW = {m: _BETTER_LOW[m] for m in MEASURE_LABEL}
 # axis labels with units: NLL in nats (natural log), distances in the scenario's position units
 AXIS_LABEL = {
     "nll": "NLL per step (nats)",
@@ -86,21 +85,12 @@ def _plt():
 
 def save(fig, path: str | Path, provenance: dict | None = None) -> list[Path]:
     """Write ``path`` (.png) and the same stem as .pdf, atomically, with provenance metadata."""
-    import os
+    from nllbench.store import provenance_record, save_figure
 
-    from nllbench.io import software_versions
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    desc = json.dumps({"software_versions": software_versions(), "config": provenance or {}}, sort_keys=True)
-    out = []
-    for suffix, meta in ((".png", {"Description": desc}), (".pdf", {"Subject": desc, "CreationDate": None})):
-        target = path.with_suffix(suffix)
-        tmp = target.with_name(f".{target.name}.tmp{suffix}")
-        fig.savefig(tmp, dpi=150, bbox_inches="tight", metadata=meta)
-        os.replace(tmp, target)
-        out.append(target)
-    return out
+    desc = json.dumps(provenance_record(provenance), sort_keys=True)
+    return save_figure(
+        fig, path, {".png": {"Description": desc}, ".pdf": {"Subject": desc, "CreationDate": None}}
+    )
 
 
 def _pick(summary, **filters):
@@ -403,38 +393,11 @@ def fig_theorem1(steps):
     return fig
 
 
-def rank_agreement(summary, q: int):
-    """Mean Kendall tau between the filter rankings of each pair of measures, over settings."""
-    from scipy.stats import kendalltau
-
-    present = set(summary["measure"])
-    measures = [m for m in BETTER_LOW if m in present]  # metrics files before T-GOSPA/HOTA lack them
-    taus = {(a, b): [] for a in measures for b in measures}
-    base = summary[summary["cov_scale"] == 1.0]
-    for _, g in base.groupby(["scenario", "clutter", "pd"], sort=True):
-        table = {}
-        for m in measures:
-            sub = g[(g["measure"] == m) & (g["q"] == (q if m == "nll" else 0))].sort_values("filter")
-            vals = sub["finite_mean"].to_numpy() if m == "nll" else sub["mean"].to_numpy()
-            if m == "nll":  # a filter with infinite runs ranks last
-                vals = np.where(sub["n_infinite"].to_numpy() > 0, np.inf, vals)
-            table[m] = vals if BETTER_LOW[m] else -vals
-        n = {len(v) for v in table.values()}
-        if len(n) != 1 or n.pop() < 3:
-            continue
-        for a in measures:
-            for b in measures:
-                tau = kendalltau(table[a], table[b]).statistic
-                if np.isfinite(tau):
-                    taus[(a, b)].append(tau)
-    mat = np.array([[np.mean(taus[(a, b)]) if taus[(a, b)] else np.nan for b in measures] for a in measures])
-    return measures, mat
-
-
 def fig_rank_agreement(summary, q: int):
     """Heat map of rank agreement (Kendall tau) between measures across filters and settings."""
     plt, sns = _plt()
-    measures, mat = rank_agreement(summary, q)
+    # the measures of the map: one value per filter and setting for every filter
+    measures, mat = rank_agreement(summary, q, list(MEASURE_LABEL))
     fig, ax = plt.subplots(figsize=(6, 5))
     labels = [MEASURE_LABEL[m] for m in measures]
     sns.heatmap(
@@ -471,7 +434,7 @@ def fig_example(example_dir: str | Path):
     import pandas as pd
     from matplotlib.lines import Line2D
 
-    from nllbench.io import read_posterior
+    from nllbench.store import read_posterior
 
     plt, _ = _plt()
     d = Path(example_dir)
@@ -526,7 +489,6 @@ def fig_example(example_dir: str | Path):
     return fig
 
 
-TGOSPA_TERMS = ("tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches")
 TGOSPA_COLORS = dict(zip(TGOSPA_TERMS, ("#4C72B0", "#C44E52", "#DD8452", "#55A868"), strict=True))
 
 

@@ -51,7 +51,7 @@ def gospa_table(steps):
 def write_gospa_table(tables: str | Path, output: str | Path) -> int:
     """Read the GOSPA of ``tables/steps.nc`` (aggregate), write the table as CSV; return its rows."""
     from nllbench.aggregate import read_long_table
-    from nllbench.io import write_summary_csv
+    from nllbench.store import write_summary_csv
 
     table = gospa_table(read_long_table(tables, ["gospa"]))
     write_summary_csv(table.to_dict("records"), output)

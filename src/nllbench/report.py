@@ -514,18 +514,6 @@ def write_leaderboard(
     tables: str | Path, example_dirs, output: str | Path, theorem1: str | Path | None = None
 ) -> Path:
     """Write :func:`leaderboard_page` to ``output`` atomically (no partial file on error)."""
-    import os
-    import tempfile
+    from nllbench.store import write_text
 
-    output = Path(output)
-    text = leaderboard_page(tables, example_dirs, theorem1)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return output
+    return write_text(output, leaderboard_page(tables, example_dirs, theorem1))

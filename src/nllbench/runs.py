@@ -19,7 +19,8 @@ import numpy as np
 from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.evaluate import EvaluationSettings, evaluate_runs
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
-from nllbench.io import (
+from nllbench.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
+from nllbench.store import (
     ScenarioData,
     read_posterior,
     read_scenario,
@@ -28,7 +29,6 @@ from nllbench.io import (
     write_posterior,
     write_scenario,
 )
-from nllbench.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 
 
 def default_max_cardinality(truth_counts: list[int], expected_objects: float) -> int:
@@ -149,7 +149,7 @@ def _same(a, b) -> bool:
 def scenario_mismatches(posterior_attrs: dict, data: ScenarioData) -> dict[str, tuple]:
     """Identifying attributes on which a posterior and a scenario disagree: key -> (posterior, scenario).
 
-    Compares every attribute of :data:`nllbench.io.SCENARIO_IDENTITY` that the
+    Compares every attribute of :data:`nllbench.store.SCENARIO_IDENTITY` that the
     posterior records (preset, seeds, model parameters, field of view) with
     the scenario file's, and the posterior's ``truth_sha256`` with the digest
     of the scenario's truth as read (so an edited truth is caught too).

@@ -35,6 +35,7 @@ from scipy.special import expit
 from nllbench.densities import PPP
 from nllbench.evaluate import EvaluationSettings, RunMetrics, evaluate_run, probed
 from nllbench.metrics import gated_matching
+from nllbench.names import NLL_TERMS
 from nllbench.nll import nll_many
 from nllbench.tracks import (
     DEFAULT_STATE,
@@ -228,7 +229,7 @@ class ScoreResult:
         cols["nll"] = m.nll["value"][:, j]
         cols["nll_lower"] = m.nll["lower"][:, j]
         cols["nll_upper"] = m.nll["upper"][:, j]
-        for term in ("localization", "false", "missed", "cardinality", "mixture", "association"):
+        for term in NLL_TERMS:
             cols[f"nll_{term}"] = m.nll[term][:, j]
         for i, q in enumerate(m.qs):
             cols[f"nll_q{q}"] = m.nll["value"][:, i]
@@ -515,7 +516,7 @@ def truth_from_scenario(path, state=DEFAULT_STATE):
     """
     import pandas as pd
 
-    from nllbench.io import read_scenario
+    from nllbench.store import read_scenario
 
     missing = [s for s in state if s not in _SCENARIO_STATE]
     if missing:
@@ -539,8 +540,8 @@ def truth_from_scenario(path, state=DEFAULT_STATE):
 
 def _same_scenario(truth, scenario_file) -> None:
     """A scenario-file truth and a --scenario-file that labels the run must be the same scenario."""
-    from nllbench.io import read_scenario, scenario_identity
     from nllbench.runs import scenario_mismatches
+    from nllbench.store import read_scenario, scenario_identity
 
     diffs = scenario_mismatches(scenario_identity(read_scenario(truth)), read_scenario(scenario_file))
     if diffs:
@@ -573,7 +574,7 @@ def score_file(
     to its steps 0..K-1, so that step k is the scenario's step k as for the
     reference filters. Returns (one-row summary, :class:`ScoreResult`).
     """
-    from nllbench.io import Output, committed_together, read_scenario, write_metrics
+    from nllbench.store import Output, committed_together, read_scenario, write_metrics
 
     extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
     if Path(truth).suffix == ".nc":

@@ -48,7 +48,7 @@ def clutter_density(rate: float, low, high) -> float:
 def run_gmphd(
     data, *, extraction_threshold: float = 0.5, prune: float = 1e-5, merge: float = 4.0, cap: int = 100
 ):
-    """Run Stone Soup's GM-PHD tracker over a :class:`nllbench.io.ScenarioData`.
+    """Run Stone Soup's GM-PHD tracker over a :class:`nllbench.store.ScenarioData`.
 
     Returns ``(tracks, timestamps)``: every track the tracker held at any
     step (Stone Soup drops tracks whose components vanish) and the time of

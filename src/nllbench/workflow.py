@@ -386,7 +386,7 @@ def gather_tracks(tables, seeds, out_dir: str | Path) -> Path:
     """
     import shutil
 
-    from nllbench.io import atomic_directory
+    from nllbench.store import atomic_directory
 
     tables, seeds = [Path(t) for t in tables], [int(s) for s in seeds]
     if len(tables) != len(seeds):

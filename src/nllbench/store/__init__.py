@@ -1,0 +1,80 @@
+"""The store: every file nllbench writes or reads, one module per kind.
+
+* :mod:`~nllbench.store.scenario`: scenario files (truth, measurements, model);
+* :mod:`~nllbench.store.posterior`: posterior files (one density per step);
+* :mod:`~nllbench.store.metrics`: metrics files (one evaluated run);
+* :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
+* :mod:`~nllbench.store.atomic`: the one atomic-write helper every output goes through;
+* :mod:`~nllbench.store.provenance`: software versions and the truth digest.
+
+The NetCDF schema (dimension and variable names, the ragged-array
+convention, attributes, schema version) is written down in ``docs/store.md``.
+"""
+
+from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, SchemaError
+from nllbench.store.atomic import (
+    Output,
+    atomic_directory,
+    atomic_file,
+    check_output,
+    committed_together,
+    partial_name,
+    remove_created_dirs,
+    save_figure,
+    write_text,
+)
+from nllbench.store.metrics import read_calibration_counts, read_metrics, write_metrics
+from nllbench.store.posterior import Posterior, read_posterior, write_posterior
+from nllbench.store.provenance import provenance_record, software_versions, truth_digest
+from nllbench.store.scenario import (
+    SCENARIO_IDENTITY,
+    ScenarioData,
+    read_scenario,
+    scenario_identity,
+    write_scenario,
+)
+from nllbench.store.tables import (
+    read_step_cube,
+    write_csv,
+    write_json,
+    write_long_table_nc,
+    write_rows_csv,
+    write_step_cube,
+    write_summary_csv,
+)
+
+__all__ = [
+    "SCENARIO_IDENTITY",
+    "SCHEMA_VERSION",
+    "STATE_NAMES_4D",
+    "Output",
+    "Posterior",
+    "ScenarioData",
+    "SchemaError",
+    "atomic_directory",
+    "atomic_file",
+    "check_output",
+    "committed_together",
+    "partial_name",
+    "provenance_record",
+    "read_calibration_counts",
+    "read_metrics",
+    "read_posterior",
+    "read_scenario",
+    "read_step_cube",
+    "remove_created_dirs",
+    "save_figure",
+    "scenario_identity",
+    "software_versions",
+    "truth_digest",
+    "write_csv",
+    "write_json",
+    "write_long_table_nc",
+    "write_metrics",
+    "write_posterior",
+    "write_rows_csv",
+    "write_scenario",
+    "write_step_cube",
+    "write_summary_csv",
+    "write_text",
+]

@@ -1,0 +1,143 @@
+"""What every nllbench NetCDF file shares: schema version, header attributes, ragged arrays,
+atomic compressed writes and validating reads (the per-kind modules build on these)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from nllbench.store.atomic import atomic_file
+from nllbench.store.provenance import nllbench_version, provenance_attrs
+
+#: The schema version each file kind is written with (attribute ``nllbench_schema_version``).
+#: Metrics files are at 2 since their variables are packed (:mod:`nllbench.store.metrics`).
+SCHEMA_VERSIONS = {"scenario": "1", "posterior": "1", "metrics": "2"}
+#: The versions each kind is read from: version-1 metrics files read as before.
+READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1",), "metrics": ("1", "2")}
+SCHEMA_VERSION = SCHEMA_VERSIONS["scenario"]
+STATE_NAMES_4D = ["x", "y", "vx", "vy"]
+_COMPRESS = {"zlib": True, "complevel": 4}
+
+
+class SchemaError(ValueError):
+    """A file does not follow the nllbench NetCDF schema."""
+
+
+def header(content: str) -> dict:
+    """The attributes every nllbench file starts with: content, schema and software versions."""
+    return {
+        "content": content,
+        "nllbench_schema_version": SCHEMA_VERSIONS[content],
+        "nllbench_version": nllbench_version(),
+        **provenance_attrs(),
+        "Conventions": "CF-1.8",
+    }
+
+
+def ragged(blocks: Sequence[np.ndarray], tail: tuple[int, ...], dtype=float) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate per-step blocks of shape (n_k, *tail); return (counts, data)."""
+    counts = np.array([b.shape[0] for b in blocks], dtype=np.int64)
+    if len(blocks) and counts.sum():
+        data = np.concatenate([np.asarray(b, dtype=dtype).reshape((-1, *tail)) for b in blocks])
+    else:
+        data = np.empty((0, *tail), dtype=dtype)
+    return counts, data
+
+
+def split(counts: np.ndarray, data: np.ndarray) -> list[np.ndarray]:
+    return np.split(data, np.cumsum(counts)[:-1]) if counts.size else []
+
+
+def write_dataset(ds, path: str | os.PathLike, encoding: dict[str, dict] | None = None) -> None:
+    """Write ``ds`` to ``path`` through a temporary file in the same directory.
+
+    Numeric variables are stored as ``encoding[name]`` says (zlib level 4 by
+    default) and have no fill value: nllbench files have no missing data.
+    """
+    path = Path(path)
+    encoding = {
+        name: {**(encoding or {}).get(name, _COMPRESS), "_FillValue": None}
+        for name, var in ds.data_vars.items()
+        if var.dtype.kind in "fiu"
+    }
+    with atomic_file(path) as tmp:
+        ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+
+
+def open_dataset(path: str | os.PathLike, content: str):
+    import xarray as xr
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as handle:
+            ds = handle.load()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise SchemaError(f"{path}: not a readable NetCDF file ({exc})") from None
+    found = ds.attrs.get("content")
+    if found != content:
+        raise SchemaError(f"{path}: expected a {content} file (attribute content={content!r}), got {found!r}")
+    version = str(ds.attrs.get("nllbench_schema_version", ""))
+    readable = READABLE_VERSIONS[content]
+    if version not in readable:
+        raise SchemaError(
+            f"{path}: expected nllbench_schema_version {' or '.join(readable)}, got {version!r}"
+        )
+    return ds
+
+
+def get(ds, path, name: str, ndim: int | None = None) -> np.ndarray:
+    if name not in ds.variables:
+        raise SchemaError(f"{path}: variable {name!r} is missing")
+    arr = np.asarray(ds[name].values)
+    if ndim is not None and arr.ndim != ndim:
+        raise SchemaError(f"{path}: variable {name!r}: expected {ndim} dimensions, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise SchemaError(f"{path}: variable {name!r}: expected finite values, found NaN or inf")
+    return arr
+
+
+def get_ragged(
+    ds, path, count_name: str, data_name: str, steps: int, ndim: int, integer: bool = False
+) -> list[np.ndarray]:
+    counts = get(ds, path, count_name, 1)
+    if counts.dtype.kind not in "iu":
+        raise SchemaError(f"{path}: variable {count_name!r}: expected integers, got {counts.dtype}")
+    if counts.shape[0] != steps:
+        raise SchemaError(f"{path}: variable {count_name!r}: expected {steps} steps, got {counts.shape[0]}")
+    if np.any(counts < 0):
+        raise SchemaError(f"{path}: variable {count_name!r}: expected non-negative counts")
+    data = get(ds, path, data_name, ndim)
+    if integer and data.dtype.kind not in "iu":
+        raise SchemaError(f"{path}: variable {data_name!r}: expected integers, got {data.dtype}")
+    if int(counts.sum()) != data.shape[0]:
+        raise SchemaError(
+            f"{path}: variable {data_name!r}: expected {int(counts.sum())} rows (sum of {count_name}), "
+            f"got {data.shape[0]}"
+        )
+    return split(counts.astype(np.int64), data)
+
+
+def jsonable(value):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray(value).tolist()
+    return value
+
+
+def attrs_out(attrs: dict) -> dict:
+    """NetCDF attributes: numbers, strings and numeric lists; None becomes ''."""
+    out = {}
+    for k, v in attrs.items():
+        if v is None:
+            out[k] = ""
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            out[k] = np.asarray(v, dtype=float)
+        elif isinstance(v, bool):
+            out[k] = int(v)
+        else:
+            out[k] = v
+    return out

@@ -1,0 +1,313 @@
+"""Metrics files: one evaluated run (``content = "metrics"``), written by ``nllbench evaluate``.
+
+Layout in ``docs/store.md``: the NLL and its terms per step and Q, the
+per-step measures (:data:`~nllbench.names.METRIC_STEP_VARIABLES`), the
+run-level scores, and the evaluation settings as a JSON attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from nllbench.names import METRIC_STEP_VARIABLES, NLL_STEP, POINT_RUN
+from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_dataset
+
+
+def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
+    """Write a :class:`nllbench.evaluate.RunMetrics` to a metrics file.
+
+    Variables (as :func:`read_metrics` returns them): ``nll_<term>(step, q)``
+    for value, lower, upper and the decomposition, ``nll_exact(step, q)``
+    (0/1), per-step measures over ``step`` (:data:`METRIC_STEP_VARIABLES`),
+    and run-level scalars (``mota``, ``motp``, ``idf1``, ...; ``nll_mean(q)``,
+    ``nll_infinite_steps(q)``). In the file, the variables of equal
+    dimensions and type are stacked into one (:func:`pack`). +inf NLL values
+    are stored as +inf (an impossible truth), never dropped.
+    """
+    import xarray as xr
+
+    data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
+    data.update(_measure_variables(metrics))
+    ds = xr.Dataset(
+        pack(data),
+        coords={"step": np.arange(metrics.steps), "q": np.array(metrics.qs, dtype=np.int64)},
+        attrs=attrs_out(_metrics_attrs(metrics, attrs)),
+    )
+    write_dataset(ds, path, encoding={v: _packed_encoding(ds[v]) for v in ds.data_vars})
+
+
+def _packed_encoding(var) -> dict:
+    """zlib with byte shuffling for the larger packed variables (it halves them); contiguous storage
+    for the small ones, where a chunk index would cost more than compression saves."""
+    if var.size > 500:
+        return {"zlib": True, "complevel": 4, "shuffle": True}
+    return {"contiguous": True}
+
+
+def _nll_variables(metrics) -> dict:
+    """The NLL per step and Q (value, bounds, terms), whether it was exact, and the exact NLL."""
+    data = {f"nll_{term}": (("step", "q"), arr) for term, arr in metrics.nll.items()}
+    data["nll_exact"] = (("step", "q"), metrics.nll_exact.astype(np.int8))
+    return data
+
+
+def _point_variables(metrics) -> dict:
+    """Per-step GOSPA, OSPA, counts, CLEAR MOT frame counts, Theorem 1 check and exact NLL."""
+    c = metrics.clear
+    per_step = {
+        "gospa": metrics.gospa,
+        "gospa_localization": metrics.gospa_localization,
+        "gospa_missed": metrics.gospa_missed,
+        "gospa_false": metrics.gospa_false,
+        "ospa": metrics.ospa,
+        "n_truth": metrics.n_truth,
+        "n_estimates": metrics.n_estimates,
+        "clear_matches": c.frame_matches,
+        "clear_misses": c.frame_misses,
+        "clear_false_positives": c.frame_false_positives,
+        "clear_switches": c.frame_switches,
+        "clear_distance_sum": c.frame_distance_sum,
+        "theorem1_lhs": metrics.theorem1_lhs,
+        "theorem1_rhs": metrics.theorem1_rhs,
+        "theorem1_difference": metrics.theorem1_difference,
+        "theorem1_excluded": metrics.theorem1_excluded,
+    }
+    data = {name: (("step",), np.asarray(arr)) for name, arr in per_step.items()}
+    if metrics.nll_exact_value is not None:
+        data["nll_exact_value"] = (("step",), metrics.nll_exact_value)
+        data["nll_exact_available"] = (("step",), metrics.nll_exact_available.astype(np.int8))
+    return data
+
+
+def _run_variables(metrics) -> dict:
+    """Run-level NLL summaries per Q and the Q-independent run scores (CLEAR MOT, identity, means)."""
+    summary = metrics.summary()
+    values = metrics.nll["value"]
+    data = {
+        "nll_mean": (("q",), np.array([summary[f"nll_q{q}"] for q in metrics.qs])),
+        "nll_finite_mean": (("q",), np.array([summary[f"nll_finite_mean_q{q}"] for q in metrics.qs])),
+        "nll_infinite_steps": (("q",), (~np.isfinite(values)).sum(axis=0).astype(np.int64)),
+    }
+    for name in POINT_RUN:
+        key = {"gospa_mean": "gospa", "ospa_mean": "ospa"}.get(name, name)
+        data[name] = ((), float(summary[key]))
+    c, ident = metrics.clear, metrics.identity
+    for name in ("switches", "matches", "misses", "false_positives", "num_objects"):
+        data[f"clear_total_{name}"] = ((), int(getattr(c, name)))
+    for name in ("idp", "idr"):
+        data[name] = ((), float(getattr(ident, name)))
+    for name in ("idtp", "idfp", "idfn"):
+        data[name] = ((), int(getattr(ident, name)))
+    return data
+
+
+def _metrics_attrs(metrics, attrs: dict | None) -> dict:
+    """Header, the evaluation settings (JSON) and the caller's ``attrs`` (the posterior's provenance)."""
+    s = metrics.settings
+    meta = {
+        **header("metrics"),
+        "evaluation_settings": json.dumps(
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in s.__dict__.items()}, sort_keys=True
+        ),
+        "nll_marginal": s.marginal,
+    }
+    for k, v in (attrs or {}).items():
+        meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
+    return meta
+
+
+#: Attributes of a packed variable: the names stacked along its first dimension, and their dtypes.
+PACKED_MEMBERS, PACKED_DTYPES = "members", "member_dtypes"
+#: Integers stored in a float64 packed variable must be exact there (|n| <= 2**53).
+_EXACT_INTEGER = 2**53
+
+
+def pack(data: dict) -> dict:
+    """Stack the variables of equal dimensions into one float64 variable per dimension tuple.
+
+    ``data`` maps a name to ``(dims, values)``. A variable named like its
+    only dimension is a coordinate and stays as it is. The others become
+    ``packed_<dims>`` (``packed_run`` for scalars) over
+    ``(<that name>_member, *dims)``, with the attributes ``members`` (the
+    stacked names, in order) and ``member_dtypes`` (each one's numpy dtype;
+    integers are exact in float64 up to 2**53, checked here). :func:`unpack`
+    inverts this exactly: the same names, dimensions, dtypes and values (the
+    encode/decode contract of metrics files, schema version 2). A few
+    variables instead of one per measure removes HDF5's per-variable overhead
+    (object headers, chunk indices, dimension scales), which made up most of
+    a file of a few thousand numbers.
+    """
+    groups: dict[tuple, list[tuple[str, np.ndarray]]] = {}
+    out = {}
+    for name, (dims, values) in data.items():
+        arr = np.asarray(values)
+        if tuple(dims) == (name,):
+            out[name] = (dims, arr)
+            continue
+        if arr.dtype.kind not in "fiu":
+            raise TypeError(f"metrics variable {name!r}: expected numbers, got dtype {arr.dtype}")
+        low, high = (int(arr.min()), int(arr.max())) if arr.dtype.kind in "iu" and arr.size else (0, 0)
+        if max(high, -low) > _EXACT_INTEGER:
+            bad = high if high > _EXACT_INTEGER else low
+            raise ValueError(f"metrics variable {name!r}: expected integers within +-2**53, got {bad}")
+        groups.setdefault(tuple(dims), []).append((name, arr))
+    for dims, members in groups.items():
+        var = f"packed_{'_'.join(dims) or 'run'}"
+        stacked = np.stack([arr.astype(np.float64) for _, arr in members])
+        attrs = {
+            PACKED_MEMBERS: " ".join(n for n, _ in members),
+            PACKED_DTYPES: " ".join(arr.dtype.str for _, arr in members),
+        }
+        out[var] = ((f"{var}_member", *dims), stacked, attrs)
+    return out
+
+
+def unpack(ds, path=None):
+    """The variables :func:`pack` stacked, restored from ``ds`` (an ``xarray.Dataset``; a new one)."""
+    packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds[v].attrs]
+    out = ds.drop_vars(packed)
+    for var in packed:
+        names = str(ds[var].attrs[PACKED_MEMBERS]).split()
+        dtypes = str(ds[var].attrs.get(PACKED_DTYPES, "")).split()
+        values = ds[var].values
+        if not values.shape[0] == len(names) == len(dtypes):
+            raise SchemaError(
+                f"{path}: variable {var!r}: expected one row per name in {PACKED_MEMBERS!r} and "
+                f"{PACKED_DTYPES!r}, got {values.shape[0]} rows, {len(names)} names, {len(dtypes)} dtypes"
+            )
+        for name, dtype, row in zip(names, dtypes, values, strict=True):
+            restored = row.astype(dtype)
+            if not np.array_equal(restored, row, equal_nan=True):
+                raise SchemaError(f"{path}: variable {name!r} (in {var!r}): expected {dtype} values")
+            out[name] = (ds[var].dims[1:], restored)
+    return out
+
+
+def _measure_variables(metrics) -> dict:
+    """T-GOSPA, HOTA and calibration variables of a metrics file.
+
+    Per step (``step``): :data:`MEASURE_STEP_VARIABLES`. Per run: ``tgospa``
+    (value; its per-step terms sum to ``tgospa ** p``), ``tgospa_gamma``,
+    ``tgospa_n_switches``, ``tgospa_n_half_switches``; ``hota``, ``deta``,
+    ``assa``, ``loca`` (means over alpha) and ``hota_alpha``, ``deta_alpha``,
+    ``assa_alpha``, ``loca_alpha``, ``hota_tp``, ``hota_fn``, ``hota_fp``
+    over ``alpha``; the pooled calibration counts ``reliability_count``,
+    ``reliability_r_sum``, ``reliability_explained`` over ``reliability_bin``
+    (lower bin edges), ``nees_pit_count`` over ``nees_pit_bin``,
+    ``calibration_brier_sum_total``, ``nees_dof``; and the scores
+    ``cardinality_coverage90``, ``cardinality_log_score_mean`` and, only where
+    defined (some Bernoulli / some matched pair), ``brier``, ``ece``,
+    ``anees``, ``anees_ci95_low``, ``anees_ci95_high``, ``nees_inside95_share``.
+    """
+    if metrics.tgospa is None or metrics.hota is None or not metrics.calibration:
+        return {}
+    from nllbench.calibration import PIT_BINS, RELIABILITY_BINS
+
+    tg, ho, steps = metrics.tgospa, metrics.hota, metrics.calibration
+    cards = metrics.cardinality
+    pooled = metrics.calibration_total()
+    per_step = {
+        "tgospa_localization": tg.frame_localization,
+        "tgospa_missed": tg.frame_missed,
+        "tgospa_false": tg.frame_false,
+        "tgospa_switches": tg.frame_switches,
+        "calibration_bernoullis": [c.bernoullis for c in steps],
+        "calibration_explained": [int(c.bin_explained.sum()) for c in steps],
+        "calibration_r_sum": [float(c.bin_r_sum.sum()) for c in steps],
+        "calibration_brier_sum": [c.brier_sum for c in steps],
+        "calibration_unassociated": [c.unassociated for c in steps],
+        "nees_pairs": [c.nees_pairs for c in steps],
+        "nees_sum": [c.nees_sum for c in steps],
+        "nees_inside95": [c.nees_inside for c in steps],
+        "cardinality_mean": [c.mean for c in cards],
+        "cardinality_low90": [c.low for c in cards],
+        "cardinality_high90": [c.high for c in cards],
+        "cardinality_covered90": [int(c.covered) for c in cards],
+        "cardinality_log_score": [c.log_score for c in cards],
+    }
+    data = {name: (("step",), np.asarray(values)) for name, values in per_step.items()}
+    data["alpha"] = (("alpha",), ho.alphas)
+    data["reliability_bin"] = (("reliability_bin",), np.arange(RELIABILITY_BINS) / RELIABILITY_BINS)
+    data["nees_pit_bin"] = (("nees_pit_bin",), np.arange(PIT_BINS) / PIT_BINS)
+    for name in ("hota_alpha", "deta_alpha", "assa_alpha", "loca_alpha"):
+        data[name] = (("alpha",), getattr(ho, name))
+    for name in ("tp", "fn", "fp"):
+        data[f"hota_{name}"] = (("alpha",), getattr(ho, name))
+    data["reliability_count"] = (("reliability_bin",), pooled.bin_count)
+    data["reliability_r_sum"] = (("reliability_bin",), pooled.bin_r_sum)
+    data["reliability_explained"] = (("reliability_bin",), pooled.bin_explained)
+    data["nees_pit_count"] = (("nees_pit_bin",), pooled.pit_count)
+    scalars = {
+        "tgospa": tg.value,
+        "tgospa_gamma": tg.gamma,
+        "tgospa_n_switches": tg.n_switches,
+        "tgospa_n_half_switches": tg.n_half_switches,
+        "hota": ho.hota,
+        "deta": ho.deta,
+        "assa": ho.assa,
+        "loca": ho.loca,
+        "calibration_brier_sum_total": pooled.brier_sum,
+        "nees_dof": pooled.nees_dof,
+        "cardinality_coverage90": pooled.cardinality_coverage,
+        "cardinality_log_score_mean": pooled.cardinality_log_score,
+        "brier": pooled.brier,
+        "ece": pooled.ece,
+        "anees": pooled.anees,
+        "nees_inside95_share": pooled.nees_inside_share,
+    }
+    interval = pooled.anees_interval()
+    if interval is not None:
+        scalars["anees_ci95_low"], scalars["anees_ci95_high"] = interval
+    data.update({name: ((), value) for name, value in scalars.items() if value is not None})
+    return data
+
+
+def read_calibration_counts(ds):
+    """The pooled :class:`~nllbench.calibration.CalibrationCounts` of a metrics dataset (add over runs)."""
+    from nllbench.calibration import CalibrationCounts
+
+    def total(name):
+        return ds[name].values.sum()
+
+    return CalibrationCounts(
+        ds["reliability_count"].values.astype(np.int64),
+        ds["reliability_r_sum"].values.astype(float),
+        ds["reliability_explained"].values.astype(np.int64),
+        brier_sum=float(ds["calibration_brier_sum_total"].values),
+        nees_pairs=int(total("nees_pairs")),
+        nees_sum=float(total("nees_sum")),
+        nees_dof=int(ds["nees_dof"].values),
+        nees_inside=int(total("nees_inside95")),
+        pit_count=ds["nees_pit_count"].values.astype(np.int64),
+        card_steps=int(ds["step"].size),
+        card_covered=int(total("cardinality_covered90")),
+        card_log_score_sum=float(total("cardinality_log_score")),
+        unassociated=int(total("calibration_unassociated")),
+    )
+
+
+def read_metrics(path: str | os.PathLike):
+    """Read a metrics file as an ``xarray.Dataset`` (validated: content, version, variables, no NaN)."""
+    ds = unpack(open_dataset(path, "metrics"), path)
+    required = (
+        *(f"nll_{t}" for t in NLL_STEP),
+        "nll_exact",
+        "nll_mean",
+        "nll_finite_mean",
+        "nll_infinite_steps",
+        *METRIC_STEP_VARIABLES,
+        *POINT_RUN,
+        "clear_total_switches",
+    )
+    for name in required:
+        if name not in ds.variables:
+            raise SchemaError(f"{path}: variable {name!r} is missing")
+        values = np.asarray(ds[name].values)
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            raise SchemaError(f"{path}: variable {name!r}: NaN found (values are numbers or +-inf)")
+    if "evaluation_settings" not in ds.attrs:
+        raise SchemaError(f"{path}: attribute 'evaluation_settings' is missing")
+    return ds

@@ -1,0 +1,385 @@
+"""Posterior files: one multi-object density per time step (``content = "posterior"``).
+
+Attribute ``family`` is ``PPP`` (PHD), ``IIDCluster`` (CPHD) or ``PMBM``
+(with ``subfamily`` PMBM, PMB, MBM, MBM01 or MB, and ``has_ppp`` 0/1). Each
+step's Bernoullis are a pool shared by its global hypotheses, which list
+their members as indices into it. Layout in ``docs/store.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.store._netcdf import (
+    STATE_NAMES_4D,
+    SchemaError,
+    attrs_out,
+    get,
+    get_ragged,
+    header,
+    jsonable,
+    open_dataset,
+    ragged,
+    split,
+    write_dataset,
+)
+
+
+@dataclass(frozen=True)
+class Posterior(Sequence):
+    """A posterior file's content: one density per step (a sequence).
+
+    densities : list of PPP, IIDCluster or PMBM; attrs : dict;
+    estimates : list of (states (k, d), labels (k,)) per step, extracted by
+        the filter at update time (attribute ``estimator``), or None.
+    """
+
+    densities: list
+    attrs: dict = field(default_factory=dict)
+    estimates: list[tuple[np.ndarray, np.ndarray]] | None = None
+
+    def __getitem__(self, k):
+        return self.densities[k]
+
+    def __len__(self) -> int:
+        return len(self.densities)
+
+    def __iter__(self) -> Iterator:
+        return iter(self.densities)
+
+    @property
+    def family(self) -> str:
+        return str(self.attrs.get("family", ""))
+
+
+def _family(densities: Sequence) -> tuple[str, str, bool]:
+    if not densities:
+        raise ValueError("densities: expected at least one step, got none")
+    kinds = {type(d) for d in densities}
+    if len(kinds) != 1:
+        raise ValueError(
+            f"densities: expected one family for every step, got {sorted(k.__name__ for k in kinds)}"
+        )
+    d0 = densities[0]
+    if isinstance(d0, MultiBernoulli):
+        return "PMBM", "MB", False
+    if isinstance(d0, PMBM):
+        has_ppp = {d.ppp is not None for d in densities}
+        if len(has_ppp) != 1:
+            raise ValueError("densities: expected every step with a PPP or every step without one")
+        subs = {d.family for d in densities}
+        sub = subs.pop() if len(subs) == 1 else ("PMBM" if has_ppp == {True} else "MBM")
+        return "PMBM", sub, has_ppp.pop()
+    if isinstance(d0, PPP):
+        return "PPP", "PPP", True
+    if isinstance(d0, IIDCluster):
+        return "IIDCluster", "IIDCluster", False
+    raise TypeError(f"densities: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(d0).__name__}")
+
+
+def _ppp_vars(ppps: Sequence[PPP], d: int) -> dict:
+    pc, pw = ragged([p.weights for p in ppps], ())
+    _, pm = ragged([p.gaussians.means for p in ppps], (d,))
+    _, pP = ragged([p.gaussians.covs for p in ppps], (d, d))
+    labels = [p.labels if p.labels is not None else np.full(p.weights.shape[0], -1) for p in ppps]
+    _, pl = ragged(labels, (), np.int64)
+    bc, br = ragged([p.rates for p in ppps], ())
+    _, bl = ragged([p.lows for p in ppps], (d,))
+    _, bh = ragged([p.highs for p in ppps], (d,))
+    return {
+        "ppp_count": (
+            ("step",),
+            pc,
+            {"sample_dimension": "ppp", "long_name": "Gaussian PPP components per step"},
+        ),
+        "ppp_weight": (("ppp",), pw, {"long_name": "component weight (expected number of objects)"}),
+        "ppp_mean": (("ppp", "state"), pm),
+        "ppp_cov": (("ppp", "state", "state2"), pP),
+        "ppp_label": (("ppp",), pl, {"long_name": "component tag, -1 if none"}),
+        "box_count": (("step",), bc, {"sample_dimension": "box", "long_name": "uniform PPP boxes per step"}),
+        "box_rate": (("box",), br),
+        "box_low": (("box", "state"), bl),
+        "box_high": (("box", "state"), bh),
+    }
+
+
+def _bernoulli_pool(density: PMBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Deduplicated Bernoullis of all hypotheses and each hypothesis' members."""
+    rows, members = [], []
+    d = density.dim
+    for mb in density.hypotheses:
+        if not isinstance(mb.densities, Gaussians):
+            raise ValueError("densities: only Gaussian Bernoulli densities can be stored")
+        lab = mb.labels if mb.labels is not None else np.full(len(mb), -1)
+        rows.append(
+            np.concatenate(
+                [mb.r[:, None], mb.densities.means, mb.densities.covs.reshape(len(mb), d * d), lab[:, None]],
+                axis=1,
+            )
+        )
+    allrows = np.concatenate(rows) if rows else np.empty((0, 2 + d + d * d))
+    if allrows.shape[0]:
+        pool, inverse = np.unique(allrows, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        pool, inverse = allrows, np.empty(0, dtype=np.int64)
+    start = 0
+    for mb in density.hypotheses:
+        members.append(inverse[start : start + len(mb)])
+        start += len(mb)
+    r = pool[:, 0]
+    means = pool[:, 1 : 1 + d]
+    covs = pool[:, 1 + d : 1 + d + d * d].reshape(-1, d, d)
+    labels = pool[:, -1].astype(np.int64)
+    return r, means, covs, labels, members
+
+
+def write_posterior(
+    densities: Sequence,
+    path: str | os.PathLike,
+    attrs: dict | None = None,
+    state_names: Sequence[str] | None = None,
+    estimates: Sequence | None = None,
+) -> None:
+    """Write one density per step (all of one family) to a posterior file.
+
+    ``attrs`` (filter name, parameters, scenario, seed, ...) are stored as
+    global attributes; dicts are stored as JSON strings. ``estimates`` (one
+    object with ``states`` (k, d) and ``labels`` (k,) per step, e.g.
+    :class:`nllbench.estimates.Estimates`) are the filter's own point
+    estimates; give the rule in ``attrs["estimator"]``.
+    """
+    import xarray as xr
+
+    family, sub, has_ppp = _family(densities)
+    densities = [as_pmbm(d) for d in densities]
+    d = densities[0].dim
+    if any(x.dim != d for x in densities):
+        raise ValueError("densities: expected the same state dimension at every step")
+    K = len(densities)
+    if family == "PPP":
+        data = _ppp_vars(densities, d)
+    elif family == "IIDCluster":
+        data = _iid_cluster_vars(densities, d)
+    else:
+        data = _ppp_vars([x.ppp for x in densities], d) if has_ppp else {}
+        data.update(_mixture_vars(densities, d))
+    if estimates is not None:
+        data.update(_estimate_vars(estimates, K, d))
+    names = (
+        list(state_names)
+        if state_names is not None
+        else (STATE_NAMES_4D if d == 4 else [f"x{i}" for i in range(d)])
+    )
+    meta = _posterior_meta(family, sub, has_ppp, attrs)
+    ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=attrs_out(meta))
+    write_dataset(ds, path)
+
+
+def _posterior_meta(family: str, sub: str, has_ppp: bool, attrs: dict | None) -> dict:
+    """A posterior file's global attributes: schema, versions, family, then the caller's ``attrs``."""
+    meta = {
+        **header("posterior"),
+        "family": family,
+        "subfamily": sub,
+        "has_ppp": int(has_ppp),
+    }
+    for k, v in (attrs or {}).items():
+        meta[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
+    return meta
+
+
+def _iid_cluster_vars(densities: Sequence[IIDCluster], d: int) -> dict:
+    """Ragged variables of i.i.d. cluster posteriors: cardinality pmf and spatial mixture per step."""
+    cc, card = ragged([x.cardinality for x in densities], ())
+    sc, sw = ragged([x.weights for x in densities], ())
+    _, sm = ragged([x.gaussians.means for x in densities], (d,))
+    _, sP = ragged([x.gaussians.covs for x in densities], (d, d))
+    return {
+        "card_count": (
+            ("step",),
+            cc,
+            {"sample_dimension": "card", "long_name": "N + 1 (pmf length)"},
+        ),
+        "cardinality": (("card",), card, {"long_name": "pmf of the number of objects, n = 0..N"}),
+        "spatial_count": (("step",), sc, {"sample_dimension": "spatial"}),
+        "spatial_weight": (("spatial",), sw, {"long_name": "spatial mixture weight (sums to 1)"}),
+        "spatial_mean": (("spatial", "state"), sm),
+        "spatial_cov": (("spatial", "state", "state2"), sP),
+    }
+
+
+def _mixture_vars(densities: Sequence[PMBM], d: int) -> dict:
+    """Ragged variables of multi-Bernoulli mixtures: each step's pool of distinct Bernoullis and its
+    global hypotheses as weights and member lists (indices into that pool)."""
+    pools = [_bernoulli_pool(x) for x in densities]
+    bc, br = ragged([p[0] for p in pools], ())
+    _, bm = ragged([p[1] for p in pools], (d,))
+    _, bP = ragged([p[2] for p in pools], (d, d))
+    _, bl = ragged([p[3] for p in pools], (), np.int64)
+    hc, hw = ragged([x.weights for x in densities], ())
+    sizes = [np.array([m.size for m in p[4]], dtype=np.int64) for p in pools]
+    _, hs = ragged(sizes, (), np.int64)
+    members = [np.concatenate(p[4]) if p[4] else np.empty(0, dtype=np.int64) for p in pools]
+    _, hm = ragged(members, (), np.int64)
+    return {
+        "bern_count": (
+            ("step",),
+            bc,
+            {"sample_dimension": "bern", "long_name": "Bernoullis per step"},
+        ),
+        "bern_r": (("bern",), br, {"long_name": "existence probability"}),
+        "bern_mean": (("bern", "state"), bm),
+        "bern_cov": (("bern", "state", "state2"), bP),
+        "bern_label": (("bern",), bl, {"long_name": "track label, -1 if none"}),
+        "hyp_count": (
+            ("step",),
+            hc,
+            {"sample_dimension": "hyp", "long_name": "global hypotheses per step"},
+        ),
+        "hyp_weight": (("hyp",), hw),
+        "hyp_size": (
+            ("hyp",),
+            hs,
+            {"sample_dimension": "member", "long_name": "Bernoullis per hypothesis"},
+        ),
+        "hyp_member": (("member",), hm, {"long_name": "index into the step's Bernoullis"}),
+    }
+
+
+def _estimate_vars(estimates: Sequence, K: int, d: int) -> dict:
+    if len(estimates) != K:
+        raise ValueError(f"estimates: expected {K} steps like the densities, got {len(estimates)}")
+    ec, es = ragged([np.asarray(e.states, dtype=float).reshape(-1, d) for e in estimates], (d,))
+    _, el = ragged([np.asarray(e.labels, dtype=np.int64) for e in estimates], (), np.int64)
+    if el.shape[0] != es.shape[0]:
+        raise ValueError("estimates: expected one label per estimated state")
+    return {
+        "estimate_count": (
+            ("step",),
+            ec,
+            {"sample_dimension": "estimate", "long_name": "point estimates per step (filter's own)"},
+        ),
+        "estimate_state": (("estimate", "state"), es),
+        "estimate_label": (("estimate",), el, {"long_name": "track label, -1 if none"}),
+    }
+
+
+def _read_estimates(ds, path, K: int, d: int) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    if "estimate_count" not in ds.variables:
+        return None
+    states = get_ragged(ds, path, "estimate_count", "estimate_state", K, 2)
+    labels = get_ragged(ds, path, "estimate_count", "estimate_label", K, 1, integer=True)
+    return [(x.reshape(-1, d), lab.astype(np.int64)) for x, lab in zip(states, labels, strict=True)]
+
+
+def _read_ppps(ds, path, K: int) -> list[PPP]:
+    w = get_ragged(ds, path, "ppp_count", "ppp_weight", K, 1)
+    m = get_ragged(ds, path, "ppp_count", "ppp_mean", K, 2)
+    P = get_ragged(ds, path, "ppp_count", "ppp_cov", K, 3)
+    lab = get_ragged(ds, path, "ppp_count", "ppp_label", K, 1, integer=True)
+    br = get_ragged(ds, path, "box_count", "box_rate", K, 1)
+    bl = get_ragged(ds, path, "box_count", "box_low", K, 2)
+    bh = get_ragged(ds, path, "box_count", "box_high", K, 2)
+    d = int(ds.sizes["state"])
+    out = []
+    for k in range(K):
+        labels = lab[k].astype(np.int64)
+        try:
+            out.append(
+                PPP(
+                    w[k],
+                    Gaussians(m[k].reshape(-1, d), P[k].reshape(-1, d, d)),
+                    br[k],
+                    bl[k].reshape(-1, d),
+                    bh[k].reshape(-1, d),
+                    labels=None if np.all(labels == -1) and labels.size else labels,
+                )
+            )
+        except (ValueError, TypeError) as exc:
+            raise SchemaError(f"{path}: PPP at step {k}: {exc}") from None
+    return out
+
+
+def read_posterior(path: str | os.PathLike) -> Posterior:
+    """Read and validate a posterior file: one density per step, ready for ``nb.nll``."""
+    ds = open_dataset(path, "posterior")
+    K = int(ds.sizes.get("step", 0))
+    family = ds.attrs.get("family")
+    attrs = {k: jsonable(v) for k, v in ds.attrs.items()}
+    if "state" not in ds.sizes:
+        raise SchemaError(f"{path}: dimension 'state' is missing")
+    d = int(ds.sizes["state"])
+    estimates = _read_estimates(ds, path, K, d)
+    if family == "PPP":
+        return Posterior(_read_ppps(ds, path, K), attrs, estimates)
+    if family == "IIDCluster":
+        card = get_ragged(ds, path, "card_count", "cardinality", K, 1)
+        sw = get_ragged(ds, path, "spatial_count", "spatial_weight", K, 1)
+        sm = get_ragged(ds, path, "spatial_count", "spatial_mean", K, 2)
+        sP = get_ragged(ds, path, "spatial_count", "spatial_cov", K, 3)
+        out = []
+        for k in range(K):
+            try:
+                out.append(
+                    IIDCluster(
+                        card[k], sw[k], gaussians=Gaussians(sm[k].reshape(-1, d), sP[k].reshape(-1, d, d))
+                    )
+                )
+            except (ValueError, TypeError) as exc:
+                raise SchemaError(f"{path}: variable 'cardinality'/'spatial_*' at step {k}: {exc}") from None
+        return Posterior(out, attrs, estimates)
+    if family == "PMBM":
+        has_ppp = ds.attrs.get("has_ppp")
+        if has_ppp not in (0, 1):
+            raise SchemaError(f"{path}: attribute 'has_ppp': expected 0 or 1, got {has_ppp!r}")
+        ppps = _read_ppps(ds, path, K) if int(has_ppp) else [None] * K
+        br = get_ragged(ds, path, "bern_count", "bern_r", K, 1)
+        bm = get_ragged(ds, path, "bern_count", "bern_mean", K, 2)
+        bP = get_ragged(ds, path, "bern_count", "bern_cov", K, 3)
+        bl = get_ragged(ds, path, "bern_count", "bern_label", K, 1, integer=True)
+        hw = get_ragged(ds, path, "hyp_count", "hyp_weight", K, 1)
+        hs = get_ragged(ds, path, "hyp_count", "hyp_size", K, 1)
+        hm_all = get(ds, path, "hyp_member", 1)
+        sizes_all = np.concatenate(hs) if hs else np.empty(0, dtype=np.int64)
+        for name, arr in (("hyp_member", hm_all), ("hyp_size", sizes_all)):
+            if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0):
+                raise SchemaError(f"{path}: variable {name!r}: expected non-negative integers")
+        if int(np.sum(sizes_all)) != hm_all.shape[0]:
+            raise SchemaError(
+                f"{path}: variable 'hyp_member': expected {int(np.sum(sizes_all))} rows (sum of hyp_size), "
+                f"got {hm_all.shape[0]}"
+            )
+        members = split(sizes_all.astype(np.int64), hm_all)
+        out = []
+        h0 = 0
+        for k in range(K):
+            H = hw[k].shape[0]
+            hyps = []
+            try:
+                # validated once per step; hypotheses are trusted subsets of it
+                pool = MultiBernoulli(br[k], Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d)))
+                labels = bl[k].astype(np.int64)
+                for h in range(H):
+                    idx = members[h0 + h].astype(np.int64)
+                    if idx.size and (idx.min() < 0 or idx.max() >= br[k].shape[0]):
+                        raise SchemaError(
+                            f"{path}: variable 'hyp_member' at step {k}: index out of range "
+                            f"0..{br[k].shape[0] - 1}"
+                        )
+                    lab = labels[idx]
+                    hyps.append(pool.subset(idx, None if np.all(lab == -1) and lab.size else lab))
+                out.append(PMBM(ppps[k], tuple(hyps), hw[k]))
+            except SchemaError:
+                raise
+            except (ValueError, TypeError) as exc:
+                raise SchemaError(f"{path}: PMBM at step {k}: {exc}") from None
+            h0 += H
+        return Posterior(out, attrs, estimates)
+    raise SchemaError(f"{path}: attribute 'family': expected PPP, IIDCluster or PMBM, got {family!r}")

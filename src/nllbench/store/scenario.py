@@ -1,0 +1,172 @@
+"""Scenario files: truth, measurements and the model that generated them (``content = "scenario"``).
+
+Layout in ``docs/store.md``: ``truth_count(step) -> truth_state, truth_id``;
+``meas_count(step) -> measurement, meas_origin`` (-1 = clutter); the model's
+matrices and birth / initial mixtures; the scenario's parameters as attributes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nllbench.models import GaussianMixture, Model
+from nllbench.store._netcdf import (
+    STATE_NAMES_4D,
+    SchemaError,
+    attrs_out,
+    get,
+    get_ragged,
+    header,
+    jsonable,
+    open_dataset,
+    ragged,
+    write_dataset,
+)
+from nllbench.store.provenance import truth_digest
+
+
+@dataclass(frozen=True)
+class ScenarioData:
+    """A scenario file's content.
+
+    truth : list of (n_k, d) arrays; truth_ids : list of (n_k,) int;
+    measurements : list of (z_k, d_z); origins : list of (z_k,) int (-1 = clutter);
+    model : Model (None if the file has no model); attrs : dict.
+    """
+
+    truth: list[np.ndarray]
+    truth_ids: list[np.ndarray]
+    measurements: list[np.ndarray]
+    origins: list[np.ndarray]
+    model: Model | None
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        return len(self.truth)
+
+
+#: Attributes that identify a scenario run. A filter's posterior file copies
+#: them from its scenario file, so that ``nllbench evaluate`` can refuse a
+#: posterior scored against another scenario.
+SCENARIO_IDENTITY = (
+    "scenario",
+    "seed",
+    "truth_seed",
+    "steps",
+    "p_detection",
+    "p_survival",
+    "clutter_rate",
+    "process_noise",
+    "measurement_noise",
+    "fov_low",
+    "fov_high",
+    "truth_sha256",
+)
+
+
+def scenario_identity(data: ScenarioData) -> dict:
+    """The identifying attributes of a scenario file (:data:`SCENARIO_IDENTITY`), for a posterior's attrs.
+
+    A tracker that writes its posterior with these attributes lets
+    ``nllbench evaluate`` check that it is scored against its own scenario.
+    """
+    out = {k: data.attrs[k] for k in SCENARIO_IDENTITY if k in data.attrs}
+    out["truth_sha256"] = truth_digest(data.truth, data.truth_ids)
+    return out
+
+
+def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> None:
+    """Write a :class:`nllbench.scenarios.Simulation` (truth, measurements, model) to NetCDF.
+
+    ``config`` (e.g. the workflow's configuration slice) is stored as a JSON attribute.
+    """
+    import xarray as xr
+
+    K = len(sim.truth)
+    tc, tx = ragged(sim.truth, (4,))
+    _, tid = ragged(sim.truth_ids, (), np.int64)
+    mc, mz = ragged(sim.measurements, (2,))
+    _, mo = ragged(sim.origins, (), np.int64)
+    m = sim.scenario.model
+    ds = xr.Dataset(
+        {
+            "truth_count": (("step",), tc, {"sample_dimension": "truth", "long_name": "objects per step"}),
+            "truth_state": (("truth", "state"), tx, {"long_name": "true object state"}),
+            "truth_id": (("truth",), tid, {"long_name": "object identity (stable over time)"}),
+            "meas_count": (("step",), mc, {"sample_dimension": "meas", "long_name": "measurements per step"}),
+            "measurement": (("meas", "obs"), mz, {"long_name": "position measurement"}),
+            "meas_origin": (("meas",), mo, {"long_name": "truth_id of the source object, -1 for clutter"}),
+            "F": (("state", "state2"), m.F),
+            "Q": (("state", "state2"), m.Q),
+            "H": (("obs", "state"), m.H),
+            "R": (("obs", "obs2"), m.R),
+            "birth_weight": (("birth",), m.birth.weights),
+            "birth_r": (("birth",), m.birth_r),
+            "birth_mean": (("birth", "state"), m.birth.means),
+            "birth_cov": (("birth", "state", "state2"), m.birth.covs),
+            "initial_weight": (("initial",), m.initial.weights),
+            "initial_mean": (("initial", "state"), m.initial.means),
+            "initial_cov": (("initial", "state", "state2"), m.initial.covs),
+            **({"initial_r": (("initial",), m.initial_r)} if m.initial_r is not None else {}),
+        },
+        coords={"step": np.arange(K), "state": STATE_NAMES_4D, "obs": ["x", "y"]},
+        attrs=attrs_out(
+            {
+                **header("scenario"),
+                "seed": sim.seed,
+                **sim.scenario.parameters(),
+                "truth_sha256": truth_digest(sim.truth, sim.truth_ids),
+                **({"config": json.dumps(config, sort_keys=True)} if config is not None else {}),
+            }
+        ),
+    )
+    write_dataset(ds, path)
+
+
+def read_scenario(path: str | os.PathLike) -> ScenarioData:
+    """Read and validate a scenario file."""
+    ds = open_dataset(path, "scenario")
+    K = int(ds.sizes.get("step", 0))
+    truth = get_ragged(ds, path, "truth_count", "truth_state", K, 2)
+    ids = get_ragged(ds, path, "truth_count", "truth_id", K, 1, integer=True)
+    meas = get_ragged(ds, path, "meas_count", "measurement", K, 2)
+    origins = get_ragged(ds, path, "meas_count", "meas_origin", K, 1, integer=True)
+    model = None
+    if "F" in ds.variables:
+        try:
+            model = Model(
+                F=get(ds, path, "F", 2),
+                Q=get(ds, path, "Q", 2),
+                H=get(ds, path, "H", 2),
+                R=get(ds, path, "R", 2),
+                p_survival=float(ds.attrs["p_survival"]),
+                p_detection=float(ds.attrs["p_detection"]),
+                clutter_rate=float(ds.attrs["clutter_rate"]),
+                fov_low=np.atleast_1d(ds.attrs["fov_low"]),
+                fov_high=np.atleast_1d(ds.attrs["fov_high"]),
+                birth=GaussianMixture(
+                    get(ds, path, "birth_weight", 1),
+                    get(ds, path, "birth_mean", 2),
+                    get(ds, path, "birth_cov", 3),
+                ),
+                birth_r=get(ds, path, "birth_r", 1),
+                initial=GaussianMixture(
+                    get(ds, path, "initial_weight", 1),
+                    get(ds, path, "initial_mean", 2),
+                    get(ds, path, "initial_cov", 3),
+                ),
+                initial_r=get(ds, path, "initial_r", 1) if "initial_r" in ds.variables else None,
+            )
+        except KeyError as exc:
+            raise SchemaError(f"{path}: attribute {exc.args[0]!r} is missing") from None
+        except (ValueError, TypeError) as exc:
+            raise SchemaError(f"{path}: model: {exc}") from None
+    attrs = {k: jsonable(v) for k, v in ds.attrs.items()}
+    return ScenarioData(
+        truth, [i.astype(np.int64) for i in ids], meas, [o.astype(np.int64) for o in origins], model, attrs
+    )
