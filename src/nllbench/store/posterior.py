@@ -109,6 +109,24 @@ def _ppp_vars(ppps: Sequence[PPP], d: int) -> dict:
     }
 
 
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``rows`` (N, w) in lexicographic order, and each row's index among them.
+
+    What ``np.unique(rows, axis=0, return_inverse=True)`` returns, by one
+    ``np.lexsort`` of the columns (that path sorts rows as structured records
+    and took about a third of a PMBM filter job's time).
+    """
+    if rows.shape[0] == 0:
+        return rows, np.empty(0, dtype=np.int64)
+    order = np.lexsort(rows.T[::-1])  # first column is the primary key
+    ordered = rows[order]
+    first = np.ones(rows.shape[0], dtype=bool)
+    first[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(rows.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
+
+
 def _bernoulli_pool(density: PMBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """Deduplicated Bernoullis of all hypotheses and each hypothesis' members."""
     rows, members = [], []
@@ -124,11 +142,7 @@ def _bernoulli_pool(density: PMBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
             )
         )
     allrows = np.concatenate(rows) if rows else np.empty((0, 2 + d + d * d))
-    if allrows.shape[0]:
-        pool, inverse = np.unique(allrows, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-    else:
-        pool, inverse = allrows, np.empty(0, dtype=np.int64)
+    pool, inverse = _unique_rows(allrows)
     start = 0
     for mb in density.hypotheses:
         members.append(inverse[start : start + len(mb)])
