@@ -454,3 +454,20 @@ def test_save_figure_and_write_text_leave_nothing_on_failure(tmp_path):
         write_text(tmp_path / "t.txt", b"bytes are not text")
     assert (tmp_path / "t.txt").read_text() == "one\n"
     assert sorted(os.listdir(tmp_path)) == ["fig", "t.txt"]
+
+
+def test_bernoulli_pool_dedup_equals_numpy_unique_rows():
+    # the posterior writer's pool: same distinct rows, order and indices as np.unique(axis=0)
+    from nllbench.store.posterior import _unique_rows
+
+    rng = np.random.default_rng(3)
+    for n, w in [(0, 3), (1, 1), (7, 4), (300, 22)]:
+        base = rng.integers(-2, 3, (max(n // 3, 1), w)).astype(float) * rng.choice([1.0, 1e-300, 1e300])
+        rows = base[rng.integers(0, len(base), n)]
+        pool, inverse = _unique_rows(rows)
+        if n == 0:
+            assert pool.shape == (0, w) and inverse.size == 0
+            continue
+        want_pool, want_inverse = np.unique(rows, axis=0, return_inverse=True)
+        assert np.array_equal(pool, want_pool) and np.array_equal(inverse, want_inverse.ravel())
+        assert np.array_equal(pool[inverse], rows)
