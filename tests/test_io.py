@@ -471,3 +471,69 @@ def test_bernoulli_pool_dedup_equals_numpy_unique_rows():
         want_pool, want_inverse = np.unique(rows, axis=0, return_inverse=True)
         assert np.array_equal(pool, want_pool) and np.array_equal(inverse, want_inverse.ravel())
         assert np.array_equal(pool[inverse], rows)
+
+
+def _shared_covariance_pmbm(cov):
+    """Two steps of a PMBM whose Bernoullis share covariances (as a Kalman filter's do)."""
+    means = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    mb = nb.MultiBernoulli([0.9, 0.5, 1.0], nb.Gaussians(means, np.stack([cov, cov, 2 * cov])))
+    return [nb.PMBM(None, (mb, mb.subset([0, 2])), [0.7, 0.3]), nb.PMBM(None, (mb,), [1.0])]
+
+
+def test_posterior_covariances_are_pooled_and_read_back_bit_for_bit(tmp_path):
+    import xarray as xr
+
+    cov = np.array([[2.0, 0.1 + 0.2], [0.1 + 0.2, 1.0 / 3.0]])  # symmetric bit for bit
+    steps = _shared_covariance_pmbm(cov)
+    path = tmp_path / "p.nc"
+    write_posterior(steps, path)
+    raw = xr.open_dataset(path, decode_cf=False)
+    assert "bern_cov" not in raw and raw["bern_cov_pool"].shape == (2, 3)  # 2 distinct of 6 rows
+    assert raw.attrs["nllbench_schema_version"] == "2"
+    for a, b in zip(steps, read_posterior(path), strict=True):
+        assert_same(a, b)
+
+
+def test_covariances_not_symmetric_bit_for_bit_are_stored_whole():
+    # the densities symmetrise their covariances, so this is checked on the dataset itself
+    import xarray as xr
+
+    from nllbench.store._netcdf import pool_covariances, unpool_covariances
+
+    covs = np.stack([np.eye(2), np.array([[2.0, 0.3], [np.nextafter(0.3, 1.0), 1.0]])])
+    dims = ("state", "state2")
+    ds = xr.Dataset({"a_cov": (("a", *dims), covs), "b_cov": (("b", *dims), covs[:1])})
+    pooled = pool_covariances(ds)
+    assert "a_cov" in pooled and "a_cov_pool" not in pooled  # one matrix is 1 ulp off: kept whole
+    assert "b_cov" not in pooled and pooled["b_cov_pool"].shape == (1, 3)
+    back = unpool_covariances(pooled, "x.nc")
+    for name in ("a_cov", "b_cov"):
+        assert np.array_equal(back[name].values, ds[name].values)
+
+
+def test_version_1_posterior_files_read_the_same(tmp_path):
+    import xarray as xr
+
+    from nllbench.store._netcdf import unpool_covariances
+
+    steps = _shared_covariance_pmbm(np.eye(2))
+    new = tmp_path / "new.nc"
+    write_posterior(steps, new)
+    old = tmp_path / "old.nc"
+    ds = unpool_covariances(xr.open_dataset(new, decode_cf=False).load(), new)
+    ds.assign_attrs(nllbench_schema_version="1").to_netcdf(old, engine="netcdf4")
+    for a, b in zip(read_posterior(new), read_posterior(old), strict=True):
+        assert_same(a, b)
+
+
+def test_a_pooled_covariance_index_out_of_range_is_refused(tmp_path):
+    import xarray as xr
+
+    path = tmp_path / "p.nc"
+    write_posterior(_shared_covariance_pmbm(np.eye(2)), path)
+    ds = xr.open_dataset(path, decode_cf=False).load()
+    ds["bern_cov_index"].values[0] = 7
+    bad = tmp_path / "bad.nc"
+    ds.to_netcdf(bad, engine="netcdf4")
+    with pytest.raises(SchemaError, match="bern_cov_index"):
+        read_posterior(bad)

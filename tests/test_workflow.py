@@ -469,3 +469,25 @@ def test_pooled_calibration_tables_are_the_sums_of_the_runs_counts(test_run):
     wide = runs[runs["q"] == 0].pivot_table(index=keys, columns="measure", values="value")
     terms = wide[["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]].sum(axis=1)
     np.testing.assert_allclose(terms, wide["tgospa"], rtol=1e-9)
+
+
+def test_posteriors_are_removed_once_evaluated_unless_kept(tmp_path):
+    """keep_posteriors: false (the default config's) makes the filters' outputs temp(): the
+    evaluation still gets them, and they are gone once it is done."""
+    results = tmp_path / "r"
+    target = f"{results}/metrics/williams15/clutter5_pd0.9/phd/q1_cov1/batch0"
+    proc = snakemake(
+        "--cores",
+        "2",
+        "--configfile",
+        ".test/config/config.yaml",
+        "--config",
+        f"results={results}",
+        "keep_posteriors=False",  # snakemake reads --config values as Python literals
+        "--",
+        target,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in Path(target).glob("seed*.nc")) == ["seed0.nc", "seed1.nc"]
+    assert not (results / "posteriors" / "williams15" / "clutter5_pd0.9" / "phd" / "batch0").exists()
+    assert (results / "scenarios" / "williams15" / "clutter5_pd0.9" / "batch0").exists()

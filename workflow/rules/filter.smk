@@ -5,8 +5,11 @@ rule filter:
     input:
         f"{RESULTS}/scenarios/{SETTING}/batch{{batch}}",
     output:
-        posteriors=directory(
-            f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}"
+        # temp(): removed once every evaluation of the batch is done (config keep_posteriors)
+        posteriors=(
+            directory(f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}")
+            if config["keep_posteriors"]
+            else temp(directory(f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}"))
         ),
         timing=f"{RESULTS}/timing/filter/{SETTING}/{{filter}}/batch{{batch}}.csv",
     log:

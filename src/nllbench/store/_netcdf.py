@@ -14,9 +14,10 @@ from nllbench.store.provenance import nllbench_version, provenance_attrs
 
 #: The schema version each file kind is written with (attribute ``nllbench_schema_version``).
 #: Metrics files are at 2 since their variables are packed (:mod:`nllbench.store.metrics`).
-SCHEMA_VERSIONS = {"scenario": "1", "posterior": "1", "metrics": "2"}
-#: The versions each kind is read from: version-1 metrics files read as before.
-READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1",), "metrics": ("1", "2")}
+#: Posterior files are at 2 since their covariances are pooled (:func:`pool_covariances`).
+SCHEMA_VERSIONS = {"scenario": "1", "posterior": "2", "metrics": "2"}
+#: The versions each kind is read from: version-1 metrics and posterior files read as before.
+READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1", "2"), "metrics": ("1", "2")}
 SCHEMA_VERSION = SCHEMA_VERSIONS["scenario"]
 STATE_NAMES_4D = ["x", "y", "vx", "vy"]
 _COMPRESS = {"zlib": True, "complevel": 4}
@@ -65,6 +66,58 @@ def write_dataset(ds, path: str | os.PathLike, encoding: dict[str, dict] | None 
     }
     with atomic_file(path) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+
+
+def pool_covariances(ds):
+    """``ds`` with each (N, d, d) covariance variable ``X`` stored as a pool of distinct upper triangles.
+
+    Covariances repeat: a Kalman covariance depends on the detection history,
+    not on the measurements, so the Bernoullis of a PMBM posterior share few
+    distinct ones (Williams-2015, clutter 50: 6,670 distinct of 17,947).
+    ``X`` (dims (dim0, "state", "state2")) becomes ``X_pool`` (X_pooled,
+    "triangle"): the distinct matrices' upper triangles row by row, in
+    ``np.unique`` order, and ``X_index`` (dim0,): each row's place in the pool.
+    Lossless: only variables whose every matrix is bitwise symmetric are
+    pooled (the others are kept whole); :func:`unpool_covariances` restores them.
+    """
+    out = ds
+    for name in [v for v in ds.data_vars if ds[v].dims[1:] == ("state", "state2")]:
+        covs = np.asarray(ds[name].values)
+        if covs.shape[0] == 0 or not np.array_equal(covs, np.swapaxes(covs, 1, 2)):
+            continue
+        d = covs.shape[-1]
+        rows, cols = np.triu_indices(d)
+        pool, index = np.unique(covs[:, rows, cols], axis=0, return_inverse=True)
+        attrs = {**ds[name].attrs, "pooled_from": f"({ds[name].dims[0]}, state, state2), upper triangle"}
+        out = out.drop_vars(name).assign(
+            {
+                f"{name}_pool": ((f"{name}_pooled", "triangle"), pool, attrs),
+                f"{name}_index": ((ds[name].dims[0],), index.ravel().astype(np.int64)),
+            }
+        )
+    return out
+
+
+def unpool_covariances(ds, path):
+    """The inverse of :func:`pool_covariances`: every ``X_pool`` / ``X_index`` pair back as ``X``."""
+    for pool_name in [v for v in ds.data_vars if str(v).endswith("_pool")]:
+        name = str(pool_name)[: -len("_pool")]
+        pool = get(ds, path, pool_name, 2)
+        index = get(ds, path, f"{name}_index", 1)
+        if index.dtype.kind not in "iu" or (index.size and (index.min() < 0 or index.max() >= pool.shape[0])):
+            raise SchemaError(f"{path}: variable '{name}_index': expected indices into {pool_name!r}")
+        d = int(round((np.sqrt(8 * pool.shape[1] + 1) - 1) / 2))
+        if d * (d + 1) // 2 != pool.shape[1]:
+            raise SchemaError(f"{path}: variable {pool_name!r}: {pool.shape[1]} columns are no triangle")
+        rows, cols = np.triu_indices(d)
+        full = np.empty((pool.shape[0], d, d))
+        full[:, rows, cols] = pool
+        full[:, cols, rows] = pool
+        dim0 = ds[f"{name}_index"].dims[0]
+        ds = ds.drop_vars([pool_name, f"{name}_index"]).assign(
+            {name: ((dim0, "state", "state2"), full[index.astype(np.int64)])}
+        )
+    return ds
 
 
 def open_dataset(path: str | os.PathLike, content: str):

@@ -25,8 +25,10 @@ from nllbench.store._netcdf import (
     header,
     jsonable,
     open_dataset,
+    pool_covariances,
     ragged,
     split,
+    unpool_covariances,
     write_dataset,
 )
 
@@ -193,7 +195,7 @@ def write_posterior(
     )
     meta = _posterior_meta(family, sub, has_ppp, attrs)
     ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=attrs_out(meta))
-    write_dataset(ds, path)
+    write_dataset(pool_covariances(ds), path)
 
 
 def _posterior_meta(family: str, sub: str, has_ppp: bool, attrs: dict | None) -> dict:
@@ -323,7 +325,7 @@ def _read_ppps(ds, path, K: int) -> list[PPP]:
 
 def read_posterior(path: str | os.PathLike) -> Posterior:
     """Read and validate a posterior file: one density per step, ready for ``nb.nll``."""
-    ds = open_dataset(path, "posterior")
+    ds = unpool_covariances(open_dataset(path, "posterior"), path)
     K = int(ds.sizes.get("step", 0))
     family = ds.attrs.get("family")
     attrs = {k: jsonable(v) for k, v in ds.attrs.items()}
