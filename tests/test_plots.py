@@ -275,3 +275,29 @@ def test_new_figures_need_the_new_measures(summary):
         plots.fig_tgospa(summary)
     with pytest.raises(ValueError, match="hota"):
         plots.fig_hota_vs_nll(summary, 10)
+
+
+def test_timing_figure_names_each_filters_point():
+    # reference filters rank every Q at once: one point per filter, named on the x axis in its colour
+    timing = pd.DataFrame(
+        {
+            "filter": ["pmb", "phd", "pmb", "phd"],
+            "q": [10, 10, 10, 10],
+            "cov_scale": [1.0] * 4,
+            "nll_seconds": [0.02, 0.001, 0.04, 0.003],
+        }
+    )
+    fig = plots.fig_timing(timing)
+    ax = fig.axes[0]
+    styles = plots.filter_styles(["phd", "pmb"])
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["phd", "pmb"] and "up to 10" in ax.get_xlabel()
+    for x, name in enumerate(labels):
+        (line,) = [ln for ln in ax.get_lines() if ln.get_xdata()[0] == x]
+        assert to_hex(line.get_color()) == to_hex(styles[name].color)
+        assert line.get_ydata()[0] == timing[timing["filter"] == name]["nll_seconds"].median()
+    # a tracker scored once per Q: time against Q, one legend entry per line
+    both = pd.concat([timing, timing.assign(filter="zz_user_tracker", q=1)])
+    ax = plots.fig_timing(both).axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == [ln.get_label() for ln in ax.get_lines()] == ["phd", "pmb", "zz_user_tracker"]
