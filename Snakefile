@@ -6,7 +6,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from nllbench.workflow import (
+from nllbench.pipeline.workflow import (
     Sweep,
     calibration_dirs,
     config_slice,

@@ -42,9 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def worker(out: str, repeat: int) -> None:
     """Simulate, filter and evaluate with whichever nllbench is importable; save times and NLL arrays."""
     import nllbench as nb
-    from nllbench.evaluate import EvaluationSettings, evaluate_run
     from nllbench.filters import run_filter
-    from nllbench.scenarios import get_scenario, simulate
+    from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.simulation.scenarios import get_scenario, simulate
 
     sc = get_scenario("williams15")
     sim = simulate(sc, np.random.default_rng(1))

@@ -19,7 +19,7 @@ from scipy.stats import multivariate_normal
 
 from nllbench.filters import FILTERS, PMBMSettings, run_filter
 from nllbench.filters.phd import PHDSettings, run_phd
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.simulation.scenarios import get_scenario, simulate
 
 
 class _Component:

@@ -24,7 +24,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
 import nllbench as nb
-from nllbench.metrics import ospa
+from nllbench.measures.metrics import ospa
 
 
 def best_of(fn, repeat):

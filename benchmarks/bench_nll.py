@@ -21,7 +21,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 import nllbench as nb
-from nllbench.nll import association_problem
+from nllbench.engine.nll import association_problem
 
 sys.path.insert(0, str(Path(__file__).parent))
 from baseline_murty import murty_baseline  # noqa: E402

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nllbench.evaluate import EvaluationSettings, evaluate_run
-from nllbench.scoring import FillIns, build_densities, score
-from nllbench.tracks import frame_list, truth_sets, validate_tracks, validate_truth
+from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
+from nllbench.trackers.scoring import FillIns, build_densities, score
+from nllbench.trackers.tracks import frame_list, truth_sets, validate_tracks, validate_truth
 
 N_BERNOULLI, N_TRUTH, SIZE = 50, 40, 300.0
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.metrics import tgospa
+from nllbench.measures.metrics import tgospa
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from test_tgospa import brute_force, random_case  # noqa: E402

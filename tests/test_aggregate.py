@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wilcoxon
 
-from nllbench.aggregate import (
+from nllbench.pipeline.aggregate import (
     LONG_COLUMNS,
     bootstrap_mean_interval,
     long_table,
@@ -277,7 +277,7 @@ def test_empty_cube_gives_an_empty_long_table_with_its_columns():
 
 def random_counts(rng, bernoullis: bool = True, steps: int = 5):
     """CalibrationCounts of one synthetic run (PHD-like without Bernoullis or pairs)."""
-    from nllbench.calibration import PIT_BINS, RELIABILITY_BINS, CalibrationCounts
+    from nllbench.measures.calibration import PIT_BINS, RELIABILITY_BINS, CalibrationCounts
 
     count = rng.integers(0, 6, RELIABILITY_BINS) if bernoullis else np.zeros(RELIABILITY_BINS, dtype=np.int64)
     lows = np.arange(RELIABILITY_BINS) / RELIABILITY_BINS
@@ -305,7 +305,7 @@ SETTING = ("s", "pmb", 10.0, 0.9, 1.0, 1.0, "position")
 
 
 def test_pooled_reliability_is_the_sum_of_the_runs_counts():
-    from nllbench.aggregate import pooled_reliability
+    from nllbench.pipeline.aggregate import pooled_reliability
 
     rng = np.random.default_rng(5)
     runs = {seed: random_counts(rng) for seed in range(7)}
@@ -326,7 +326,7 @@ def test_pooled_reliability_is_the_sum_of_the_runs_counts():
 def test_pooled_anees_interval_is_the_chi_square_interval_of_the_pooled_pairs():
     from scipy.stats import chi2
 
-    from nllbench.aggregate import pooled_calibration
+    from nllbench.pipeline.aggregate import pooled_calibration
 
     rng = np.random.default_rng(8)
     runs = {seed: random_counts(rng) for seed in range(4)}
@@ -349,7 +349,7 @@ def test_pooled_anees_interval_is_the_chi_square_interval_of_the_pooled_pairs():
 
 
 def test_scores_undefined_without_bernoullis_have_no_row_never_nan():
-    from nllbench.aggregate import pooled_calibration, pooled_reliability
+    from nllbench.pipeline.aggregate import pooled_calibration, pooled_reliability
 
     rng = np.random.default_rng(2)
     phd = ("s", "phd", 10.0, 0.9, 1.0, 1.0, "position")
@@ -364,7 +364,7 @@ def test_scores_undefined_without_bernoullis_have_no_row_never_nan():
 def test_infinite_cardinality_log_score_stays_infinite():
     from dataclasses import replace
 
-    from nllbench.aggregate import pooled_calibration
+    from nllbench.pipeline.aggregate import pooled_calibration
 
     rng = np.random.default_rng(4)
     runs = {0: random_counts(rng), 1: replace(random_counts(rng), card_log_score_sum=math.inf)}

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nllbench.assignment import count_assignments_log, murty
+from nllbench.engine.assignment import count_assignments_log, murty
 
 
 def brute_force(C, mandatory):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.assignment import murty
+from nllbench.engine.assignment import murty
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from baseline_murty import murty_baseline  # noqa: E402

@@ -10,14 +10,14 @@ import pytest
 from scipy.stats import chi2, poisson
 
 import nllbench as nb
-from nllbench.calibration import (
+from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli
+from nllbench.measures.calibration import (
     RELIABILITY_BINS,
     CalibrationCounts,
     cardinality_score,
     nees,
     step_counts,
 )
-from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli
 
 
 def brute_cardinality(pmbm: PMBM, kmax: int) -> np.ndarray:
@@ -172,7 +172,7 @@ def calibrated_run(seed=0, K=60, M=10):
 
 
 def test_probes_move_the_calibration_panels_in_the_expected_direction():
-    from nllbench.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
 
     posts, truth, ids = calibrated_run()
     lo, hi = [-100.0, -100.0], [600.0, 100.0]
@@ -207,8 +207,8 @@ def test_probes_move_the_calibration_panels_in_the_expected_direction():
 
 
 def test_metrics_file_keeps_every_measure_and_pools_exactly(tmp_path):
-    from nllbench.aggregate import collect
-    from nllbench.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.pipeline.aggregate import collect
     from nllbench.store import read_calibration_counts, read_metrics, write_metrics
 
     posts, truth, ids = calibrated_run(K=12)

@@ -319,7 +319,7 @@ def test_mbm_step1_nll_is_what_its_posterior_says(tmp_path):
     Bernoulli started at a distant measurement, so its NLL is in the thousands (docs/evaluation.md)."""
     from bruteforce import pmbm_log_likelihood
 
-    from nllbench.transforms import marginal
+    from nllbench.engine.transforms import marginal
 
     s, p, m = tmp_path / "s.nc", tmp_path / "mbm.nc", tmp_path / "m.nc"
     assert main(["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "3", "-o", str(s)]) == 0

@@ -9,10 +9,10 @@ import pytest
 from conftest import random_covs, random_pmbm
 
 import nllbench as nb
-from nllbench.assignment import count_assignments_log, murty
-from nllbench.densities import Gaussians, MultiBernoulli
-from nllbench.nll import association_problem
-from nllbench.transforms import marginal, scale_covariances, temper_existence
+from nllbench.engine.assignment import count_assignments_log, murty
+from nllbench.engine.densities import Gaussians, MultiBernoulli
+from nllbench.engine.nll import association_problem
+from nllbench.engine.transforms import marginal, scale_covariances, temper_existence
 
 
 def straightforward(f, y, q):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import nllbench as nb
-from nllbench.metrics import clear_mot, identity_scores, ospa
+from nllbench.measures.metrics import clear_mot, identity_scores, ospa
 
 
 def random_frames(rng, K):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nllbench.metrics import hota, tgospa
+from nllbench.measures.metrics import hota, tgospa
 
 
 def returning_frames(rng, K, n_ids=6, m_ids=7, box=4.0):
@@ -103,7 +103,7 @@ def test_hota_agrees_with_trackeval_on_tracker_like_sequences(monkeypatch):
 
 def test_tgospa_without_switch_cost_is_the_sum_of_frame_gospa():
     """gamma -> 0: the per-frame GOSPA assignments are free to change, so d^p = sum_k GOSPA_k^p."""
-    from nllbench.metrics import gospa
+    from nllbench.measures.metrics import gospa
 
     rng = np.random.default_rng(11)
     for _ in range(20):
@@ -117,7 +117,7 @@ def test_tgospa_without_switch_cost_is_the_sum_of_frame_gospa():
 
 def test_tgospa_below_frame_gospa_plus_its_switches():
     """The per-frame GOSPA assignment sequence is one candidate: T-GOSPA^p is at most its cost."""
-    from nllbench.metrics import gospa
+    from nllbench.measures.metrics import gospa
 
     rng = np.random.default_rng(12)
     for _ in range(20):
@@ -139,7 +139,7 @@ def test_nees_panel_against_scipy_chi2():
     from scipy.stats import chi2
 
     import nllbench as nb
-    from nllbench.calibration import step_counts
+    from nllbench.measures.calibration import step_counts
 
     rng = np.random.default_rng(21)
     for d in (2, 3):

@@ -10,18 +10,18 @@ import pytest
 
 import nllbench as nb
 from nllbench.cli import ESTIMATORS
-from nllbench.densities import PMBM
-from nllbench.estimates import (
+from nllbench.engine.densities import PMBM
+from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
+from nllbench.filters.estimates import (
     RULES,
     estimate,
     expected_cardinality,
     intensity_indices,
     map_cardinality_choice,
 )
-from nllbench.evaluate import EvaluationSettings, evaluate_run
-from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
 from nllbench.filters.pmbm import correct, estimate_state, initial_state, predict
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
+from nllbench.simulation.scenarios import get_scenario, simulate
 
 
 def ppp(weights, means=None):

@@ -9,13 +9,13 @@ import pytest
 
 import nllbench as nb
 from nllbench.cli import main
-from nllbench.evaluate import EvaluationSettings, evaluate_run
+from nllbench.engine.transforms import marginal, scale_covariances, temper_existence
 from nllbench.examples import example1, example2
 from nllbench.filters import run_filter
-from nllbench.metrics import clear_mot, ospa
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
+from nllbench.measures.metrics import clear_mot, ospa
+from nllbench.simulation.scenarios import get_scenario, simulate
 from nllbench.store import read_metrics, read_posterior
-from nllbench.transforms import marginal, scale_covariances, temper_existence
 
 
 def test_paper_examples_through_the_run_evaluation():
@@ -211,7 +211,7 @@ def _same(a, b, where="") -> None:
 
 def test_shared_evaluation_of_a_grid_equals_separate_evaluations(pmbm_run):
     """evaluate_runs (one ranking per scale, shared estimates) gives each separate evaluate_run's values."""
-    from nllbench.evaluate import evaluate_runs, evaluation_grid, grid_settings
+    from nllbench.measures.evaluate import evaluate_runs, evaluation_grid, grid_settings
 
     sc, sim, posts = pmbm_run
     lo, hi = sc.model.fov_low, sc.model.fov_high
@@ -230,7 +230,7 @@ def test_shared_evaluation_of_a_grid_equals_separate_evaluations(pmbm_run):
 
 
 def test_shared_evaluation_refuses_settings_that_differ_beyond_q_scale_and_exact(pmbm_run):
-    from nllbench.evaluate import evaluate_runs
+    from nllbench.measures.evaluate import evaluate_runs
 
     sc, sim, posts = pmbm_run
     lo, hi = sc.model.fov_low, sc.model.fov_high

@@ -10,14 +10,14 @@ import pytest
 from scipy.stats import multivariate_normal
 
 import nllbench as nb
-from nllbench.estimates import estimate
+from nllbench.engine.gaussian_mixture import GaussianMixture
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter
+from nllbench.filters.estimates import estimate
 from nllbench.filters.gaussian import LabelledIntensity
 from nllbench.filters.phd import CPHDState, cphd_update, phd_update
 from nllbench.filters.pmbm import PMBMState, update
-from nllbench.gaussian_mixture import GaussianMixture
-from nllbench.models import POSITION_H, Model, cv_matrices
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.simulation.models import POSITION_H, Model, cv_matrices
+from nllbench.simulation.scenarios import get_scenario, simulate
 
 FAMILY = ["pmbm", "pmb", "mbm", "mbm01"]
 

@@ -9,11 +9,11 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 import nllbench as nb
-from nllbench.densities import box_volume, log_box_volume
+from nllbench.engine.densities import box_volume, log_box_volume
+from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
 from nllbench.filters.gaussian import LabelledIntensity, predict_intensity
-from nllbench.gaussian_mixture import GaussianMixture, Gaussians
-from nllbench.models import GaussianMixture as ModelsGaussianMixture
-from nllbench.scenarios import PRESETS, get_scenario
+from nllbench.simulation.models import GaussianMixture as ModelsGaussianMixture
+from nllbench.simulation.scenarios import PRESETS, get_scenario
 
 
 def scipy_logpdf(weights, means, covs, y):

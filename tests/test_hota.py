@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nllbench.metrics import ALPHAS, hota
+from nllbench.measures.metrics import ALPHAS, hota
 
 
 def test_alpha_grid():

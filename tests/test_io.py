@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nllbench as nb
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.simulation.scenarios import get_scenario, simulate
 from nllbench.store import (
     Output,
     SchemaError,
@@ -373,7 +373,7 @@ def test_pack_refuses_integers_that_float64_cannot_hold():
 
 
 def _metrics_file(tmp_path):
-    from nllbench.evaluate import EvaluationSettings, evaluate_run
+    from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
     from nllbench.store import write_metrics
 
     rng = np.random.default_rng(3)
@@ -389,7 +389,7 @@ def _metrics_file(tmp_path):
 
 
 def test_metrics_file_is_packed_and_reads_as_one_variable_per_measure(tmp_path):
-    from nllbench.names import METRIC_STEP_VARIABLES, NLL_STEP
+    from nllbench.measures.names import METRIC_STEP_VARIABLES, NLL_STEP
     from nllbench.store import read_metrics
 
     path = _metrics_file(tmp_path)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import nllbench as nb
-from nllbench.metrics import clear_mot_frame
+from nllbench.measures.metrics import clear_mot_frame
 
 
 def gospa_brute(X, Y, c, p):
@@ -86,7 +86,7 @@ def test_gospa_and_ospa_equal_the_dense_cdist_route_bit_for_bit(p):
     from scipy.optimize import linear_sum_assignment
     from scipy.spatial.distance import cdist
 
-    from nllbench.metrics import ospa
+    from nllbench.measures.metrics import ospa
 
     rng = np.random.default_rng(int(10 * p))
     for nx, ny, d in [(300, 280, 2), (50, 70, 3), (1, 40, 1), (200, 200, 4)]:

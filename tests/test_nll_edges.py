@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nllbench as nb
-from nllbench.assignment import count_assignments, count_assignments_log, ranked_in_search_order
+from nllbench.engine.assignment import count_assignments, count_assignments_log, ranked_in_search_order
 
 I2 = np.eye(2)
 LOG_2PI = math.log(2 * math.pi)

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from nllbench import plots
-from nllbench.aggregate import summarise
+from nllbench.pipeline import plots
+from nllbench.pipeline.aggregate import summarise
 
 matplotlib.use("Agg")
 
@@ -21,7 +21,7 @@ TERMS = ["nll_localization", "nll_missed", "nll_false", "nll_cardinality", "nll_
 
 
 def study_runs() -> pd.DataFrame:
-    """A small per-run table as written by nllbench.aggregate.collect."""
+    """A small per-run table as written by nllbench.pipeline.aggregate.collect."""
     rng = np.random.default_rng(0)
     rows = []
     base = {"scenario": "williams15", "pd": 0.9, "temper": 1.0, "marginal": "position"}
@@ -164,12 +164,12 @@ def measure_summary():
 
 
 def calibration_tables():
-    """(calibration, reliability) tables as written by nllbench.aggregate, phd without Bernoullis."""
+    """(calibration, reliability) tables as written by nllbench.pipeline.aggregate, phd without Bernoullis."""
     from dataclasses import replace
 
     from test_aggregate import random_counts
 
-    from nllbench.aggregate import pooled_calibration, pooled_reliability
+    from nllbench.pipeline.aggregate import pooled_calibration, pooled_reliability
 
     rng = np.random.default_rng(6)
     counts = {}

@@ -12,14 +12,14 @@ import pytest
 import yaml
 
 from nllbench.cli import main
-from nllbench.estimates import estimate
-from nllbench.evaluate import EvaluationSettings
 from nllbench.filters import PMBMSettings, run_filter_full
+from nllbench.filters.estimates import estimate
 from nllbench.filters.pmbm import initial_state, predict, update
-from nllbench.runs import evaluate_file, filter_file, simulate_file
-from nllbench.scenarios import get_scenario, read_truth_csv, simulate, write_truth_csv
+from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.pipeline.runs import evaluate_file, filter_file, simulate_file
+from nllbench.pipeline.workflow import estimator_for, evaluate_settings, filter_settings, simulate_flags
+from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, write_truth_csv
 from nllbench.store import read_posterior, read_scenario
-from nllbench.workflow import estimator_for, evaluate_settings, filter_settings, simulate_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
@@ -270,8 +270,8 @@ def test_every_shipped_config_names_the_new_keys():
 
 def test_every_new_key_has_one_default():
     """One default each: the schema's (mb_birth, mb_start, estimators) or a dataclass's (the rest)."""
+    from nllbench.pipeline.workflow import validated_config
     from nllbench.settings import config_defaults
-    from nllbench.workflow import validated_config
 
     schema_path = ROOT / "workflow/schemas/config.schema.yaml"
     props = yaml.safe_load(schema_path.read_text())["properties"]
@@ -342,7 +342,7 @@ def test_reference_config_runs_end_to_end(tmp_path):
 def test_gospa_table_mean_and_rms():
     import pandas as pd
 
-    from nllbench.reference import gospa_table
+    from nllbench.pipeline.reference import gospa_table
 
     rows = []
     for seed, values in [(0, [1.0, 3.0]), (1, [2.0, 4.0])]:

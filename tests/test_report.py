@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from nllbench.aggregate import paired, ranking, summarise
-from nllbench.report import agreement, explain, write_leaderboard
+from nllbench.pipeline.aggregate import paired, ranking, summarise
+from nllbench.pipeline.report import agreement, explain, write_leaderboard
 
 TERMS = ["nll_localization", "nll_missed", "nll_false", "nll_cardinality", "nll_mixture", "nll_association"]
 

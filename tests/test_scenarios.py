@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nllbench.scenarios import get_scenario, simulate
+from nllbench.simulation.scenarios import get_scenario, simulate
 
 
 @pytest.mark.parametrize("name", ["williams15", "chalmers"])

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 import nllbench as nb
 from nllbench.cli import main
-from nllbench.evaluate import EvaluationSettings
-from nllbench.scoring import (
+from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.store import read_metrics
+from nllbench.trackers.scoring import (
     FillIns,
     ScoreCalibration,
     calibration_nll,
@@ -26,8 +27,7 @@ from nllbench.scoring import (
     fit_undetected_rate,
     score,
 )
-from nllbench.store import read_metrics
-from nllbench.tracks import validate_tracks, validate_truth
+from nllbench.trackers.tracks import validate_tracks, validate_truth
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 FOV = ((0.0, 0.0), (50.0, 50.0))
@@ -361,7 +361,7 @@ def test_cli_writes_evaluate_metrics_format_and_aggregate_reads_it(tmp_path, cap
 
 def test_motchallenge_real_files():
     mm = pytest.importorskip("motmetrics")
-    from nllbench.adapters import read_motchallenge
+    from nllbench.trackers.adapters import read_motchallenge
 
     data = Path(mm.__file__).parent / "data" / "TUD-Campus"
     truth = read_motchallenge(data / "gt.txt", kind="truth")
@@ -399,7 +399,7 @@ def test_motchallenge_real_files():
 
 
 def test_motchallenge_errors(tmp_path):
-    from nllbench.adapters import read_motchallenge
+    from nllbench.trackers.adapters import read_motchallenge
 
     path = tmp_path / "m.txt"
     path.write_text("1,1,10,10,5,5,1,-1,-1,-1\n2,1,10,10,0,5,1,-1,-1,-1\n")
@@ -412,9 +412,9 @@ def test_motchallenge_errors(tmp_path):
 
 def test_stonesoup_tracker_output(tmp_path):
     pytest.importorskip("stonesoup")
-    from nllbench.adapters import tracks_from_stonesoup
-    from nllbench.stonesoup_tracker import run_gmphd, truth_table
     from nllbench.store import read_scenario
+    from nllbench.trackers.adapters import tracks_from_stonesoup
+    from nllbench.trackers.stonesoup_tracker import run_gmphd, truth_table
 
     sc = tmp_path / "sc.nc"
     assert main(["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "12", "-o", str(sc)]) == 0
@@ -456,7 +456,7 @@ def test_stonesoup_existence_probability_becomes_r():
     from stonesoup.types.state import BernoulliParticleState
     from stonesoup.types.track import Track
 
-    from nllbench.adapters import tracks_from_stonesoup
+    from nllbench.trackers.adapters import tracks_from_stonesoup
 
     rng = np.random.default_rng(0)
     t0 = datetime.datetime(2021, 1, 1)
@@ -542,8 +542,8 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
         )
         == 0
     )
-    from nllbench.scoring import truth_from_scenario
     from nllbench.store import read_scenario
+    from nllbench.trackers.scoring import truth_from_scenario
 
     tracks_dir = tmp_path / "tracks"
     tracks_dir.mkdir()
@@ -651,7 +651,7 @@ def test_full_state_nll_on_four_columns():
     assert full.metrics.nll["value"][0, 0] == pytest.approx(
         nb.nll(density, means[:2] + 0.1, q=10).value, rel=1e-12
     )
-    from nllbench.transforms import marginal
+    from nllbench.engine.transforms import marginal
 
     expected = nb.nll(marginal(density, (0, 1)), means[:2, :2] + 0.1, q=10).value
     assert pos.metrics.nll["value"][0, 0] == pytest.approx(expected, rel=1e-12)
@@ -681,7 +681,7 @@ def test_tables_round_trip_through_files(tmp_path_factory, rows, suffix):
     for name in ("frame", "means", "r", "covs"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     frames = np.arange(5)
-    from nllbench.tracks import densities
+    from nllbench.trackers.tracks import densities
 
     for da, db in zip(
         densities(a, frames, a.r, a.covs, None), densities(b, frames, b.r, b.covs, None), strict=True

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nllbench.adapters import read_motchallenge
 from nllbench.cli import main
-from nllbench.tracks import validate_tracks, validate_truth
+from nllbench.trackers.adapters import read_motchallenge
+from nllbench.trackers.tracks import validate_tracks, validate_truth
 
 HEADER = "frame,id,r,x,y,var_x,var_y\n"
 ROW = "0,1,0.9,1.0,2.0,0.5,0.5\n"
@@ -296,7 +296,7 @@ def test_seed_tables_take_every_reader_suffix_and_refuse_two_spellings(tmp_path)
 
 
 def test_ignored_columns_of_both_tables_are_recorded():
-    from nllbench.scoring import FillIns, score
+    from nllbench.trackers.scoring import FillIns, score
 
     tracks = pd.DataFrame({"frame": [0], "x": [1.0], "y": [1.0], "r": [0.5], "note": ["a"]})
     truth = pd.DataFrame({"frame": [0], "id": [1], "x": [1.0], "y": [1.0], "z": [3.0], "var_x": [1.0]})

@@ -11,10 +11,10 @@ import pytest
 from scipy.stats import multivariate_normal
 
 import nllbench as nb
-from nllbench.evaluate import EvaluationSettings
-from nllbench.hota import hota
-from nllbench.scoring import FillIns, score
-from nllbench.tgospa import tgospa
+from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.hota import hota
+from nllbench.measures.tgospa import tgospa
+from nllbench.trackers.scoring import FillIns, score
 
 
 def _maps(n: int, m: int):
@@ -196,7 +196,7 @@ def test_fitted_rate_is_the_ml_rate_of_the_scored_density(cov_scale, temper):
     tracks["r"], tracks["var_x"], tracks["var_y"] = 0.7, 0.5, 0.5
     settings = EvaluationSettings(qs=(50,), cov_scale=cov_scale, temper=temper)
     box = ((0.0, 0.0), (20.0, 20.0))
-    from nllbench.scoring import fit_undetected_rate
+    from nllbench.trackers.scoring import fit_undetected_rate
 
     fit = fit_undetected_rate(tracks, truth, fill=FillIns(0.0, *box), settings=settings)
     assert 0 < fit["rate"] < 3.0
@@ -210,9 +210,9 @@ def test_fitted_rate_is_the_ml_rate_of_the_scored_density(cov_scale, temper):
 
 
 def test_detection_outcomes_use_the_clear_mot_matching():
-    from nllbench.metrics import clear_mot
-    from nllbench.scoring import detection_outcomes
-    from nllbench.tracks import validate_tracks, validate_truth
+    from nllbench.measures.metrics import clear_mot
+    from nllbench.trackers.scoring import detection_outcomes
+    from nllbench.trackers.tracks import validate_tracks, validate_truth
 
     # a chain where a capped-cost assignment keeps two exact pairs and drops the third object,
     # while the CLEAR MOT rule (most pairs within the threshold) matches all three
@@ -242,7 +242,9 @@ def test_example_mixture_file_nll_equals_set_sum_every_frame():
         fill=FillIns(rate, tuple(low), tuple(high)),
         settings=EvaluationSettings(qs=(50,)),
     )
-    raw = pd.read_csv(examples / "tracks_mixture.csv")  # read here with pandas alone, not nllbench.tracks
+    raw = pd.read_csv(
+        examples / "tracks_mixture.csv"
+    )  # read here with pandas alone, not nllbench.trackers.tracks
     truth = pd.read_csv(examples / "truth.csv")
     assert res.frames.tolist() == [0, 1, 2, 3]
     for k in range(4):

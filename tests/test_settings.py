@@ -15,10 +15,16 @@ import pytest
 import yaml
 
 from nllbench.cli import _evaluation_settings, _filter_settings, parse
-from nllbench.evaluate import EvaluationSettings
 from nllbench.filters import PHDSettings, PMBMSettings
+from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.pipeline.workflow import (
+    Sweep,
+    evaluate_settings,
+    filter_settings,
+    score_settings,
+    validated_config,
+)
 from nllbench.settings import SECTIONS, FilterRunSettings, config_defaults, options_of
-from nllbench.workflow import Sweep, evaluate_settings, filter_settings, score_settings, validated_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"

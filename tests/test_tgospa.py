@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from nllbench.metrics import tgospa
+from nllbench.measures.metrics import tgospa
 
 
 def partial_injections(n: int, m: int) -> list[tuple[int, ...]]:
@@ -169,7 +169,7 @@ def test_bad_input_is_named():
 def test_reduced_programme_equals_the_full_one(seed, monkeypatch):
     """The exact solve (per-pair spans plus holds) against the MILP over every frame, on scenes too
     large to enumerate, including many one-frame estimated trajectories (as a PHD without labels)."""
-    from nllbench import tgospa as module
+    from nllbench.measures import tgospa as module
 
     rng = np.random.default_rng(seed)
     T, TI, E, EI = random_case(rng, 25, 5, 5, box=4.0)

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nllbench as nb
-from nllbench.densities import laplace_log_normaliser
-from nllbench.theorem1 import scale_for_k_equal_rho, theorem1_pmb
+from nllbench.engine.densities import laplace_log_normaliser
+from nllbench.measures.theorem1 import scale_for_k_equal_rho, theorem1_pmb
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])
@@ -105,7 +105,7 @@ def test_huge_box_offset_is_exact_in_log_space(low, high, rho, log_volume):
 
 
 def test_stonesoup_clutter_density_survives_an_overflowing_volume():
-    from nllbench.stonesoup_tracker import clutter_density
+    from nllbench.trackers.stonesoup_tracker import clutter_density
 
     assert clutter_density(10.0, [0, 0], [300, 300]) == 10.0 / 90000.0  # the plain ratio, bit for bit
     # V = 1e310 overflows; rate / V = 1e-300 does not

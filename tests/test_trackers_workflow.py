@@ -1,5 +1,5 @@
 """External trackers in the workflow (config section ``trackers``): the config checks, the rule
-helpers of nllbench.workflow, the fill-ins table and page, a dry run and a reduced run of
+helpers of nllbench.pipeline.workflow, the fill-ins table and page, a dry run and a reduced run of
 config/trackers.yaml end to end."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from nllbench.workflow import (
+from nllbench.pipeline.workflow import (
     Sweep,
     calibration_dirs,
     check_trackers,
@@ -235,8 +235,8 @@ def _perfect_tracks(scenario_dir: Path, out_dir: Path) -> None:
 
 
 def test_fill_ins_page_section():
-    from nllbench.plots import filter_styles
-    from nllbench.report import fill_ins_html
+    from nllbench.pipeline.plots import filter_styles
+    from nllbench.pipeline.report import fill_ins_html
 
     record = {
         "existence": "score calibration",
@@ -351,8 +351,8 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
 
 
 def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_path):
-    from nllbench.aggregate import fill_ins_table
-    from nllbench.scoring import FillIns, score_file
+    from nllbench.pipeline.aggregate import fill_ins_table
+    from nllbench.trackers.scoring import FillIns, score_file
 
     tracks, truth = ROOT / "docs/examples/tracks.csv", ROOT / "docs/examples/truth.csv"
     a, b = tmp_path / "a", tmp_path / "b"

@@ -15,10 +15,10 @@ import pytest
 import xarray as xr
 import yaml
 
-from nllbench.aggregate import long_table, read_long_table, read_step_cube, write_tables
 from nllbench.cli import main
-from nllbench.names import METRIC_STEP_VARIABLES
-from nllbench.workflow import (
+from nllbench.measures.names import METRIC_STEP_VARIABLES
+from nllbench.pipeline.aggregate import long_table, read_long_table, read_step_cube, write_tables
+from nllbench.pipeline.workflow import (
     Sweep,
     evaluate_settings,
     filter_settings,

@@ -6,13 +6,13 @@ Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
 
 from importlib import metadata as _metadata
 
-from nllbench.assignment import RankedAssignments, murty
-from nllbench.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
-from nllbench.metrics import GOSPAResult, gospa
-from nllbench.nll import NLLResult, nll, nll_many
-from nllbench.scoring import FillIns, ScoreResult, score
+from nllbench.engine.assignment import RankedAssignments, murty
+from nllbench.engine.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
+from nllbench.engine.nll import NLLResult, nll, nll_many
+from nllbench.measures.metrics import GOSPAResult, gospa
+from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
-from nllbench.theorem1 import Theorem1Result, theorem1, theorem1_pmb
+from nllbench.trackers.scoring import FillIns, ScoreResult, score
 
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
 

@@ -68,7 +68,7 @@ def _example(args: argparse.Namespace) -> int:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    from nllbench.aggregate import write_tables
+    from nllbench.pipeline.aggregate import write_tables
 
     with _outputs(("--out-dir", args.out_dir, True)) as (out,):
         counts = write_tables(args.metrics_dirs, out, _config(args), long_csv=args.long_csv)
@@ -80,7 +80,7 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 
 def _gospa_table(args: argparse.Namespace) -> int:
-    from nllbench.reference import write_gospa_table
+    from nllbench.pipeline.reference import write_gospa_table
 
     n = write_gospa_table(args.tables, args.output)
     print(f"wrote {args.output}: mean and RMS GOSPA of {n} (scenario, filter, clutter, P_D) settings")
@@ -88,7 +88,7 @@ def _gospa_table(args: argparse.Namespace) -> int:
 
 
 def _tables_long(args: argparse.Namespace) -> int:
-    from nllbench.aggregate import read_long_table
+    from nllbench.pipeline.aggregate import read_long_table
 
     df = read_long_table(args.tables, args.measure)
     with _outputs(("-o", args.output, False)) as (out,):
@@ -98,7 +98,7 @@ def _tables_long(args: argparse.Namespace) -> int:
 
 
 def _timing(args: argparse.Namespace) -> int:
-    from nllbench.aggregate import collect_timing
+    from nllbench.pipeline.aggregate import collect_timing
 
     with _outputs(("-o", args.output, False)) as (out,):
         df = collect_timing(args.files)
@@ -143,7 +143,7 @@ def _checked_plot(args: argparse.Namespace) -> int:
 def _plot(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from nllbench import plots
+    from nllbench.pipeline import plots
 
     if args.figure == "example":
         if not args.example_dir:
@@ -168,8 +168,8 @@ def _plot(args: argparse.Namespace) -> int:
         elif args.figure == "calibration":
             fig = plots.fig_calibration(summary, args.q)
         elif args.figure == "theorem1":
-            from nllbench.aggregate import read_long_table
-            from nllbench.names import THEOREM1_STEP
+            from nllbench.measures.names import THEOREM1_STEP
+            from nllbench.pipeline.aggregate import read_long_table
 
             fig = plots.fig_theorem1(read_long_table(tables, THEOREM1_STEP))
         elif args.figure == "tgospa":
@@ -192,7 +192,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from nllbench.report import write_leaderboard
+    from nllbench.pipeline.report import write_leaderboard
 
     with _outputs(("-o", args.output, False)) as (out,):
         write_leaderboard(args.tables, args.example_dirs or [], out, args.theorem1)
@@ -201,7 +201,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 
 def _theorem1(args: argparse.Namespace) -> int:
-    from nllbench.theorem1 import theorem1
+    from nllbench.measures.theorem1 import theorem1
 
     rng = np.random.default_rng(args.seed)
     lo = np.zeros(args.dim)
@@ -286,7 +286,7 @@ def _json_option(text: str, option: str):
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from nllbench.runs import simulate_file
+    from nllbench.pipeline.runs import simulate_file
 
     overrides = {
         "clutter_rate": args.clutter_rate,
@@ -356,7 +356,7 @@ def _seed_files(directory: str) -> list[Path]:
 
 
 def _filter(args: argparse.Namespace) -> int:
-    from nllbench.runs import filter_file
+    from nllbench.pipeline.runs import filter_file
 
     if args.filter is None:
         raise ValueError("filter: --filter is required (or the --settings key filter)")
@@ -400,7 +400,7 @@ def _filter(args: argparse.Namespace) -> int:
 
 def _evaluation_settings(args):
     """EvaluationSettings from the options of ``evaluate`` or ``score`` (score: the default estimator)."""
-    from nllbench.evaluate import EvaluationSettings
+    from nllbench.measures.evaluate import EvaluationSettings
 
     return from_args(EvaluationSettings, args)
 
@@ -427,7 +427,7 @@ def _warn_empty(row: dict, path) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from nllbench.runs import evaluate_file
+    from nllbench.pipeline.runs import evaluate_file
     from nllbench.store import write_summary_csv
 
     settings = _evaluation_settings(args)
@@ -466,10 +466,10 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, check: dict) -> int:
     """The batch form of ``evaluate``: one directory, or one per (Q, scale) of a grid (--cov-scales)."""
-    from nllbench.evaluate import grid_settings
-    from nllbench.runs import evaluate_file_many
+    from nllbench.measures.evaluate import grid_settings
+    from nllbench.pipeline.runs import evaluate_file_many
+    from nllbench.pipeline.workflow import fmt
     from nllbench.store import write_summary_csv
-    from nllbench.workflow import fmt
 
     if args.summary:
         raise ValueError("evaluate: --summary is for one run; a batch writes summary.csv in --output-dir")
@@ -501,7 +501,7 @@ def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, che
 
 def _evaluation_grid(args: argparse.Namespace, settings) -> list[tuple[int, float]]:
     """The (Q, scale) pairs of a batch: one (with --cov-scale) or the grid (with --cov-scales)."""
-    from nllbench.evaluate import evaluation_grid
+    from nllbench.measures.evaluate import evaluation_grid
 
     fields = ("{q}" in args.output_dir) + ("{cov}" in args.output_dir)
     if args.cov_scales is None:
@@ -545,7 +545,7 @@ def _timing_rows(item: str, done: list, jobs: list) -> list[dict]:
 
 def _score_fill(args: argparse.Namespace, state, settings):
     """The fill-ins of ``nllbench score``, with the calibrations fitted (and printed)."""
-    from nllbench.scoring import FillIns, fit_score_calibration, fit_undetected_rate
+    from nllbench.trackers.scoring import FillIns, fit_score_calibration, fit_undetected_rate
 
     fov_low = fov_high = None
     if args.fov is not None:
@@ -611,8 +611,8 @@ def _score(args: argparse.Namespace) -> int:
 
 def _score_one(args: argparse.Namespace, options: dict):
     """One run of ``score``: (summary row, ScoreResult, summary path), outputs committed together."""
-    from nllbench.scoring import score_file
     from nllbench.store import write_summary_csv
+    from nllbench.trackers.scoring import score_file
 
     summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
     targets = (
@@ -639,8 +639,8 @@ def _score_one(args: argparse.Namespace, options: dict):
 
 def _score_batch(args: argparse.Namespace, options: dict):
     """A batch of ``score``: (summary rows, last ScoreResult); --output-dir, --timing committed together."""
-    from nllbench.scoring import score_file
     from nllbench.store import write_summary_csv
+    from nllbench.trackers.scoring import score_file
 
     settings = options["settings"]
     tables = _seed_tables(args.tracks_dir)
@@ -751,8 +751,8 @@ def _add_score_parser(sub) -> None:
 
 
 def _add_evaluation_options(parser: argparse.ArgumentParser, skip=()) -> None:
-    """The options of :class:`nllbench.evaluate.EvaluationSettings` shared by ``evaluate`` and ``score``."""
-    from nllbench.evaluate import EvaluationSettings
+    """The options of :class:`~nllbench.measures.evaluate.EvaluationSettings` shared by evaluate and score."""
+    from nllbench.measures.evaluate import EvaluationSettings
 
     add_options(parser, EvaluationSettings, skip=skip)
     parser.add_argument(

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, MultiBernoulli, as_pmbm
-from nllbench.estimates import estimate
-from nllbench.metrics import ClearMOTFrame, GOSPAResult, clear_mot_frame, gospa
-from nllbench.nll import NLLResult, nll
+from nllbench.engine.densities import PMBM, PPP, MultiBernoulli, as_pmbm
+from nllbench.engine.nll import NLLResult, nll
+from nllbench.filters.estimates import estimate
+from nllbench.measures.metrics import ClearMOTFrame, GOSPAResult, clear_mot_frame, gospa
 
 #: Settings of the paper's comparison: cut-off / threshold 2, p = 1, alpha = 2.
 PAPER_CUTOFF = 2.0

@@ -2,7 +2,7 @@
 
 The frozen settings dataclasses (:class:`nllbench.filters.PMBMSettings`,
 :class:`nllbench.filters.PHDSettings`, :class:`FilterRunSettings`,
-:class:`nllbench.evaluate.EvaluationSettings`) hold the only defaults. Each
+:class:`nllbench.measures.evaluate.EvaluationSettings`) hold the only defaults. Each
 field that a user sets carries its option in its metadata (:func:`option`):
 help text, type, bounds or choices. From that metadata
 
@@ -169,7 +169,7 @@ def filter_classes() -> list[tuple[type, str]]:
 
 def evaluation_classes() -> list[tuple[type, str]]:
     """The settings dataclasses of ``nllbench evaluate`` and the prefix of their keys."""
-    from nllbench.evaluate import EvaluationSettings
+    from nllbench.measures.evaluate import EvaluationSettings
 
     return [(EvaluationSettings, "")]
 

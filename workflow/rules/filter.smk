@@ -9,7 +9,9 @@ rule filter:
         posteriors=(
             directory(f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}")
             if config["keep_posteriors"]
-            else temp(directory(f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}"))
+            else temp(
+                directory(f"{RESULTS}/posteriors/{SETTING}/{{filter}}/batch{{batch}}")
+            )
         ),
         timing=f"{RESULTS}/timing/filter/{SETTING}/{{filter}}/batch{{batch}}.csv",
     log:

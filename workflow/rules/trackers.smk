@@ -83,7 +83,7 @@ rule gather_tracks:
     params:
         seeds=lambda w: " ".join(map(str, part_seeds(SWEEP, w.part))),
     shell:
-        "python -m nllbench.workflow gather-tracks --output-dir {output} --seeds {params.seeds}"
+        "python -m nllbench.pipeline.workflow gather-tracks --output-dir {output} --seeds {params.seeds}"
         " --tables {input:q} > {log} 2>&1"
 
 

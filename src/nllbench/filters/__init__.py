@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.estimates import (
+from nllbench.filters.estimates import (
     DEFAULT_EXISTENCE_THRESHOLD,
     DEFAULT_RULES,
     INTENSITY_RULES,
@@ -24,7 +24,7 @@ from nllbench.estimates import (
 )
 from nllbench.filters.phd import PHDSettings, run_cphd, run_phd
 from nllbench.filters.pmbm import PMBMSettings, estimate_state, run_pmbm
-from nllbench.models import Model
+from nllbench.simulation.models import Model
 
 FILTERS = ("phd", "cphd", "pmbm", "pmb", "mbm", "mbm01")
 
@@ -37,7 +37,7 @@ ESTIMATE_AT = ("posterior", "update")
 class FilterRun:
     """A filter run: posteriors (one density per step) and, if extracted at update time, estimates.
 
-    estimates : list of :class:`nllbench.estimates.Estimates` (one per step) or None.
+    estimates : list of :class:`nllbench.filters.estimates.Estimates` (one per step) or None.
     estimator : the rule that produced them ('' when there are none).
     """
 

@@ -2,7 +2,7 @@
 
 Arrays hold many components at once: means (J, 4), covs (J, 4, 4); there is
 no Python object per component. Textbook symbols: F, Q, H, R, S, K.
-Intensities are :class:`nllbench.gaussian_mixture.GaussianMixture` objects;
+Intensities are :class:`nllbench.engine.gaussian_mixture.GaussianMixture` objects;
 :class:`LabelledIntensity` adds the label counter the filters need.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.densities import PPP
-from nllbench.gaussian_mixture import GaussianMixture, Gaussians
-from nllbench.models import Model
+from nllbench.engine.densities import PPP
+from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.simulation.models import Model
 
 
 def kf_predict(

@@ -13,7 +13,7 @@ class FilterSteps:
     """What a filter run produced: one posterior state per step and, if asked, estimates.
 
     states : list of filter states (after reduction), one per step.
-    estimates : list of :class:`nllbench.estimates.Estimates` extracted at
+    estimates : list of :class:`nllbench.filters.estimates.Estimates` extracted at
         update time (after the correction, before pruning and merging), one
         per step, or None when the run was not asked to extract them.
     """

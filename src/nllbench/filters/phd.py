@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from nllbench.densities import IIDCluster
+from nllbench.engine.densities import IIDCluster
+from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
 from nllbench.filters.gaussian import (
     LabelledIntensity,
     detection_terms,
@@ -25,9 +26,8 @@ from nllbench.filters.gaussian import (
     prune_and_merge,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.gaussian_mixture import GaussianMixture, Gaussians
-from nllbench.models import Model
 from nllbench.settings import option
+from nllbench.simulation.models import Model
 
 
 @dataclass(frozen=True)

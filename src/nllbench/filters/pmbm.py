@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from nllbench.assignment import murty
-from nllbench.densities import PMBM, MultiBernoulli
-from nllbench.estimates import MIXTURE_RULES, Estimates, map_cardinality_choice
+from nllbench.engine.assignment import murty
+from nllbench.engine.densities import PMBM, MultiBernoulli
+from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.filters.estimates import MIXTURE_RULES, Estimates, map_cardinality_choice
 from nllbench.filters.gaussian import (
     LabelledIntensity,
     detection_terms,
@@ -41,9 +42,8 @@ from nllbench.filters.gaussian import (
     updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.gaussian_mixture import GaussianMixture, Gaussians
-from nllbench.models import Model
 from nllbench.settings import option
+from nllbench.simulation.models import Model
 
 VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
 

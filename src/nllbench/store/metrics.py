@@ -1,7 +1,7 @@
 """Metrics files: one evaluated run (``content = "metrics"``), written by ``nllbench evaluate``.
 
 Layout in ``docs/store.md``: the NLL and its terms per step and Q, the
-per-step measures (:data:`~nllbench.names.METRIC_STEP_VARIABLES`), the
+per-step measures (:data:`~nllbench.measures.names.METRIC_STEP_VARIABLES`), the
 run-level scores, and the evaluation settings as a JSON attribute.
 """
 
@@ -12,12 +12,12 @@ import os
 
 import numpy as np
 
-from nllbench.names import METRIC_STEP_VARIABLES, NLL_STEP, POINT_RUN
+from nllbench.measures.names import METRIC_STEP_VARIABLES, NLL_STEP, POINT_RUN
 from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_dataset
 
 
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
-    """Write a :class:`nllbench.evaluate.RunMetrics` to a metrics file.
+    """Write a :class:`nllbench.measures.evaluate.RunMetrics` to a metrics file.
 
     Variables (as :func:`read_metrics` returns them): ``nll_<term>(step, q)``
     for value, lower, upper and the decomposition, ``nll_exact(step, q)``
@@ -204,7 +204,7 @@ def _measure_variables(metrics) -> dict:
     """
     if metrics.tgospa is None or metrics.hota is None or not metrics.calibration:
         return {}
-    from nllbench.calibration import PIT_BINS, RELIABILITY_BINS
+    from nllbench.measures.calibration import PIT_BINS, RELIABILITY_BINS
 
     tg, ho, steps = metrics.tgospa, metrics.hota, metrics.calibration
     cards = metrics.cardinality
@@ -266,8 +266,8 @@ def _measure_variables(metrics) -> dict:
 
 
 def read_calibration_counts(ds):
-    """The pooled :class:`~nllbench.calibration.CalibrationCounts` of a metrics dataset (add over runs)."""
-    from nllbench.calibration import CalibrationCounts
+    """The pooled :class:`~nllbench.measures.calibration.CalibrationCounts` of a metrics dataset."""
+    from nllbench.measures.calibration import CalibrationCounts
 
     def total(name):
         return ds[name].values.sum()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
 from nllbench.store._netcdf import (
     STATE_NAMES_4D,
     SchemaError,
@@ -168,7 +168,7 @@ def write_posterior(
     ``attrs`` (filter name, parameters, scenario, seed, ...) are stored as
     global attributes; dicts are stored as JSON strings. ``estimates`` (one
     object with ``states`` (k, d) and ``labels`` (k,) per step, e.g.
-    :class:`nllbench.estimates.Estimates`) are the filter's own point
+    :class:`nllbench.filters.estimates.Estimates`) are the filter's own point
     estimates; give the rule in ``attrs["estimator"]``.
     """
     import xarray as xr

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nllbench.models import GaussianMixture, Model
+from nllbench.simulation.models import GaussianMixture, Model
 from nllbench.store._netcdf import (
     STATE_NAMES_4D,
     SchemaError,
@@ -81,7 +81,7 @@ def scenario_identity(data: ScenarioData) -> dict:
 
 
 def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> None:
-    """Write a :class:`nllbench.scenarios.Simulation` (truth, measurements, model) to NetCDF.
+    """Write a :class:`nllbench.simulation.scenarios.Simulation` (truth, measurements, model) to NetCDF.
 
     ``config`` (e.g. the workflow's configuration slice) is stored as a JSON attribute.
     """

@@ -2,7 +2,7 @@
 
 Every CSV and table file nllbench writes goes through here, atomically
 (:mod:`nllbench.store.atomic`); what the tables contain is
-:mod:`nllbench.aggregate`'s business.
+:mod:`nllbench.pipeline.aggregate`'s business.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import LinearConstraint, milp
 
-from nllbench import _validate as v
-from nllbench._sequences import distances, labelled_sequence
+from nllbench.engine import _validate as v
+from nllbench.measures._sequences import distances, labelled_sequence
 
 
 @dataclass(frozen=True)

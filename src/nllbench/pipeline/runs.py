@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD
-from nllbench.evaluate import EvaluationSettings, evaluate_runs
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
-from nllbench.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
+from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
+from nllbench.measures.evaluate import EvaluationSettings, evaluate_runs
+from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 from nllbench.store import (
     ScenarioData,
     read_posterior,
@@ -47,7 +47,7 @@ def simulate_file(
 ):
     """Simulate ``scenario`` with ``numpy.random.default_rng(seed)`` and write it to ``path``.
 
-    With ``truth_file`` (a CSV, :func:`nllbench.scenarios.read_truth_csv`) the
+    With ``truth_file`` (a CSV, :func:`nllbench.simulation.scenarios.read_truth_csv`) the
     truth is read from it and only the measurements are simulated; the run
     has the file's steps unless ``overrides["steps"]`` says otherwise.
     """
@@ -238,7 +238,7 @@ def evaluate_file_many(
     """:func:`evaluate_file` for several (metrics path, settings, provenance) triples of one run.
 
     The posterior and scenario are read once and what the settings share is
-    computed once (:func:`nllbench.evaluate.evaluate_runs`: they may differ in
+    computed once (:func:`nllbench.measures.evaluate.evaluate_runs`: they may differ in
     ``qs``, ``cov_scale`` and ``exact``). Each metrics file equals the one
     :func:`evaluate_file` writes with its settings. Returns one (summary row,
     seconds, NLL seconds) per triple; the seconds are the shared evaluation's.

@@ -1,7 +1,7 @@
 """Figures from stored tables: they read results and compute no measure.
 
 Each ``fig_*`` function takes tables (pandas DataFrames written by
-:mod:`nllbench.aggregate`, or the example files written by ``nllbench example
+:mod:`nllbench.pipeline.aggregate`, or the example files written by ``nllbench example
 --out-dir``) and returns a ``matplotlib.figure.Figure``; :func:`save` writes
 PNG and PDF with provenance in their metadata.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.aggregate import rank_agreement
-from nllbench.names import TGOSPA_TERMS
+from nllbench.measures.names import TGOSPA_TERMS
+from nllbench.pipeline.aggregate import rank_agreement
 
 MEASURE_LABEL = {
     "nll": "NLL",

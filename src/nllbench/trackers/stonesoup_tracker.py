@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from nllbench.adapters import tracks_from_stonesoup
-from nllbench.densities import log_box_volume
+from nllbench.engine.densities import log_box_volume
+from nllbench.trackers.adapters import tracks_from_stonesoup
 
 START = datetime.datetime(2021, 1, 1)
 
@@ -30,7 +30,7 @@ def clutter_density(rate: float, low, high) -> float:
     """rate / V of the field of view [low, high].
 
     V = prod(high - low) where that is a normal float (bit for bit the plain
-    ratio); else through log V (:func:`nllbench.densities.log_box_volume`),
+    ratio); else through log V (:func:`nllbench.engine.densities.log_box_volume`),
     exact where V overflows or underflows while the density is a float.
     """
     low, high = np.atleast_1d(np.asarray(low, float)), np.atleast_1d(np.asarray(high, float))

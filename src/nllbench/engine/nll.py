@@ -24,15 +24,15 @@ import numba as nb
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from nllbench import _validate as v
-from nllbench._mixture import mixture_murty
-from nllbench.assignment import (
+from nllbench.engine import _validate as v
+from nllbench.engine._mixture import mixture_murty
+from nllbench.engine.assignment import (
     MAX_FINITE_COST,
     count_assignments,
     count_assignments_log,
     murty,
 )
-from nllbench.densities import (
+from nllbench.engine.densities import (
     PMBM,
     PPP,
     Gaussians,
@@ -42,7 +42,7 @@ from nllbench.densities import (
     as_pmbm,
     batched_logpdf,
 )
-from nllbench.names import NLL_TERMS
+from nllbench.measures.names import NLL_TERMS
 
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
@@ -475,12 +475,12 @@ def _nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> li
 
 
 def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResult]:
-    """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench._mixture`).
+    """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench.engine._mixture`).
 
     Every hypothesis is ranked once, one association beyond the largest
     budget: for every q the listed associations are the first q found (a
     prefix that does not depend on the budget, see
-    :func:`nllbench.assignment.ranked_in_search_order`) and the (q+1)-th
+    :func:`nllbench.engine.assignment.ranked_in_search_order`) and the (q+1)-th
     bounds every unlisted one, so ``nll(q)`` and ``nll_many`` agree to the
     last bit.
     """

@@ -3,7 +3,7 @@
 Pinto et al. (IEEE SPL 2021, Sec. II) note that any tracker reporting a set
 of predictions with state uncertainties and/or existence probabilities is a
 PMBM with one hypothesis and zero Poisson intensity. A tracks table
-(:mod:`nllbench.tracks`) is turned into that density per frame, and what the
+(:mod:`nllbench.trackers.tracks`) is turned into that density per frame, and what the
 tracker does not report is filled in, explicitly:
 
 * undetected objects: a uniform Poisson intensity of total rate ``rate``
@@ -15,7 +15,7 @@ tracker does not report is filled in, explicitly:
   or r = 1 (``existence_one``; any missed or false object then makes the NLL
   infinite, and a warning says so).
 
-The densities then go through :func:`nllbench.evaluate.evaluate_run`, the
+The densities then go through :func:`nllbench.measures.evaluate.evaluate_run`, the
 same code as ``nllbench evaluate``, so the metrics file has the same layout.
 """
 
@@ -32,12 +32,13 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit
 
-from nllbench.densities import PPP
-from nllbench.evaluate import EvaluationSettings, RunMetrics, evaluate_run, probed
-from nllbench.metrics import gated_matching
-from nllbench.names import NLL_TERMS
-from nllbench.nll import nll_many
-from nllbench.tracks import (
+from nllbench.engine.densities import PPP
+from nllbench.engine.nll import nll_many
+from nllbench.engine.transforms import POSITION, marginal
+from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run, probed
+from nllbench.measures.metrics import gated_matching
+from nllbench.measures.names import NLL_TERMS
+from nllbench.trackers.tracks import (
     DEFAULT_STATE,
     TrackTable,
     TruthTable,
@@ -47,7 +48,6 @@ from nllbench.tracks import (
     validate_tracks,
     validate_truth,
 )
-from nllbench.transforms import POSITION, marginal
 
 EXISTENCE_ONE_WARNING = (
     "no existence probability (column 'r') and no score calibration: every track is given r = 1, "
@@ -352,7 +352,7 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
 
     The CLEAR MOT matching of ``evaluate`` on Euclidean position distance:
     the most pairs with distance <= ``threshold``, then the least summed
-    distance (:func:`nllbench.metrics.gated_matching`). (A capped-cost
+    distance (:func:`nllbench.measures.metrics.gated_matching`). (A capped-cost
     assignment is not that rule: it can trade a third match for two exact ones.)
     """
     out = np.zeros(tracks.frame.size)
@@ -540,7 +540,7 @@ def truth_from_scenario(path, state=DEFAULT_STATE):
 
 def _same_scenario(truth, scenario_file) -> None:
     """A scenario-file truth and a --scenario-file that labels the run must be the same scenario."""
-    from nllbench.runs import scenario_mismatches
+    from nllbench.pipeline.runs import scenario_mismatches
     from nllbench.store import read_scenario, scenario_identity
 
     diffs = scenario_mismatches(scenario_identity(read_scenario(truth)), read_scenario(scenario_file))

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.names import (
+from nllbench.measures.names import (
     MEASURE_RUN,
     METRIC_STEP_VARIABLES,
     NLL_STEP,
@@ -691,7 +691,7 @@ CALIBRATION_KEYS = [k for k in KEYS if k != "q"]  # the panels do not depend on 
 
 
 def collect_calibration_counts(dirs: Iterable[str | Path]) -> dict[tuple, dict[int, object]]:
-    """Each run's :class:`~nllbench.calibration.CalibrationCounts`, per setting and seed.
+    """Each run's :class:`~nllbench.measures.calibration.CalibrationCounts`, per setting and seed.
 
     Returns ``{setting: {seed: counts}}`` with ``setting`` the values of
     :data:`CALIBRATION_KEYS`. A run evaluated at several Q (one file per Q)
@@ -763,7 +763,7 @@ def pooled_reliability(counts: dict[tuple, dict[int, object]]):
     """
     import pandas as pd
 
-    from nllbench.calibration import RELIABILITY_BINS
+    from nllbench.measures.calibration import RELIABILITY_BINS
 
     rows = []
     for key in sorted(counts):

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, as_pmbm
 
 DEFAULT_EXISTENCE_THRESHOLD = 0.4
 

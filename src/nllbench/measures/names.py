@@ -6,7 +6,7 @@ spellings; every other module imports them from here.
 
 from __future__ import annotations
 
-#: The NLL decomposition (:meth:`nllbench.nll.NLLResult.terms`): the terms sum to the value
+#: The NLL decomposition (:meth:`nllbench.engine.nll.NLLResult.terms`): the terms sum to the value
 #: (Pinto et al., IEEE SPL 2021, eq. (10) and the discussion after it).
 NLL_TERMS = ("localization", "false", "missed", "cardinality", "mixture", "association")
 #: The NLL's value, its Murty-budget bounds and its decomposition, per step and Q

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench import _validate as v
-from nllbench.densities import box_volume
+from nllbench.engine import _validate as v
+from nllbench.engine.densities import box_volume
 
 # the birth and initial intensities are Gaussian mixtures; the name is re-exported here for
 # the readers of a model (a scenario file's model is built from models.GaussianMixture)
-from nllbench.gaussian_mixture import GaussianMixture  # noqa: F401
+from nllbench.engine.gaussian_mixture import GaussianMixture  # noqa: F401
 
 
 def cv_matrices(T: float, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -122,7 +122,7 @@ class Model:
 
     @property
     def fov_volume(self) -> float:
-        """Volume of the field of view (:func:`nllbench.densities.box_volume`)."""
+        """Volume of the field of view (:func:`nllbench.engine.densities.box_volume`)."""
         return float(box_volume(self.fov_low[None, :], self.fov_high[None, :])[0])
 
     @property

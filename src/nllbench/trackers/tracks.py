@@ -9,7 +9,7 @@ column                    meaning
 ``id``                    optional integer track id (for MOTA switches, IDF1)
 ``r``                     existence probability in [0, 1] ...
 ``score``                 ... or a confidence mapped to r by a fitted
-                          calibration (:mod:`nllbench.scoring`)
+                          calibration (:mod:`nllbench.trackers.scoring`)
 state columns             the mean, named by the user (default ``x y``)
 ``var_<a>``               variance of state column ``a``
 ``cov_<a>_<b>``           covariance of ``a`` and ``b`` (a before b in state
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, Gaussians, MultiBernoulli
+from nllbench.engine.densities import PMBM, PPP, Gaussians, MultiBernoulli
 
 DEFAULT_STATE = ("x", "y")
 _TRACK_KNOWN = ("frame", "id", "r", "score", "hypothesis", "weight")

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nllbench.densities import PMBM, PPP, IIDCluster, MultiBernoulli, _trusted
-from nllbench.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, _trusted
+from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
 
 POSITION = (0, 1)
 

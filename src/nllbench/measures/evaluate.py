@@ -11,7 +11,7 @@ Conventions
   the full state; one value per Q (per-hypothesis budget unless asked). An
   impossible truth gives +inf; run means are +inf when any step is, and the
   number of such steps is reported next to the mean over the finite ones.
-* Point estimates: :func:`nllbench.estimates.estimate` by the rule in
+* Point estimates: :func:`nllbench.filters.estimates.estimate` by the rule in
   ``settings.estimator`` (default per family: PHD weight >= 0.5, CPHD MAP
   cardinality, PMBM family best hypothesis with r > 0.4), or the filter's own
   estimates extracted at update time when given. Steps where the estimator
@@ -34,10 +34,12 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from nllbench.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
-from nllbench.hota import HOTAResult, hota
-from nllbench.metrics import (
+from nllbench.engine.nll import nll, nll_many
+from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
+from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
+from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
+from nllbench.measures.hota import HOTAResult, hota
+from nllbench.measures.metrics import (
     ClearMOTResult,
     GOSPAResult,
     IdentityResult,
@@ -46,12 +48,10 @@ from nllbench.metrics import (
     identity_scores,
     ospa,
 )
-from nllbench.names import NLL_STEP
-from nllbench.nll import nll, nll_many
+from nllbench.measures.names import NLL_STEP
+from nllbench.measures.tgospa import TGOSPAResult, tgospa
+from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
 from nllbench.settings import option
-from nllbench.tgospa import TGOSPAResult, tgospa
-from nllbench.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
-from nllbench.transforms import POSITION, marginal, scale_covariances, temper_existence
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class EvaluationSettings:
     tgospa_gamma : trajectory-GOSPA switch cost (None: ``cutoff``); its
         cut-off and order are ``cutoff`` and ``p``.
     hota_threshold : distance at which the HOTA similarity reaches 0 (None: ``threshold``).
-    estimator : point-estimation rule (:data:`nllbench.estimates.RULES`;
+    estimator : point-estimation rule (:data:`nllbench.filters.estimates.RULES`;
         None: the family's default).
     estimate_at : "posterior" (estimates from the stored posterior) or
         "update" (the filter's own, extracted before pruning and merging).
@@ -135,7 +135,7 @@ class RunMetrics:
     """Per-step arrays (K = steps, Q = len(qs)) and run-level scores.
 
     nll : dict term -> (K, Q) float, terms "value", "lower", "upper" and
-        the decomposition (see :data:`nllbench.names.NLL_TERMS`); nll_exact : (K, Q) bool.
+        the decomposition (see :data:`nllbench.measures.names.NLL_TERMS`); nll_exact : (K, Q) bool.
     gospa, gospa_localization, gospa_missed, gospa_false, ospa : (K,)
     n_truth, n_estimates : (K,) int
     clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
@@ -143,9 +143,9 @@ class RunMetrics:
     seconds : wall time of the evaluation; nll_seconds : of which the Murty NLL for all Q
     tgospa : trajectory GOSPA of the estimates (per-frame decomposition inside)
     hota : HOTA of the estimates
-    calibration : (K,) tuple of per-step :class:`~nllbench.calibration.CalibrationCounts`
+    calibration : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CalibrationCounts`
         (of the density the NLL is evaluated on; the Q = max(qs) best association)
-    cardinality : (K,) tuple of per-step :class:`~nllbench.calibration.CardinalityScore`
+    cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
     """
 
     qs: tuple[int, ...]
@@ -289,7 +289,7 @@ def evaluate_runs(
 
     The settings may differ only in ``qs``, ``cov_scale`` and ``exact``
     (:data:`VARYING`). Per step, the posterior is ranked once per covariance
-    scale for the union of the Qs asked at that scale (:func:`nllbench.nll.nll_many`:
+    scale for the union of the Qs asked at that scale (:func:`nllbench.engine.nll.nll_many`:
     the Q best associations are prefixes of one ranking, equal to separate
     calls to the last bit); the exact NLL is computed once per scale; the
     point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR

@@ -151,7 +151,7 @@ class Sweep:
 
     def evaluations(self) -> list[tuple[int, float]]:
         """(q, cov_scale) pairs evaluated: every q at scale 1, the probe q at every scale."""
-        from nllbench.evaluate import evaluation_grid
+        from nllbench.measures.evaluate import evaluation_grid
 
         return evaluation_grid(self.qs, self.cov_scales, self.probe_q)
 
@@ -494,10 +494,10 @@ def calibration_dirs(results: str, config: dict, name: str, setting: dict) -> li
 
 
 def main(argv=None) -> int:
-    """``python -m nllbench.workflow gather-tracks --output-dir D --seeds N... --tables T...``."""
+    """``python -m nllbench.pipeline.workflow gather-tracks --output-dir D --seeds N... --tables T...``."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m nllbench.workflow", description=main.__doc__)
+    p = argparse.ArgumentParser(prog="python -m nllbench.pipeline.workflow", description=main.__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("gather-tracks", help="copy one tracks table per seed into DIR/seed<N>.<suffix>")
     g.add_argument("--output-dir", required=True)

@@ -1,4 +1,4 @@
-"""Adapters from real tracker outputs to the tidy tracks / truth tables of :mod:`nllbench.tracks`.
+"""Adapters from real tracker outputs to the tidy tracks / truth tables of :mod:`nllbench.trackers.tracks`.
 
 * :func:`tracks_from_stonesoup`: Stone Soup ``Track`` objects (of Gaussian
   states: ``GaussianState``, ``GaussianStatePrediction``, ``GaussianStateUpdate``,
@@ -8,7 +8,7 @@
   Benchmark for Multi-Object Tracking", arXiv:1603.00831, Sec. 3.3).
 
 Each returns a pandas DataFrame in the tidy format, ready for
-:func:`nllbench.scoring.score` or ``to_csv`` / ``to_parquet``.
+:func:`nllbench.trackers.scoring.score` or ``to_csv`` / ``to_parquet``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The Murty NLL of a whole PMBM in one compiled pass (per-hypothesis budget, paper eq. (9)).
 
-:func:`nllbench.nll.nll` and :func:`nllbench.nll.nll_many` validate their
+:func:`nllbench.engine.nll.nll` and :func:`nllbench.engine.nll.nll_many` validate their
 input once and hand flat arrays to :func:`mixture_murty`: for every live
 global hypothesis h it builds the association cost matrix (eq. (7)-(8)),
-ranks it once with the Murty kernel of :mod:`nllbench.assignment` (to
+ranks it once with the Murty kernel of :mod:`nllbench.engine.assignment` (to
 ``max(qs) + 1``), and, for every budget q, sums the q best associations of
 every hypothesis in log space and bounds the ones left out. Nothing in the
 loop goes back to Python.
@@ -22,10 +22,10 @@ import math
 import numba as nb
 import numpy as np
 
-from nllbench.assignment import MAX_FINITE_COST, _murty_kernel
+from nllbench.engine.assignment import MAX_FINITE_COST, _murty_kernel
 
 _INF = np.inf
-_SLACK = 1e-12  # the rounding slack of a lower bound, as in nllbench.assignment
+_SLACK = 1e-12  # the rounding slack of a lower bound, as in nllbench.engine.assignment
 
 
 @nb.njit(cache=True)
@@ -100,7 +100,7 @@ def _row_sum_bound(C):
 def _cap(C, count, q):
     """Assignments to rank: q, or fewer when fewer exist (then the list is complete).
 
-    Same bounds as nllbench.assignment._assignment_cap: ``count`` (the
+    Same bounds as nllbench.engine.assignment._assignment_cap: ``count`` (the
     association count), M! / (M - n)!, and the product of allowed cells per row.
     """
     n, M = C.shape
@@ -242,7 +242,7 @@ def mixture_murty(log_p, r, starts, log_lam, total_rate, log_w, counts, log_coun
     counts : (H,) int
         Number of associations of each hypothesis, capped at ``max(qs) + 1``.
     log_counts : (H,) float
-        Their uncapped logs (:func:`nllbench.assignment.count_assignments_log`).
+        Their uncapped logs (:func:`nllbench.engine.assignment.count_assignments_log`).
     qs : list of int
 
     Returns

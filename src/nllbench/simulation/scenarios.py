@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.gaussian_mixture import GaussianMixture
-from nllbench.models import POSITION_H, Model, cv_matrices
+from nllbench.engine.gaussian_mixture import GaussianMixture
+from nllbench.simulation.models import POSITION_H, Model, cv_matrices
 
 
 @dataclass(frozen=True)

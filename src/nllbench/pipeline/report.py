@@ -2,7 +2,7 @@
 whether NLL and GOSPA rank the filters alike (and which posterior feature explains where not),
 paired comparisons and the paper's examples.
 
-Everything is computed from the tables of :mod:`nllbench.aggregate` (``summary.csv``,
+Everything is computed from the tables of :mod:`nllbench.pipeline.aggregate` (``summary.csv``,
 ``paired.csv``, ``ranking.csv``, ``provenance.json``) and the example tables written by
 ``nllbench example --out-dir``. The page loads nothing from the network: plain JavaScript
 sorts the tables.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.aggregate import RANKED
+from nllbench.pipeline.aggregate import RANKED
 
 SETTING = ["scenario", "clutter", "pd"]
 TERMS = (
@@ -443,7 +443,7 @@ def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path |
     """The whole HTML page (see the module docstring)."""
     import pandas as pd
 
-    from nllbench.plots import filter_styles
+    from nllbench.pipeline.plots import filter_styles
 
     tables = Path(tables)
     summary = pd.read_csv(tables / "summary.csv")

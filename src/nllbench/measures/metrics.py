@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from nllbench import _validate as v
+from nllbench.engine import _validate as v
 
 
 @dataclass(frozen=True)
@@ -457,5 +457,5 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
 
 
 # Trajectory and calibration measures live in their own modules (re-exported here).
-from nllbench.hota import ALPHAS, HOTAResult, hota  # noqa: E402, F401
-from nllbench.tgospa import TGOSPAResult, tgospa  # noqa: E402, F401
+from nllbench.measures.hota import ALPHAS, HOTAResult, hota  # noqa: E402, F401
+from nllbench.measures.tgospa import TGOSPAResult, tgospa  # noqa: E402, F401

@@ -4,7 +4,7 @@ Three panels (all from the posterior the NLL is evaluated on):
 
 * **Existence**: every Bernoulli of the best global hypothesis, with its
   existence probability r, is an event "explains a true object", which
-  happens when the NLL's best association (:attr:`nllbench.nll.NLLResult.best_assignment`)
+  happens when the NLL's best association (:attr:`nllbench.engine.nll.NLLResult.best_assignment`)
   pairs it with one. Reliability diagram: r binned into
   :data:`RELIABILITY_BINS` equal bins, mean r against the observed frequency;
   Brier score (Brier 1950) mean (r - o)^2; expected calibration error
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from scipy.special import chdtr, chdtri, gammaln, logsumexp
 
-from nllbench.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
 
 RELIABILITY_BINS = 10
 PIT_BINS = 10

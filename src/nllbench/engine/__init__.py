@@ -1,0 +1,3 @@
+"""The engine: multi-object densities, their transforms, and the NLL with its assignment
+ranking (Murty).
+"""

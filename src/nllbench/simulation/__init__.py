@@ -1,0 +1,1 @@
+"""Scenarios (truth and measurements) and the motion and measurement models."""

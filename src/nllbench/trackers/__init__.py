@@ -1,0 +1,3 @@
+"""Scoring any tracker: tidy track tables, fill-ins, adapters for Stone Soup and
+MOTChallenge.
+"""
