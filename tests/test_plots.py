@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
+from nllbench.measures.names import NLL_TERM_MEASURES
 from nllbench.pipeline import plots
 from nllbench.pipeline.aggregate import summarise
 
 matplotlib.use("Agg")
 
 FILTERS = ["mbm01", "phd", "pmb", "zz_user_tracker"]  # mbm01: NLL +inf in every run
-TERMS = ["nll_localization", "nll_missed", "nll_false", "nll_cardinality", "nll_mixture", "nll_association"]
+TERMS = list(NLL_TERM_MEASURES)
 
 
 def study_runs() -> pd.DataFrame:

@@ -8,10 +8,11 @@ import json
 import numpy as np
 import pandas as pd
 
+from nllbench.measures.names import NLL_TERM_MEASURES
 from nllbench.pipeline.aggregate import paired, ranking, summarise
 from nllbench.pipeline.report import agreement, explain, write_leaderboard
 
-TERMS = ["nll_localization", "nll_missed", "nll_false", "nll_cardinality", "nll_mixture", "nll_association"]
+TERMS = list(NLL_TERM_MEASURES)
 
 
 def runs() -> pd.DataFrame:

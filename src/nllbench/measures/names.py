@@ -12,6 +12,8 @@ NLL_TERMS = ("localization", "false", "missed", "cardinality", "mixture", "assoc
 #: The NLL's value, its Murty-budget bounds and its decomposition, per step and Q
 #: (metrics-file variables ``nll_<name>``).
 NLL_STEP = ("value", "lower", "upper", *NLL_TERMS)
+#: The decomposition's terms as table measures and figure series (``nll_<term>``).
+NLL_TERM_MEASURES = tuple(f"nll_{t}" for t in NLL_TERMS)
 #: The same as table measures: ``nll`` for the value, ``nll_<name>`` for the rest.
 NLL_STEP_MEASURES = tuple("nll" if t == "value" else f"nll_{t}" for t in NLL_STEP)
 

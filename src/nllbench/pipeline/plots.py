@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.names import TGOSPA_TERMS
+from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
 from nllbench.pipeline.aggregate import rank_agreement
 
 MEASURE_LABEL = {
@@ -183,16 +183,10 @@ def fig_vs_clutter(summary, q: int):
     return fig
 
 
-DECOMPOSITION_TERMS = (
-    "nll_localization",
-    "nll_missed",
-    "nll_false",
-    "nll_cardinality",
-    "nll_mixture",
-    "nll_association",
-)
+DECOMPOSITION_TERMS = NLL_TERM_MEASURES
+#: One colour per term, in the order of :data:`nllbench.measures.names.NLL_TERMS`.
 TERM_COLORS = dict(
-    zip(DECOMPOSITION_TERMS, ("#4C72B0", "#C44E52", "#DD8452", "#8172B3", "#937860", "#55A868"), strict=True)
+    zip(DECOMPOSITION_TERMS, ("#4C72B0", "#DD8452", "#C44E52", "#8172B3", "#937860", "#55A868"), strict=True)
 )
 
 

@@ -18,17 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nllbench.measures.names import NLL_TERM_MEASURES
 from nllbench.pipeline.aggregate import RANKED
 
 SETTING = ["scenario", "clutter", "pd"]
-TERMS = (
-    "nll_localization",
-    "nll_missed",
-    "nll_false",
-    "nll_cardinality",
-    "nll_mixture",
-    "nll_association",
-)
+TERMS = NLL_TERM_MEASURES
 TERM_MEANING = {
     "nll_localization": "localisation (the matched Bernoullis' densities at the true objects: spread or offset)",  # noqa: E501
     "nll_missed": "missed objects (true objects left to the PPP, whose intensity there is low)",
