@@ -317,18 +317,23 @@ def fig_timing(timing):
     every Q at once, so its time covers all of them.
     """
     plt, _ = _plt()
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullLocator
+
     fig, ax = plt.subplots(figsize=(4.8, 3.4), constrained_layout=True)
     if len(timing):
         styles = filter_styles(timing["filter"].unique())
         t = timing[timing["cov_scale"] == 1.0] if "cov_scale" in timing else timing
         col = "nll_seconds" if "nll_seconds" in t else "seconds"
         t = t.groupby(["filter", "q"], as_index=False)[col].median()
+        ax.set_yscale("log")
         if t["q"].nunique() > 1:
             _timing_against_q(ax, t, col, styles)
         else:
             _timing_per_filter(ax, t, col, styles)
-        ax.set_yscale("log")
-        ax.minorticks_off()
+        # values at 2x and 5x each decade: a span of one or two decades is readable
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_locator(NullLocator())
     ax.set_ylabel("NLL evaluation time per run (s)")
     ax.set_title("measured wall time (median over runs); machine-dependent", fontsize=8)
     return fig
@@ -341,6 +346,7 @@ def _timing_against_q(ax, t, col, styles) -> None:
     ax.set_xscale("log")
     qs = sorted(t["q"].unique())
     ax.set_xticks(qs, [str(int(v)) for v in qs])
+    ax.minorticks_off()
     ax.set_xlabel("Q (associations per global hypothesis)")
     _legend(ax)
 
