@@ -22,10 +22,12 @@ import math
 import numba as nb
 import numpy as np
 
-from nllbench.engine.assignment import MAX_FINITE_COST, _murty_kernel
+from nllbench.engine._pruned import _ranked
+from nllbench.engine.assignment import MAX_FINITE_COST
 
 _INF = np.inf
 _SLACK = 1e-12  # the rounding slack of a lower bound, as in nllbench.engine.assignment
+_EXP_ZERO = -746.0  # math.exp(x) == 0.0 for every x < -745.14 (the smallest subnormal is 4.9e-324)
 
 
 @nb.njit(cache=True)
@@ -91,7 +93,9 @@ def _row_sum_bound(C):
             return -_INF
         s = 0.0
         for j in range(M):
-            s += math.exp(-C[l, j] - top)
+            x = -C[l, j] - top
+            if x > _EXP_ZERO:  # exp(x) is exactly 0.0 below: skipping it changes no bit
+                s += math.exp(x)
         total += top + math.log(s)
     return total
 
@@ -156,7 +160,7 @@ def _rank_all(log_p, r, starts, log_lam, total_rate, counts, qrank):
             q = qrank
         if q == 0:
             continue
-        c, cc, rr = _murty_kernel(C, mand, q, _INF)
+        c, cc, rr = _ranked(C, mand, q, _INF)
         k = c.size
         costs[h, :k] = c
         cols[h, :k] = cc

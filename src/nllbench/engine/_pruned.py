@@ -1,0 +1,551 @@
+"""Ranked assignment on the cells that can matter, component by component.
+
+The Q best assignments of a cost matrix (:mod:`nllbench.engine.assignment`)
+rarely use more than a few cells per row. :func:`_ranked_pruned`:
+
+1. solves the root (the best assignment) with its optimal duals (u, v);
+2. finds an upper bound on the Q-th best cost from Q distinct assignments
+   built around the root (:func:`_upper_bound`);
+3. drops every cell (i, j) whose lower bound ``root + C[i, j] - u[i] - v[j]``
+   exceeds it: reduced costs are >= 0, so any assignment through the cell
+   costs at least that much. Rows left with their root cell alone stay on
+   it in every one of the Q best;
+4. splits the rows that remain into connected components (rows sharing a
+   column) and ranks each on its own: a lone row lists its cells, larger
+   components go through the Murty kernel (:mod:`nllbench.engine._murty`);
+5. enumerates the Q cheapest combinations of one option per component with
+   a heap (:func:`_k_best_choices`), and sums every cost over the full
+   matrix, in row order, as the kernel does.
+
+:func:`_ranked` puts the result in a canonical order (cost, then columns),
+ranking more when an unlisted assignment could tie with the last listed one,
+so that the first q of any longer list are the list for q.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from nllbench.engine._murty import _DUMMY, _INF, _murty_kernel, _solution_cost, _solve_root, _with_slack
+
+
+@nb.njit(cache=True)
+def _smallest_subset_sum(d, k):
+    """The k-th smallest sum over the non-empty subsets of ``d`` (sorted, >= 0); inf if fewer exist.
+
+    Enumerates subsets in increasing sum with a binary heap: a subset whose
+    largest index is t has the successors "add d[t + 1]" and "swap d[t] for
+    d[t + 1]", which reach every subset exactly once.
+    """
+    t = d.size
+    if k <= 0:
+        return 0.0
+    if t == 0 or (t < 62 and (1 << t) - 1 < k):
+        return _INF
+    cap = 2 * k + 2
+    h_sum = np.empty(cap)
+    h_last = np.empty(cap, dtype=np.int64)
+    size = 1
+    h_sum[0] = d[0]
+    h_last[0] = 0
+    s = d[0]
+    for _ in range(k):
+        # pop the smallest
+        s = h_sum[0]
+        last = h_last[0]
+        size -= 1
+        h_sum[0] = h_sum[size]
+        h_last[0] = h_last[size]
+        i = 0
+        while True:
+            a = 2 * i + 1
+            if a >= size:
+                break
+            if a + 1 < size and h_sum[a + 1] < h_sum[a]:
+                a += 1
+            if h_sum[a] >= h_sum[i]:
+                break
+            h_sum[i], h_sum[a] = h_sum[a], h_sum[i]
+            h_last[i], h_last[a] = h_last[a], h_last[i]
+            i = a
+        if last + 1 < t:
+            for nxt in (s + d[last + 1], s - d[last] + d[last + 1]):
+                i = size
+                size += 1
+                h_sum[i] = nxt
+                h_last[i] = last + 1
+                while i > 0:
+                    p = (i - 1) // 2
+                    if h_sum[p] <= h_sum[i]:
+                        break
+                    h_sum[i], h_sum[p] = h_sum[p], h_sum[i]
+                    h_last[i], h_last[p] = h_last[p], h_last[i]
+                    i = p
+    return s
+
+
+@nb.njit(cache=True)
+def _upper_bound(C, col, row4col, optional, root_cost, Q):
+    """A cost that at least Q distinct assignments do not exceed (inf if none is found).
+
+    The candidates are the root and its variants in which some rows move to
+    columns the root leaves to dummies: each row whose root column is
+    optional gets its own target column (rows taken cheapest first, each the
+    cheapest column not yet claimed), and every subset of those moves is a
+    distinct assignment costing the root plus the moves' extra costs.
+    Returns ``(bound, magnitude)``: ``magnitude`` is the sum of the absolute
+    costs involved, the scale of the rounding in the bound.
+    """
+    n, M = C.shape
+    best = np.full(n, _INF)
+    magnitude = 0.0
+    for i in range(n):
+        c = col[i]
+        magnitude += abs(C[i, c])
+        if not optional[c]:
+            continue
+        for j in range(M):
+            if row4col[j] == _DUMMY and C[i, j] - C[i, c] < best[i]:
+                best[i] = C[i, j] - C[i, c]
+    claimed = np.zeros(M, dtype=np.bool_)
+    d = np.empty(n)
+    t = 0
+    for i in np.argsort(best):
+        if best[i] == _INF:
+            break
+        c = col[i]
+        jbest = -1
+        for j in range(M):
+            if row4col[j] == _DUMMY and not claimed[j] and C[i, j] < _INF:
+                if jbest < 0 or C[i, j] < C[i, jbest]:
+                    jbest = j
+        if jbest < 0:
+            continue
+        claimed[jbest] = True
+        d[t] = max(C[i, jbest] - C[i, c], 0.0)
+        magnitude += abs(C[i, jbest])
+        t += 1
+    s = _smallest_subset_sum(np.sort(d[:t]), Q - 1)
+    return root_cost + s, magnitude
+
+
+@nb.njit(cache=True)
+def _components(keep, row_kept):
+    """Connected components of the kept rows, linked by shared columns: (n,) ids (-1: not kept), count."""
+    n, M = keep.shape
+    parent = np.arange(n)
+    owner = np.full(M, -1, dtype=np.int64)
+    for i in range(n):
+        if not row_kept[i]:
+            continue
+        for j in range(M):
+            if keep[i, j]:
+                if owner[j] < 0:
+                    owner[j] = i
+                else:
+                    a, b = i, owner[j]
+                    while parent[a] != a:
+                        a = parent[a]
+                    while parent[b] != b:
+                        b = parent[b]
+                    if a != b:
+                        parent[max(a, b)] = min(a, b)
+    comp = np.full(n, -1, dtype=np.int64)
+    n_comp = 0
+    for i in range(n):
+        if row_kept[i]:
+            a = i
+            while parent[a] != a:
+                a = parent[a]
+            if comp[a] < 0:
+                comp[a] = n_comp
+                n_comp += 1
+            comp[i] = comp[a]
+    return comp, n_comp
+
+
+@nb.njit(cache=True)
+def _component_options(C, keep, col_kept, mandatory, comp, n_comp, Q):
+    """The Q best assignments of every component, each sorted by cost.
+
+    A single row with no mandatory column lists its kept cells; larger
+    components go through :func:`_murty_kernel`. Returns flat arrays:
+    component c's options are ``start[c]:start[c + 1]``, option o costs
+    ``cost[o]`` (summed over the component's rows) and puts those rows, in
+    the order ``rows[row_start[c]:row_start[c + 1]]``, on the columns
+    ``cols[col_at[o]:]``; ``rest[c]`` bounds the component's unlisted
+    assignments (inf: there are none).
+    """
+    n, M = C.shape
+    row_start = np.zeros(n_comp + 1, dtype=np.int64)
+    for i in range(n):
+        if comp[i] >= 0:
+            row_start[comp[i] + 1] += 1
+    for c in range(n_comp):
+        row_start[c + 1] += row_start[c]
+    rows = np.empty(row_start[n_comp], dtype=np.int64)
+    fill = row_start[:-1].copy()
+    for i in range(n):
+        if comp[i] >= 0:
+            rows[fill[comp[i]]] = i
+            fill[comp[i]] += 1
+    start = np.zeros(n_comp + 1, dtype=np.int64)
+    cost = np.empty(n_comp * Q + M)
+    col_at = np.empty(n_comp * Q + M, dtype=np.int64)
+    cols = np.empty(n * Q + M, dtype=np.int64)
+    rest = np.full(n_comp, _INF)
+    n_opt, n_cols = 0, 0
+    for c in range(n_comp):
+        mine = rows[row_start[c] : row_start[c + 1]]
+        single = mine.size == 1
+        if single:
+            for j in range(M):
+                if keep[mine[0], j] and col_kept[j] and mandatory[j]:
+                    single = False
+        if single:
+            i = mine[0]
+            o0 = n_opt
+            for j in range(M):
+                if keep[i, j] and col_kept[j]:
+                    # insertion sort by cost (stable): a row keeps few cells
+                    x = C[i, j]
+                    t = n_opt
+                    while t > o0 and cost[t - 1] > x:
+                        cost[t] = cost[t - 1]
+                        col_at[t] = col_at[t - 1]
+                        t -= 1
+                    cost[t] = x
+                    col_at[t] = j
+                    n_opt += 1
+            if n_opt - o0 > Q:
+                rest[c] = cost[o0 + Q]
+                n_opt = o0 + Q
+            for o in range(o0, n_opt):
+                cols[n_cols] = col_at[o]
+                col_at[o] = n_cols
+                n_cols += 1
+        else:
+            sub_cols = np.flatnonzero(col_kept & _any_row(keep, mine))
+            sub = np.full((mine.size, sub_cols.size), _INF)
+            for a in range(mine.size):
+                for b in range(sub_cols.size):
+                    if keep[mine[a], sub_cols[b]]:
+                        sub[a, b] = C[mine[a], sub_cols[b]]
+            costs, picks, rest[c] = _murty_kernel(sub, mandatory[sub_cols], Q, _INF)
+            for t in np.argsort(costs, kind="mergesort"):
+                cost[n_opt] = costs[t]
+                col_at[n_opt] = n_cols
+                for a in range(mine.size):
+                    cols[n_cols + a] = sub_cols[picks[t, a]]
+                n_cols += mine.size
+                n_opt += 1
+        start[c + 1] = n_opt
+    return start, cost, col_at, cols, rows, row_start, rest
+
+
+@nb.njit(cache=True)
+def _any_row(keep, rows):
+    """(M,) whether any of ``rows`` keeps the column."""
+    out = np.zeros(keep.shape[1], dtype=np.bool_)
+    for i in rows:
+        out |= keep[i]
+    return out
+
+
+@nb.njit(cache=True)
+def _k_best_choices(start, cost, Q):
+    """The Q cheapest ways to pick one option per component, cheapest first.
+
+    Options of each component are sorted; a component with a single option
+    is a constant. Components are ordered by the extra cost of their second
+    option, and every choice vector is reached once from a cheaper one
+    (advance the last changed component's option, start the next component
+    at its second option, or, when the last changed one is at its second,
+    move that change to the next component), so a heap pops them in
+    increasing cost. Returns ``(extra, parent, comp, pick, op, order, next)``,
+    all (k,) but ``order``: choice t is choice ``parent[t]`` with component
+    ``comp[t]`` moved to its option ``pick[t]`` and, when ``op[t] == 2``,
+    component ``order[i - 1]`` (where ``order[i] == comp[t]``) back to its
+    first; ``extra`` is the cost above the all-first choice, and ``next``
+    bounds every choice not returned.
+    """
+    n_comp = start.size - 1
+    span = np.empty(n_comp)
+    for c in range(n_comp):
+        span[c] = cost[start[c] + 1] - cost[start[c]] if start[c + 1] - start[c] > 1 else _INF
+    comps = np.argsort(span, kind="mergesort")
+    T = 0
+    while T < n_comp and span[comps[T]] < _INF:
+        T += 1
+    extra = np.empty(Q)
+    par = np.zeros(Q, dtype=np.int64)
+    pos = np.zeros(Q, dtype=np.int64)
+    pick = np.zeros(Q, dtype=np.int64)
+    ops = np.zeros(Q, dtype=np.int64)
+    extra[0] = 0.0
+    k = 1
+    # candidates: (extra cost, the popped choice it extends, position in comps of the
+    # changed component, op: 0 advance it, 1 start it at its second option, 2 move there)
+    cap = 3 * Q + 3
+    e_from = np.empty(cap, dtype=np.int64)
+    e_t = np.empty(cap, dtype=np.int64)
+    e_op = np.empty(cap, dtype=np.int64)
+    h_sum = np.empty(cap)  # a binary heap of (extra cost, candidate)
+    h_id = np.empty(cap, dtype=np.int64)
+    size, n_cand = 0, 0
+    if T > 0:
+        e_from[0], e_t[0], e_op[0] = 0, 0, 1
+        size, n_cand = _push(h_sum, h_id, 0, span[comps[0]], 0), 1
+    while k < Q and size > 0:
+        s, e = h_sum[0], h_id[0]
+        size = _pop(h_sum, h_id, size)
+        par[k], t, ops[k] = e_from[e], e_t[e], e_op[e]
+        c = comps[t]
+        pos[k] = t
+        pick[k] = pick[par[k]] + 1 if ops[k] == 0 else 1
+        extra[k] = s
+        p = pick[k]
+        if start[c] + p + 1 < start[c + 1]:
+            e_from[n_cand], e_t[n_cand], e_op[n_cand] = k, t, 0
+            size = _push(h_sum, h_id, size, s + (cost[start[c] + p + 1] - cost[start[c] + p]), n_cand)
+            n_cand += 1
+        if t + 1 < T:
+            e_from[n_cand], e_t[n_cand], e_op[n_cand] = k, t + 1, 1
+            size = _push(h_sum, h_id, size, s + span[comps[t + 1]], n_cand)
+            n_cand += 1
+            if p == 1:
+                e_from[n_cand], e_t[n_cand], e_op[n_cand] = k, t + 1, 2
+                size = _push(h_sum, h_id, size, s - span[c] + span[comps[t + 1]], n_cand)
+                n_cand += 1
+        k += 1
+    nxt = h_sum[0] if size > 0 else _INF
+    return extra[:k], par[:k], comps[pos[:k]], pick[:k], ops[:k], comps, nxt
+
+
+@nb.njit(cache=True)
+def _push(h_sum, h_id, size, x, e):
+    """Add (x, e) to a binary min-heap on ``h_sum``; returns the new size."""
+    i = size
+    while i > 0:
+        p = (i - 1) // 2
+        if h_sum[p] <= x:
+            break
+        h_sum[i], h_id[i] = h_sum[p], h_id[p]
+        i = p
+    h_sum[i], h_id[i] = x, e
+    return size + 1
+
+
+@nb.njit(cache=True)
+def _pop(h_sum, h_id, size):
+    """Remove the root of the heap of :func:`_push`; returns the new size."""
+    size -= 1
+    x, e = h_sum[size], h_id[size]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= size:
+            break
+        if a + 1 < size and h_sum[a + 1] < h_sum[a]:
+            a += 1
+        if h_sum[a] >= x:
+            break
+        h_sum[i], h_id[i] = h_sum[a], h_id[a]
+        i = a
+    h_sum[i], h_id[i] = x, e
+    return size
+
+
+@nb.njit(cache=True)
+def _prune(C, mandatory, col, row4col, u, v, root_cost, limit, tol):
+    """Cells that may lie in an assignment costing at most ``limit`` (by the root duals).
+
+    Returns ``keep`` (n, M), ``row_kept`` (n,) rows with a kept cell besides
+    their root cell, ``col_kept`` (M,) the columns of those rows, ``dropped``
+    (a lower bound on every assignment through a dropped cell) and ``fixed``
+    (the summed cost of the other rows, which stay on their root cell).
+    """
+    n, M = C.shape
+    keep = np.zeros((n, M), dtype=np.bool_)
+    row_kept = np.zeros(n, dtype=np.bool_)
+    dropped = _INF
+    for i in range(n):
+        for j in range(M):
+            if C[i, j] < _INF:
+                lb = root_cost + (C[i, j] - u[i] - v[j])
+                if lb <= limit or j == col[i]:
+                    keep[i, j] = True
+                    if j != col[i]:
+                        row_kept[i] = True
+                elif lb - tol < dropped:
+                    dropped = lb - tol
+    col_kept = np.zeros(M, dtype=np.bool_)
+    fixed = 0.0
+    for i in range(n):
+        if row_kept[i]:
+            for j in range(M):
+                col_kept[j] = col_kept[j] or keep[i, j]
+        else:
+            fixed += C[i, col[i]]
+    for i in range(n):
+        if not row_kept[i]:
+            col_kept[col[i]] = False  # held by a fixed row in every one of the Q best
+    for j in range(M):
+        if mandatory[j] and row4col[j] >= 0 and row_kept[row4col[j]]:
+            col_kept[j] = True
+    return keep, row_kept, col_kept, dropped, fixed
+
+
+@nb.njit(cache=True)
+def _assemble(col, parent, changed, pick, op, order, start, col_at, cols, rows, row_start):
+    """(k, n) assignments of the choices of :func:`_k_best_choices` (a parent plus one or two changes)."""
+    n_comp = start.size - 1
+    k = parent.size
+    rank = np.empty(n_comp, dtype=np.int64)
+    rank[order] = np.arange(n_comp)
+    out_cols = np.empty((k, col.size), dtype=np.int64)
+    out_cols[0] = col
+    for c in range(n_comp):
+        _put_option(out_cols[0], c, 0, start, col_at, cols, rows, row_start)
+    for t in range(1, k):
+        for i in range(col.size):
+            out_cols[t, i] = out_cols[parent[t], i]
+        c = changed[t]
+        _put_option(out_cols[t], c, pick[t], start, col_at, cols, rows, row_start)
+        if op[t] == 2:
+            _put_option(out_cols[t], order[rank[c] - 1], 0, start, col_at, cols, rows, row_start)
+    return out_cols
+
+
+@nb.njit(cache=True)
+def _ranked_pruned(C, mandatory, Q, bound):
+    """What :func:`_murty_kernel` returns for ``C``, from the cells that can hold one of the Q best.
+
+    Steps 1-5 of the module docstring. The bound through a cell holds
+    because reduced costs are non-negative and the columns left to dummies
+    carry the largest optional dual (:mod:`nllbench.engine._murty`), so an
+    assignment costs the root plus its cells' reduced costs, or more.
+    ``rest`` is the smallest of the dropped cells' bounds, the components'
+    own ``rest`` and the first combination left out, each plus the cheapest
+    choice elsewhere and minus the rounding tolerance ``tol``. Small or
+    dense problems, where no finite upper bound is found, go to the kernel
+    unchanged.
+    """
+    n, M = C.shape
+    optional = np.empty(M, dtype=np.bool_)
+    n_opt = 0
+    for j in range(M):
+        optional[j] = not mandatory[j]
+        n_opt += optional[j]
+    n_dummy = M - n
+    if n == 0 or Q <= 1 or n_dummy < 0 or n_dummy > n_opt:
+        return _murty_kernel(C, mandatory, Q, bound)
+    col = np.empty(n, dtype=np.int64)
+    row4col = np.empty(M, dtype=np.int64)
+    u = np.empty(n)
+    v = np.empty(M)
+    forbid = np.zeros((n, M), dtype=np.bool_)
+    blocked = np.zeros(M, dtype=np.bool_)
+    dist = np.empty(M)
+    pred = np.empty(M, dtype=np.int64)
+    done = np.empty(M, dtype=np.bool_)
+    order = np.empty(M, dtype=np.int64)
+    if not _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order):
+        return _murty_kernel(C, mandatory, Q, bound)
+    root_cost = _solution_cost(C, col)
+    ub, magnitude = _upper_bound(C, col, row4col, optional, root_cost, Q)
+    ub = min(ub, bound)
+    if ub == _INF:
+        return _murty_kernel(C, mandatory, Q, bound)
+    scale = magnitude
+    for i in range(n):
+        scale += abs(u[i])
+    for j in range(M):
+        scale += abs(v[j])
+    tol = 1e-9 * (1.0 + scale)
+    keep, row_kept, col_kept, dropped, fixed = _prune(
+        C, mandatory, col, row4col, u, v, root_cost, ub + tol, tol
+    )
+    comp, n_comp = _components(keep, row_kept)
+    # rank each component on its own; an assignment is one option per component
+    start, cost, col_at, cols, rows, row_start, rests = _component_options(
+        C, keep, col_kept, mandatory, comp, n_comp, Q
+    )
+    base = fixed
+    for c in range(n_comp):
+        base += cost[start[c]]
+    rest = dropped
+    for c in range(n_comp):
+        if rests[c] < _INF:
+            rest = min(rest, rests[c] + (base - cost[start[c]]) - tol)
+    extra, parent, changed, pick, op, order, nxt = _k_best_choices(start, cost, Q)
+    if nxt < _INF:
+        rest = min(rest, base + nxt - tol)
+    out_cols = _assemble(col, parent, changed, pick, op, order, start, col_at, cols, rows, row_start)
+    out_cost = np.empty(extra.size)
+    within = np.ones(extra.size, dtype=np.bool_)
+    for t in range(extra.size):
+        out_cost[t] = _solution_cost(C, out_cols[t])
+        if out_cost[t] > _with_slack(bound):  # as the kernel prunes
+            within[t] = False
+            rest = min(rest, out_cost[t])
+    if not within.all():
+        return out_cost[within], out_cols[within], rest
+    return out_cost, out_cols, rest
+
+
+@nb.njit(cache=True)
+def _put_option(assignment, c, o, start, col_at, cols, rows, row_start):
+    """Write option ``o`` of component ``c`` (see :func:`_component_options`) into an (n,) assignment."""
+    at = col_at[start[c] + o]
+    for a in range(row_start[c], row_start[c + 1]):
+        assignment[rows[a]] = cols[at + a - row_start[c]]
+
+
+@nb.njit(cache=True)
+def _before(costs, cols, a, b):
+    """Whether assignment a comes before b: by cost, then by their columns (lexicographic)."""
+    if costs[a] != costs[b]:
+        return costs[a] < costs[b]
+    for i in range(cols.shape[1]):
+        if cols[a, i] != cols[b, i]:
+            return cols[a, i] < cols[b, i]
+    return False
+
+
+@nb.njit(cache=True)
+def _canonical_order(costs, cols):
+    """Indices that sort the assignments by (cost, columns); an insertion sort, as they come nearly sorted."""
+    order = np.arange(costs.size)
+    for t in range(1, costs.size):
+        x = order[t]
+        s = t
+        while s > 0 and _before(costs, cols, x, order[s - 1]):
+            order[s] = order[s - 1]
+            s -= 1
+        order[s] = x
+    return order
+
+
+@nb.njit(cache=True)
+def _ranked(C, mandatory, Q, bound):
+    """The first Q assignments of ``C`` in (cost, columns) order, and a lower bound on the others.
+
+    Ranks one assignment more than asked (its cost bounds the unlisted
+    ones) and checks that nothing unlisted can tie with the last one listed;
+    otherwise ranks twice as many. The list is therefore the same for every
+    budget and every way of ranking, even when costs tie: the first q of a
+    longer list are the list for q. Returns ``(costs (k,), cols (k, n),
+    rest)`` as :func:`_murty_kernel`.
+    """
+    q = Q
+    while True:
+        costs, cols, rest = _ranked_pruned(C, mandatory, q + 1, bound)
+        order = _canonical_order(costs, cols)
+        k = min(Q, costs.size)
+        if costs.size <= q or rest - 1e-12 * (1.0 + abs(rest)) > costs[order[Q - 1]]:
+            if costs.size > Q:
+                rest = min(rest, costs[order[Q]])
+            return costs[order[:k]], cols[order[:k]], rest
+        q *= 2

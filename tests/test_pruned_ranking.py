@@ -1,0 +1,196 @@
+"""The pruned, component-wise ranking (nllbench.engine._pruned) against brute force and the plain kernel."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from nllbench.engine._murty import _murty_kernel, _solution_cost, _solve_root
+from nllbench.engine._pruned import (
+    _k_best_choices,
+    _prune,
+    _ranked,
+    _smallest_subset_sum,
+    _upper_bound,
+)
+
+
+def canonical_brute_force(C, mandatory):
+    """Every assignment as (cost summed in row order, columns), in (cost, columns) order."""
+    n, M = C.shape
+    out = []
+    for cols in itertools.permutations(range(M), n):
+        if any(mandatory[j] and j not in cols for j in range(M)):
+            continue
+        cost = 0.0
+        for i in range(n):
+            cost += C[i, cols[i]]
+        if cost < math.inf:
+            out.append((cost, cols))
+    out.sort()
+    return out
+
+
+def root_state(C, mandatory):
+    n, M = C.shape
+    col = np.empty(n, dtype=np.int64)
+    row4col = np.empty(M, dtype=np.int64)
+    u, v = np.empty(n), np.empty(M)
+    scratch = (
+        np.zeros((n, M), dtype=bool),
+        np.zeros(M, dtype=bool),
+        np.empty(M),
+        np.empty(M, dtype=np.int64),
+        np.empty(M, dtype=bool),
+        np.empty(M, dtype=np.int64),
+    )
+    ok = _solve_root(C, ~mandatory, M - n, col, row4col, u, v, *scratch)
+    return ok, col, row4col, u, v
+
+
+def sparse_problem(rng, n, m, spread=1.0):
+    """Rows near their own column and their private PPP column, as in a separated scene."""
+    C = rng.uniform(20, 60, (n, m + n)) * spread
+    for i in range(n):
+        C[i, i % m] = rng.uniform(0, 4)
+        C[i, m + i] = rng.uniform(3, 9)
+        if rng.random() < 0.3:  # a second nearby Bernoulli, shared with the next row
+            C[i, (i + 1) % m] = rng.uniform(1, 6)
+    C[:, m:][~np.eye(n, dtype=bool)] = np.inf
+    return C
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "sparse", "large"])
+def test_ranked_is_the_canonical_prefix_of_brute_force(kind):
+    rng = np.random.default_rng({"normal": 1, "ties": 2, "sparse": 3, "large": 4}[kind])
+    for _ in range(150):
+        n = int(rng.integers(1, 6))
+        M = n + int(rng.integers(0, 4))
+        if kind == "sparse":
+            m = max(M - n, 1)
+            C, M = sparse_problem(rng, n, m), n + m
+        else:
+            C = rng.normal(size=(n, M))
+            if kind == "ties":
+                C = np.round(C * 2) / 2
+            if kind == "large":
+                C = C * 1e6 + 1e9
+            C[rng.random((n, M)) < 0.2] = np.inf
+        mand = rng.random(M) < (0.0 if kind == "sparse" else 0.15)
+        ref = canonical_brute_force(C, mand)
+        for Q in (1, 2, 3, 7, 20, 40):
+            costs, cols, rest = _ranked(C, mand, Q, math.inf)
+            want = ref[:Q]
+            assert costs.tolist() == [c for c, _ in want], (kind, Q)
+            assert [tuple(r) for r in cols] == [c for _, c in want], (kind, Q)
+            if len(ref) > Q:
+                assert rest <= ref[Q][0] + 1e-9 * (1 + abs(ref[Q][0]))
+            else:
+                assert rest == math.inf
+
+
+def test_ranking_a_separated_scene_equals_the_plain_kernel():
+    """Pruning and components on bench-like scenes: the same costs as the kernel on the whole matrix."""
+    rng = np.random.default_rng(5)
+    pruned_somewhere = False
+    for _ in range(40):
+        n = int(rng.integers(8, 22))
+        m = n + int(rng.integers(0, 20))
+        C = sparse_problem(rng, n, m)
+        mand = np.zeros(C.shape[1], dtype=bool)
+        mand[rng.integers(0, m)] = rng.random() < 0.3
+        for Q in (2, 10, 101, 300):
+            costs, cols, rest = _ranked(C, mand, Q, math.inf)
+            plain, plain_cols, _ = _murty_kernel(C, mand, Q + 1, math.inf)
+            order = np.argsort(plain, kind="stable")
+            assert np.array_equal(costs, plain[order][:Q])
+            for t in range(costs.size):
+                assert _solution_cost(C, cols[t]) == costs[t]
+                assert len(set(cols[t].tolist())) == n
+                assert all(j in cols[t] for j in np.flatnonzero(mand))
+            if plain.size > Q:
+                assert rest <= plain[order][Q]
+            ok, col, row4col, u, v = root_state(C, mand)
+            ub, magnitude = _upper_bound(C, col, row4col, ~mand, _solution_cost(C, col), Q + 1)
+            if ub < math.inf:
+                keep = _prune(C, mand, col, row4col, u, v, _solution_cost(C, col), ub, 0.0)[0]
+                pruned_somewhere |= bool(keep.sum() < np.isfinite(C).sum() // 2)
+    assert pruned_somewhere, "the scenes never exercised the pruning"
+
+
+def test_ranking_respects_a_bound_like_the_kernel():
+    rng = np.random.default_rng(6)
+    for _ in range(30):
+        C = sparse_problem(rng, 10, 12)
+        mand = np.zeros(C.shape[1], dtype=bool)
+        full, _, _ = _ranked(C, mand, 60, math.inf)
+        cut = float(full[25])
+        part, _, rest = _ranked(C, mand, 60, cut)
+        assert np.array_equal(part, full[full <= cut])
+        assert rest > cut
+
+
+def test_upper_bound_is_at_least_the_qth_best_cost():
+    rng = np.random.default_rng(8)
+    found_finite = 0
+    for _ in range(200):
+        n = int(rng.integers(1, 6))
+        M = n + int(rng.integers(0, 4))
+        C = rng.normal(size=(n, M))
+        C[rng.random((n, M)) < 0.2] = np.inf
+        mand = rng.random(M) < 0.15
+        if mand.sum() > n:
+            continue  # the callers rule this out before solving the root
+        ok, col, row4col, u, v = root_state(C, mand)
+        ref = canonical_brute_force(C, mand)
+        assert ok == bool(ref)
+        if not ok:
+            continue
+        for Q in (1, 2, 5, 12):
+            ub, _ = _upper_bound(C, col, row4col, ~mand, _solution_cost(C, col), Q)
+            if len(ref) < Q:
+                assert ub == math.inf
+            elif ub < math.inf:
+                found_finite += 1
+                assert ub >= ref[Q - 1][0] - 1e-12
+    assert found_finite > 100
+
+
+def test_smallest_subset_sum_against_all_subsets():
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        d = np.sort(np.round(rng.exponential(1.0, int(rng.integers(0, 8))), int(rng.integers(0, 3))))
+        sums = sorted(sum(c) for r in range(1, d.size + 1) for c in itertools.combinations(d.tolist(), r))
+        for k in range(0, len(sums) + 3):
+            got = _smallest_subset_sum(d, k)
+            if k == 0:
+                assert got == 0.0
+            elif k > len(sums):
+                assert got == math.inf
+            else:
+                assert got == pytest.approx(sums[k - 1], abs=1e-12)
+
+
+def test_k_best_choices_against_the_full_product():
+    rng = np.random.default_rng(10)
+    for _ in range(200):
+        sizes = rng.integers(1, 5, int(rng.integers(1, 6)))
+        options = [np.sort(np.round(rng.exponential(1.0, k), 1)) for k in sizes]
+        start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        cost = np.concatenate(options)
+        every = sorted(
+            sum(options[c][p] - options[c][0] for c, p in enumerate(pick))
+            for pick in itertools.product(*[range(k) for k in sizes])
+        )
+        for Q in (1, 3, 10, 50):
+            extra, parent, changed, pick, op, order, nxt = _k_best_choices(start, cost, Q)
+            assert extra.size == min(Q, len(every))
+            np.testing.assert_allclose(np.sort(extra), every[: extra.size], atol=1e-12)
+            assert np.all(np.diff(extra) >= -1e-12)  # popped in increasing order
+            if extra.size < len(every):
+                assert nxt <= every[extra.size] + 1e-12
+            else:
+                assert nxt == math.inf
