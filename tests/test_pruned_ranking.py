@@ -13,7 +13,6 @@ from nllbench.engine._pruned import (
     _k_best_choices,
     _prune,
     _ranked,
-    _smallest_subset_sum,
     _upper_bound,
 )
 
@@ -114,7 +113,7 @@ def test_ranking_a_separated_scene_equals_the_plain_kernel():
             if plain.size > Q:
                 assert rest <= plain[order][Q]
             ok, col, row4col, u, v = root_state(C, mand)
-            ub, magnitude = _upper_bound(C, col, row4col, ~mand, _solution_cost(C, col), Q + 1)
+            ub, _ = _upper_bound(C, col, row4col, ~mand, _solution_cost(C, col), Q + 1)
             if ub < math.inf:
                 keep = _prune(C, mand, col, row4col, u, v, _solution_cost(C, col), ub, 0.0)[0]
                 pruned_somewhere |= bool(keep.sum() < np.isfinite(C).sum() // 2)
@@ -157,21 +156,6 @@ def test_upper_bound_is_at_least_the_qth_best_cost():
                 found_finite += 1
                 assert ub >= ref[Q - 1][0] - 1e-12
     assert found_finite > 100
-
-
-def test_smallest_subset_sum_against_all_subsets():
-    rng = np.random.default_rng(9)
-    for _ in range(200):
-        d = np.sort(np.round(rng.exponential(1.0, int(rng.integers(0, 8))), int(rng.integers(0, 3))))
-        sums = sorted(sum(c) for r in range(1, d.size + 1) for c in itertools.combinations(d.tolist(), r))
-        for k in range(0, len(sums) + 3):
-            got = _smallest_subset_sum(d, k)
-            if k == 0:
-                assert got == 0.0
-            elif k > len(sums):
-                assert got == math.inf
-            else:
-                assert got == pytest.approx(sums[k - 1], abs=1e-12)
 
 
 def test_k_best_choices_against_the_full_product():

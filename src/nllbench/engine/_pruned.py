@@ -5,7 +5,8 @@ rarely use more than a few cells per row. :func:`_ranked_pruned`:
 
 1. solves the root (the best assignment) with its optimal duals (u, v);
 2. finds an upper bound on the Q-th best cost from Q distinct assignments
-   built around the root (:func:`_upper_bound`);
+   that move some rows of the root to columns it leaves free
+   (:func:`_upper_bound`);
 3. drops every cell (i, j) whose lower bound ``root + C[i, j] - u[i] - v[j]``
    exceeds it: reduced costs are >= 0, so any assignment through the cell
    costs at least that much. Rows left with their root cell alone stay on
@@ -31,103 +32,60 @@ from nllbench.engine._murty import _DUMMY, _INF, _murty_kernel, _solution_cost, 
 
 
 @nb.njit(cache=True)
-def _smallest_subset_sum(d, k):
-    """The k-th smallest sum over the non-empty subsets of ``d`` (sorted, >= 0); inf if fewer exist.
-
-    Enumerates subsets in increasing sum with a binary heap: a subset whose
-    largest index is t has the successors "add d[t + 1]" and "swap d[t] for
-    d[t + 1]", which reach every subset exactly once.
-    """
-    t = d.size
-    if k <= 0:
-        return 0.0
-    if t == 0 or (t < 62 and (1 << t) - 1 < k):
-        return _INF
-    cap = 2 * k + 2
-    h_sum = np.empty(cap)
-    h_last = np.empty(cap, dtype=np.int64)
-    size = 1
-    h_sum[0] = d[0]
-    h_last[0] = 0
-    s = d[0]
-    for _ in range(k):
-        # pop the smallest
-        s = h_sum[0]
-        last = h_last[0]
-        size -= 1
-        h_sum[0] = h_sum[size]
-        h_last[0] = h_last[size]
-        i = 0
-        while True:
-            a = 2 * i + 1
-            if a >= size:
-                break
-            if a + 1 < size and h_sum[a + 1] < h_sum[a]:
-                a += 1
-            if h_sum[a] >= h_sum[i]:
-                break
-            h_sum[i], h_sum[a] = h_sum[a], h_sum[i]
-            h_last[i], h_last[a] = h_last[a], h_last[i]
-            i = a
-        if last + 1 < t:
-            for nxt in (s + d[last + 1], s - d[last] + d[last + 1]):
-                i = size
-                size += 1
-                h_sum[i] = nxt
-                h_last[i] = last + 1
-                while i > 0:
-                    p = (i - 1) // 2
-                    if h_sum[p] <= h_sum[i]:
-                        break
-                    h_sum[i], h_sum[p] = h_sum[p], h_sum[i]
-                    h_last[i], h_last[p] = h_last[p], h_last[i]
-                    i = p
-    return s
-
-
-@nb.njit(cache=True)
 def _upper_bound(C, col, row4col, optional, root_cost, Q):
-    """A cost that at least Q distinct assignments do not exceed (inf if none is found).
+    """A cost that at least Q distinct assignments do not exceed (inf if fewer are found).
 
     The candidates are the root and its variants in which some rows move to
-    columns the root leaves to dummies: each row whose root column is
-    optional gets its own target column (rows taken cheapest first, each the
-    cheapest column not yet claimed), and every subset of those moves is a
-    distinct assignment costing the root plus the moves' extra costs.
-    Returns ``(bound, magnitude)``: ``magnitude`` is the sum of the absolute
-    costs involved, the scale of the rounding in the bound.
+    columns the root leaves to dummies. Each such column is offered to the
+    one row that it would cost least extra (among rows whose root column is
+    optional), so the rows' offers never collide and every combination of
+    at most one move per row is a distinct assignment, costing the root plus
+    the moves' extra costs; :func:`_k_best_choices` finds the Q-th cheapest.
+    Returns ``(bound, extra)``, ``extra`` being the bound minus the root
+    (both inf when fewer than Q candidates exist).
     """
     n, M = C.shape
-    best = np.full(n, _INF)
-    magnitude = 0.0
+    owner = np.full(M, -1, dtype=np.int64)
+    delta = np.full(M, _INF)
+    offers = np.zeros(n + 1, dtype=np.int64)
+    for j in range(M):
+        if row4col[j] != _DUMMY:
+            continue
+        for i in range(n):
+            c = col[i]
+            if optional[c] and C[i, j] - C[i, c] < delta[j]:
+                delta[j] = C[i, j] - C[i, c]
+                owner[j] = i
+        if owner[j] >= 0:
+            offers[owner[j] + 1] += 1
+    combinations = 1.0
     for i in range(n):
-        c = col[i]
-        magnitude += abs(C[i, c])
-        if not optional[c]:
-            continue
-        for j in range(M):
-            if row4col[j] == _DUMMY and C[i, j] - C[i, c] < best[i]:
-                best[i] = C[i, j] - C[i, c]
-    claimed = np.zeros(M, dtype=np.bool_)
-    d = np.empty(n)
-    t = 0
-    for i in np.argsort(best):
-        if best[i] == _INF:
-            break
-        c = col[i]
-        jbest = -1
-        for j in range(M):
-            if row4col[j] == _DUMMY and not claimed[j] and C[i, j] < _INF:
-                if jbest < 0 or C[i, j] < C[i, jbest]:
-                    jbest = j
-        if jbest < 0:
-            continue
-        claimed[jbest] = True
-        d[t] = max(C[i, jbest] - C[i, c], 0.0)
-        magnitude += abs(C[i, jbest])
-        t += 1
-    s = _smallest_subset_sum(np.sort(d[:t]), Q - 1)
-    return root_cost + s, magnitude
+        combinations *= 1.0 + offers[i + 1]
+    if combinations < Q:
+        return _INF, _INF
+    start = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        start[i + 1] = start[i] + offers[i + 1] + 1
+    cost = np.empty(start[n])
+    fill = start[:-1].copy()
+    for i in range(n):
+        cost[fill[i]] = 0.0  # the row stays on its root column
+        fill[i] += 1
+    for j in range(M):
+        i = owner[j]
+        if i >= 0:
+            # insertion sort within the row's offers (rounding cannot make a move cheaper than staying)
+            x = max(delta[j], 0.0)
+            t = fill[i]
+            while t > start[i] + 1 and cost[t - 1] > x:
+                cost[t] = cost[t - 1]
+                t -= 1
+            cost[t] = x
+            fill[i] += 1
+    extra = _k_best_choices(start, cost, Q)[0]
+    if extra.size < Q:
+        return _INF, _INF
+    return root_cost + extra[Q - 1], extra[Q - 1]
 
 
 @nb.njit(cache=True)
@@ -428,9 +386,11 @@ def _ranked_pruned(C, mandatory, Q, bound):
     assignment costs the root plus its cells' reduced costs, or more.
     ``rest`` is the smallest of the dropped cells' bounds, the components'
     own ``rest`` and the first combination left out, each plus the cheapest
-    choice elsewhere and minus the rounding tolerance ``tol``. Small or
-    dense problems, where no finite upper bound is found, go to the kernel
-    unchanged.
+    choice elsewhere and minus the rounding tolerance ``tol``. Problems with
+    at most two rows or a budget of at most three, and those where no finite
+    upper bound is found (small or dense ones, or most rows on mandatory
+    columns), go to the kernel unchanged: there it is as fast (measured on
+    ``benchmarks/bench_nll.py`` scenes and a PMBM Williams-2015 run).
     """
     n, M = C.shape
     optional = np.empty(M, dtype=np.bool_)
@@ -439,7 +399,7 @@ def _ranked_pruned(C, mandatory, Q, bound):
         optional[j] = not mandatory[j]
         n_opt += optional[j]
     n_dummy = M - n
-    if n == 0 or Q <= 1 or n_dummy < 0 or n_dummy > n_opt:
+    if n <= 2 or Q <= 3 or n_dummy < 0 or n_dummy > n_opt:  # the kernel is as fast on the smallest ones
         return _murty_kernel(C, mandatory, Q, bound)
     col = np.empty(n, dtype=np.int64)
     row4col = np.empty(M, dtype=np.int64)
@@ -454,16 +414,16 @@ def _ranked_pruned(C, mandatory, Q, bound):
     if not _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order):
         return _murty_kernel(C, mandatory, Q, bound)
     root_cost = _solution_cost(C, col)
-    ub, magnitude = _upper_bound(C, col, row4col, optional, root_cost, Q)
-    ub = min(ub, bound)
+    ub = min(_upper_bound(C, col, row4col, optional, root_cost, Q)[0], bound)
     if ub == _INF:
         return _murty_kernel(C, mandatory, Q, bound)
-    scale = magnitude
+    # rounding: every sum below has at most n + M terms of these magnitudes
+    scale = n * abs(ub - root_cost)
     for i in range(n):
-        scale += abs(u[i])
+        scale += abs(C[i, col[i]]) + abs(u[i])
     for j in range(M):
         scale += abs(v[j])
-    tol = 1e-9 * (1.0 + scale)
+    tol = 1e-10 * (1.0 + scale)
     keep, row_kept, col_kept, dropped, fixed = _prune(
         C, mandatory, col, row4col, u, v, root_cost, ub + tol, tol
     )
