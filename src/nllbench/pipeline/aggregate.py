@@ -75,14 +75,22 @@ def collect(dirs: Iterable[str | Path]):
     form is :func:`long_table`. The per-run table is a long pandas DataFrame
     (:func:`runs_frame`).
     """
+    steps, runs, _ = collect_all(dirs)
+    return steps, runs
+
+
+def collect_all(dirs: Iterable[str | Path]):
+    """:func:`collect` and :func:`collect_calibration_counts` in one pass: each file is read once."""
     step_records: list[tuple] = []
     run_rows: list[dict] = []
+    counts: dict[tuple, dict[int, object]] = {}
     for f in _files(dirs):
         ds = read_metrics(f)
         base = _run_labels(ds, f)
         step_records += _step_records(ds, base)
         run_rows += _run_rows(ds, base)
-    return step_cube(step_records), runs_frame(run_rows)
+        _add_calibration_counts(counts, ds, base)
+    return step_cube(step_records), runs_frame(run_rows), counts
 
 
 def _run_labels(ds, path) -> dict:
@@ -698,17 +706,21 @@ def collect_calibration_counts(dirs: Iterable[str | Path]) -> dict[tuple, dict[i
     has the same counts in each file and is taken once; files without the
     panel (written before it existed) are skipped.
     """
-    from nllbench.store import read_calibration_counts
-
     out: dict[tuple, dict[int, object]] = {}
     for f in _files(dirs):
         ds = read_metrics(f)
-        if "reliability_count" not in ds.variables:
-            continue
-        labels = _run_labels(ds, f)
-        key = tuple(labels[k] for k in CALIBRATION_KEYS)
-        out.setdefault(key, {}).setdefault(labels["seed"], read_calibration_counts(ds))
+        _add_calibration_counts(out, ds, _run_labels(ds, f))
     return out
+
+
+def _add_calibration_counts(out: dict, ds, labels: dict) -> None:
+    """Add one metrics dataset's counts to ``out`` (see :func:`collect_calibration_counts`)."""
+    from nllbench.store import read_calibration_counts
+
+    if "reliability_count" not in ds.variables:
+        return
+    key = tuple(labels[k] for k in CALIBRATION_KEYS)
+    out.setdefault(key, {}).setdefault(labels["seed"], read_calibration_counts(ds))
 
 
 def pooled_calibration(counts: dict[tuple, dict[int, object]]):
@@ -842,11 +854,10 @@ def write_tables(
     )
 
     dirs = list(dirs)
-    steps, runs = collect(dirs)
+    steps, runs, counts = collect_all(dirs)
     summary = summarise(runs)
     pairs = paired(runs)
     ranks = ranking(pairs)
-    counts = collect_calibration_counts(dirs)
     calibration, reliability = pooled_calibration(counts), pooled_reliability(counts)
     csvs = {
         "runs": runs,

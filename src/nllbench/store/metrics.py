@@ -168,7 +168,7 @@ def pack(data: dict) -> dict:
 def unpack(ds, path=None):
     """The variables :func:`pack` stacked, restored from ``ds`` (an ``xarray.Dataset``; a new one)."""
     packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds[v].attrs]
-    out = ds.drop_vars(packed)
+    restored_vars = {}
     for var in packed:
         names = str(ds[var].attrs[PACKED_MEMBERS]).split()
         dtypes = str(ds[var].attrs.get(PACKED_DTYPES, "")).split()
@@ -182,8 +182,9 @@ def unpack(ds, path=None):
             restored = row.astype(dtype)
             if not np.array_equal(restored, row, equal_nan=True):
                 raise SchemaError(f"{path}: variable {name!r} (in {var!r}): expected {dtype} values")
-            out[name] = (ds[var].dims[1:], restored)
-    return out
+            restored_vars[name] = (ds[var].dims[1:], restored)
+    # one assignment: adding the variables one by one re-merges the dataset each time
+    return ds.drop_vars(packed).assign(restored_vars)
 
 
 def _measure_variables(metrics) -> dict:
