@@ -755,33 +755,27 @@ def fig_nees(calibration):
         xs = np.array([settings.index(k[:3]) + dodge[name] for k in keys])
         n = int(sum(pairs[k] for k in keys))
         axes[0].vlines(xs, [low[k] for k in keys], [high[k] for k in keys], color="#BBBBBB", lw=6)
-        axes[0].plot(
-            xs,
-            [anees[k] for k in keys],
-            marker=st.marker,
-            color=st.color,
-            ls="none",
-            ms=6,
-            label=f"{name} ({n} pairs)",
-        )
-        axes[1].plot(
-            xs,
-            [share[k] for k in keys],
-            marker=st.marker,
-            color=st.color,
-            ls="none",
-            ms=6,
-            label=f"{name} ({n} pairs)",
-        )
+        for ax, values in ((axes[0], anees), (axes[1], share)):
+            ax.plot(
+                xs,
+                [values[k] for k in keys],
+                marker=st.marker,
+                color=st.color,
+                ls="none",
+                ms=6,
+                label=f"{name} ({n} pairs)",
+            )
     dims = sorted({round(dof[k] / pairs[k]) for k in anees.index})
     for d in dims:
         axes[0].axhline(d, color="black", ls=":", lw=0.9, label=f"d = {d} (consistent)")
     axes[0].plot([], [], color="#BBBBBB", lw=6, label="95 % interval if consistent")
     axes[1].axhline(0.95, color="black", ls=":", lw=0.9, label="0.95 (consistent)")
-    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
     axes[0].set_yscale("log")
-    axes[0].margins(y=0.35)  # headroom for the legend
+    axes[0].margins(y=0.6)  # headroom for the legend above the intervals
+    # 1-2-5 ticks: an ANEES range within one decade would otherwise show a single label
+    axes[0].yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axes[0].yaxis.set_major_formatter(FormatStrFormatter("%g"))
     axes[0].yaxis.set_minor_formatter(NullFormatter())  # labelled minor ticks overlap on a log axis
     axes[0].set_ylabel("ANEES (average NEES over pairs)")
