@@ -46,26 +46,13 @@ class FilterRun:
     estimator: str = ""
 
 
-def run_filter(
-    name: str,
-    measurements: Sequence[np.ndarray],
-    model: Model,
-    *,
-    max_cardinality: int | None = None,
-    phd_settings: PHDSettings = PHDSettings(),
-    pmbm_settings: PMBMSettings = PMBMSettings(),
-    progress: Callable[[int], None] | None = None,
-) -> list:
-    """Run filter ``name`` and return one posterior density per step."""
-    return run_filter_full(
-        name,
-        measurements,
-        model,
-        max_cardinality=max_cardinality,
-        phd_settings=phd_settings,
-        pmbm_settings=pmbm_settings,
-        progress=progress,
-    ).posteriors
+def run_filter(name: str, measurements: Sequence[np.ndarray], model: Model, **options) -> list:
+    """Run filter ``name`` and return one posterior density per step.
+
+    ``options`` are :func:`run_filter_full`'s keyword arguments
+    (``max_cardinality``, ``phd_settings``, ``pmbm_settings``, ``progress``, ...).
+    """
+    return run_filter_full(name, measurements, model, **options).posteriors
 
 
 def run_filter_full(
