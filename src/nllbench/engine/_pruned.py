@@ -417,13 +417,15 @@ def _ranked_pruned(C, mandatory, Q, bound):
     ub = min(_upper_bound(C, col, row4col, optional, root_cost, Q)[0], bound)
     if ub == _INF:
         return _murty_kernel(C, mandatory, Q, bound)
-    # rounding: every sum below has at most n + M terms of these magnitudes
+    # rounding: every sum below has at most n + M terms of these magnitudes, each
+    # adding at most one unit roundoff (1.1e-16) of the running total; 1e-15 per term
+    # is 9 times that
     scale = n * abs(ub - root_cost)
     for i in range(n):
         scale += abs(C[i, col[i]]) + abs(u[i])
     for j in range(M):
         scale += abs(v[j])
-    tol = 1e-10 * (1.0 + scale)
+    tol = 1e-15 * (n + M) * (1.0 + scale)
     keep, row_kept, col_kept, dropped, fixed = _prune(
         C, mandatory, col, row4col, u, v, root_cost, ub + tol, tol
     )
@@ -496,15 +498,20 @@ def _ranked(C, mandatory, Q, bound):
     ones) and checks that nothing unlisted can tie with the last one listed;
     otherwise ranks twice as many. The list is therefore the same for every
     budget and every way of ranking, even when costs tie: the first q of a
-    longer list are the list for q. Returns ``(costs (k,), cols (k, n),
-    rest)`` as :func:`_murty_kernel`.
+    longer list are the list for q. The doubling stops at ``max(4 Q, 4096)``
+    (a tie block larger than that, e.g. a matrix of equal costs with more
+    assignments than that, or costs so large that the rounding tolerance
+    hides every gap): the list is then still the Q best, in (cost, columns)
+    order among those ranked. Returns ``(costs (k,), cols (k, n), rest)`` as
+    :func:`_murty_kernel`.
     """
     q = Q
     while True:
         costs, cols, rest = _ranked_pruned(C, mandatory, q + 1, bound)
         order = _canonical_order(costs, cols)
         k = min(Q, costs.size)
-        if costs.size <= q or rest - 1e-12 * (1.0 + abs(rest)) > costs[order[Q - 1]]:
+        clear = rest - 1e-12 * (1.0 + abs(rest)) > costs[order[Q - 1]] if costs.size > q else True
+        if clear or q >= max(4 * Q, 4096):
             if costs.size > Q:
                 rest = min(rest, costs[order[Q]])
             return costs[order[:k]], cols[order[:k]], rest
