@@ -190,8 +190,14 @@ def _component_options(C, keep, col_kept, mandatory, comp, n_comp, Q):
                 for b in range(sub_cols.size):
                     if keep[mine[a], sub_cols[b]]:
                         sub[a, b] = C[mine[a], sub_cols[b]]
-            costs, picks, rest[c] = _murty_kernel(sub, mandatory[sub_cols], Q, _INF)
-            for t in np.argsort(costs, kind="mergesort"):
+            # one option more than kept: its cost bounds the others tightly (the kernel's own
+            # bound is often the last option it lists)
+            costs, picks, rest[c] = _murty_kernel(sub, mandatory[sub_cols], Q + 1, _INF)
+            order = np.argsort(costs, kind="mergesort")
+            if order.size > Q:
+                rest[c] = min(rest[c], costs[order[Q]])
+                order = order[:Q]
+            for t in order:
                 cost[n_opt] = costs[t]
                 col_at[n_opt] = n_cols
                 for a in range(mine.size):
