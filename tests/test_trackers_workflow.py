@@ -361,6 +361,10 @@ def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_pat
     score_file(tracks, truth, b / "seed0.nc", seed=0, tracker="t2", fill=FillIns(0.5, (0, 0), (100, 100)))
     table = fill_ins_table([a, b])
     assert list(table["filter"]) == ["t1", "t2"] and list(table["seeds"]) == ["0 1", "0"]
+    # the aggregation's one pass over the files gives the same table
+    from nllbench.pipeline.aggregate import collect_all
+
+    assert collect_all([a, b]).fill_ins.equals(table)
     assert json.loads(table["fill_ins"].iloc[1])["undetected"]["rate"] == 0.5
     assert "rate" not in json.loads(table["fill_ins"].iloc[0])["undetected"]  # none asked for
     # a metrics file without the attribute (a reference filter's) gives no row

@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -75,22 +76,49 @@ def collect(dirs: Iterable[str | Path]):
     form is :func:`long_table`. The per-run table is a long pandas DataFrame
     (:func:`runs_frame`).
     """
-    steps, runs, _ = collect_all(dirs)
-    return steps, runs
+    collected = collect_all(dirs)
+    return collected.steps, collected.runs
 
 
-def collect_all(dirs: Iterable[str | Path]):
-    """:func:`collect` and :func:`collect_calibration_counts` in one pass: each file is read once."""
+@dataclass(frozen=True)
+class Collected:
+    """What one pass over the metrics files gathers (:func:`collect_all`).
+
+    Attributes
+    ----------
+    steps : xarray.Dataset
+        The per-step cube (:func:`step_cube`).
+    runs : pandas.DataFrame
+        The per-run long table (:func:`runs_frame`).
+    counts : dict
+        ``{setting: {seed: CalibrationCounts}}`` (:func:`collect_calibration_counts`).
+    fill_ins : pandas.DataFrame
+        The scored trackers' fill-in records (:func:`fill_ins_table`).
+    """
+
+    steps: object
+    runs: object
+    counts: dict
+    fill_ins: object
+
+
+def collect_all(dirs: Iterable[str | Path]) -> Collected:
+    """:func:`collect`, :func:`collect_calibration_counts` and :func:`fill_ins_table` in one pass.
+
+    Each metrics file is read once.
+    """
     step_records: list[tuple] = []
     run_rows: list[dict] = []
     counts: dict[tuple, dict[int, object]] = {}
+    fill_ins: dict[tuple, list[int]] = {}
     for f in _files(dirs):
         ds = read_metrics(f)
         base = _run_labels(ds, f)
         step_records += _step_records(ds, base)
         run_rows += _run_rows(ds, base)
         _add_calibration_counts(counts, ds, base)
-    return step_cube(step_records), runs_frame(run_rows), counts
+        _add_fill_ins(fill_ins, ds.attrs)
+    return Collected(step_cube(step_records), runs_frame(run_rows), counts, _fill_ins_frame(fill_ins))
 
 
 def _run_labels(ds, path) -> dict:
@@ -814,26 +842,35 @@ def fill_ins_table(dirs: Iterable[str | Path]):
     ``seeds`` the runs' seeds (space-separated), ``fill_ins`` the record with
     sorted keys.
     """
-    import pandas as pd
     import xarray as xr
 
     groups: dict[tuple, list[int]] = {}
     for f in _files(dirs):
         with xr.open_dataset(f, engine="netcdf4") as ds:
-            attrs = dict(ds.attrs)
-        if "fill_ins" not in attrs:
-            continue
-        settings = json.loads(attrs["evaluation_settings"])
-        key = (
-            str(attrs.get("scenario", "")),
-            str(attrs.get("filter", "")),
-            float(attrs.get("clutter_rate", math.nan)),
-            float(attrs.get("p_detection", math.nan)),
-            float(settings["cov_scale"]),
-            int(max(settings["qs"])),
-            json.dumps(json.loads(attrs["fill_ins"]), sort_keys=True),
-        )
-        groups.setdefault(key, []).append(int(attrs.get("seed", -1)))
+            _add_fill_ins(groups, dict(ds.attrs))
+    return _fill_ins_frame(groups)
+
+
+def _add_fill_ins(groups: dict, attrs) -> None:
+    """Add one metrics file's fill-in record (if any) to ``groups`` (see :func:`fill_ins_table`)."""
+    if "fill_ins" not in attrs:
+        return
+    settings = json.loads(attrs["evaluation_settings"])
+    key = (
+        str(attrs.get("scenario", "")),
+        str(attrs.get("filter", "")),
+        float(attrs.get("clutter_rate", math.nan)),
+        float(attrs.get("p_detection", math.nan)),
+        float(settings["cov_scale"]),
+        int(max(settings["qs"])),
+        json.dumps(json.loads(attrs["fill_ins"]), sort_keys=True),
+    )
+    groups.setdefault(key, []).append(int(attrs.get("seed", -1)))
+
+
+def _fill_ins_frame(groups: dict):
+    import pandas as pd
+
     rows = [(*k[:6], " ".join(map(str, sorted(v))), k[6]) for k, v in sorted(groups.items())]
     return pd.DataFrame(rows, columns=FILL_IN_COLUMNS)
 
@@ -854,7 +891,8 @@ def write_tables(
     )
 
     dirs = list(dirs)
-    steps, runs, counts = collect_all(dirs)
+    collected = collect_all(dirs)
+    steps, runs, counts = collected.steps, collected.runs, collected.counts
     summary = summarise(runs)
     pairs = paired(runs)
     ranks = ranking(pairs)
@@ -864,7 +902,7 @@ def write_tables(
         "summary": summary,
         "paired": pairs,
         "ranking": ranks,
-        "fill_ins": fill_ins_table(dirs),
+        "fill_ins": collected.fill_ins,
         "calibration": calibration,
         "reliability": reliability,
     }
