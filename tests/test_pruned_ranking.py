@@ -221,3 +221,34 @@ def test_a_huge_common_cost_does_not_blow_up_the_ranking():
         # hid every gap and made the canonical check re-rank until everything was listed: 5 s
         # instead of 0.2 ms)
         assert _ranked_pruned(C, mand, Q + 1, math.inf)[2] > costs[-1] - 1.0
+
+
+def test_edges_on_the_pruned_path_match_the_kernel():
+    """Bounds at and below the root, mandatory columns, a row with one cell: as the plain kernel."""
+    rng = np.random.default_rng(13)
+    for _ in range(60):
+        n = int(rng.integers(4, 12))
+        m = n + int(rng.integers(0, 6))
+        C = sparse_problem(rng, n, m)
+        mand = np.zeros(C.shape[1], dtype=bool)
+        mand[rng.choice(m, int(rng.integers(0, 3)), replace=False)] = True
+        if rng.random() < 0.3:
+            i = int(rng.integers(n))
+            C[i, :] = np.inf
+            C[i, m + i] = 5.0  # a row with one cell
+        ref, ref_cols, ref_rest = _murty_kernel(C, mand, 200, math.inf)
+        if ref.size == 0:
+            costs, _, rest = _ranked(C, mand, 10, math.inf)
+            assert costs.size == 0 and rest == math.inf
+            continue
+        ref = np.sort(ref, kind="stable")
+        for bound in (-math.inf, ref[0] - 1.0, ref[0], ref[min(5, ref.size - 1)], math.inf):
+            costs, cols, rest = _ranked(C, mand, 30, bound)
+            want = ref[ref <= bound + 1e-12 * (1 + abs(bound))][:30] if bound > -math.inf else ref[:0]
+            assert np.array_equal(costs, want), bound
+            assert -math.inf < rest  # a finite problem: the bound on the rest is a cost, not -inf or NaN
+            later = ref[costs.size :]
+            if later.size:
+                assert rest <= later[0]
+            for t in range(costs.size):
+                assert all(j in cols[t] for j in np.flatnonzero(mand))

@@ -420,6 +420,8 @@ def _ranked_pruned(C, mandatory, Q, bound):
     if not _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order):
         return _murty_kernel(C, mandatory, Q, bound)
     root_cost = _solution_cost(C, col)
+    if root_cost > _with_slack(bound):
+        return _murty_kernel(C, mandatory, Q, bound)  # nothing within the bound: the kernel says so at once
     ub = min(_upper_bound(C, col, row4col, optional, root_cost, Q)[0], bound)
     if ub == _INF:
         return _murty_kernel(C, mandatory, Q, bound)
