@@ -252,3 +252,30 @@ def test_edges_on_the_pruned_path_match_the_kernel():
                 assert rest <= later[0]
             for t in range(costs.size):
                 assert all(j in cols[t] for j in np.flatnonzero(mand))
+
+
+def test_nll_on_separated_scenes_bounds_the_exact_value_and_nll_many_agrees():
+    """PMBMs whose association problems take the pruned path: lower <= exact <= upper, nll_many == nll."""
+    import nllbench as nb
+
+    rng = np.random.default_rng(14)
+    I2 = np.eye(2)
+    for _ in range(12):
+        n = int(rng.integers(4, 7))
+        truth = rng.uniform(0, 200, (n, 2))
+        hyps = []
+        for _ in range(int(rng.integers(1, 5))):
+            near = truth + rng.normal(0, 1.0, truth.shape)
+            far = rng.uniform(0, 200, (int(rng.integers(0, 6)), 2))
+            means = np.concatenate([near, far])
+            r = rng.uniform(0.2, 0.95, len(means))
+            hyps.append(nb.MultiBernoulli.gaussian(r, means, np.stack([I2 * 2.0] * len(means))))
+        ppp = nb.PPP.uniform(2.0, [0, 0], [200, 200])
+        f = nb.PMBM(ppp, hyps, rng.dirichlet(np.ones(len(hyps))))
+        exact = nb.nll(f, truth, method="exact").value
+        qs = [4, 9, 25, 60]
+        many = nb.nll_many(f, truth, qs)
+        for q, res in zip(qs, many, strict=True):
+            one = nb.nll(f, truth, q=q)
+            assert res == one
+            assert one.lower - 1e-9 <= exact <= one.upper + 1e-9
