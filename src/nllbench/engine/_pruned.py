@@ -393,10 +393,11 @@ def _ranked_pruned(C, mandatory, Q, bound):
     ``rest`` is the smallest of the dropped cells' bounds, the components'
     own ``rest`` and the first combination left out, each plus the cheapest
     choice elsewhere and minus the rounding tolerance ``tol``. Problems with
-    at most two rows or a budget of at most three, and those where no finite
-    upper bound is found (small or dense ones, or most rows on mandatory
-    columns), go to the kernel unchanged: there it is as fast (measured on
-    ``benchmarks/bench_nll.py`` scenes and a PMBM Williams-2015 run).
+    at most two rows or a budget of at most three, fewer than three rows on
+    optional root columns, or no finite upper bound (small or dense ones, or
+    most rows on mandatory columns) go to the kernel unchanged: there it is
+    as fast (measured on ``benchmarks/bench_nll.py`` scenes and on the 11,482
+    association problems of a PMBM Williams-2015 run).
     """
     n, M = C.shape
     optional = np.empty(M, dtype=np.bool_)
@@ -422,6 +423,13 @@ def _ranked_pruned(C, mandatory, Q, bound):
     root_cost = _solution_cost(C, col)
     if root_cost > _with_slack(bound):
         return _murty_kernel(C, mandatory, Q, bound)  # nothing within the bound: the kernel says so at once
+    movable = 0
+    for i in range(n):
+        movable += optional[col[i]]
+    if movable < 3:
+        # most rows hold mandatory columns (Bernoullis with r = 1, as in a PMBM after
+        # detections): few candidates, one component, and the kernel is as fast
+        return _murty_kernel(C, mandatory, Q, bound)
     ub = min(_upper_bound(C, col, row4col, optional, root_cost, Q)[0], bound)
     if ub == _INF:
         return _murty_kernel(C, mandatory, Q, bound)
