@@ -91,6 +91,25 @@ def test_paired_difference_with_infinities_keeps_ranks():
     assert same["wilcoxon_p"] == 1.0 and same["mean_difference"] == 0.0
 
 
+def test_batched_wilcoxon_equals_one_call_per_sample():
+    """The paired table tests equal-length samples in one vectorised call: same p-values, bit for bit."""
+    from nllbench.pipeline.aggregate import _wilcoxon_p
+
+    rng = np.random.default_rng(5)
+    samples = [None, np.empty(0)]
+    for n in (1, 3, 6, 6, 6, 12, 60):
+        for _ in range(4):
+            x = rng.normal(size=n)
+            if rng.random() < 0.5:
+                x = np.round(x * 2) / 2  # tied magnitudes
+                x[x == 0] = 0.5
+            samples.append(x)
+    got = _wilcoxon_p(samples)
+    assert math.isnan(got[0]) and got[1] == 1.0
+    for x, p in zip(samples[2:], got[2:], strict=True):
+        assert p == float(wilcoxon(x, zero_method="wilcox").pvalue)
+
+
 def runs_table(values: dict[str, list[float]], measure: str = "nll") -> pd.DataFrame:
     rows = []
     for f, vals in values.items():

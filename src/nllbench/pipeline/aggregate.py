@@ -614,8 +614,13 @@ def paired_difference(a, b) -> dict:
         test, ``scipy.stats.wilcoxon``, zero differences dropped; 1 when
         every compared difference is zero; NaN only when no seed is compared).
     """
-    from scipy.stats import wilcoxon
+    row, signed = _paired_without_test(a, b)
+    return {**row, "wilcoxon_p": _wilcoxon_p([signed])[0]}
 
+
+def _paired_without_test(a, b) -> tuple[dict, np.ndarray | None]:
+    """:func:`paired_difference` but the test: (row without ``wilcoxon_p``, the non-zero
+    differences to test, ranks kept by :func:`_rank_proxy`; None when no seed is compared)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     both = np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b))
@@ -627,12 +632,9 @@ def paired_difference(a, b) -> dict:
             **dict.fromkeys(["mean_difference", "ci95_low", "ci95_high", "median_difference"], math.nan),
             "a_lower": 0,
             "b_lower": 0,
-            "wilcoxon_p": math.nan,
-        }
+        }, None
     stats = _stats(d, {"pair": "difference"})
-    nonzero = d[d != 0]
-    p = 1.0 if nonzero.size == 0 else float(wilcoxon(_rank_proxy(nonzero), zero_method="wilcox").pvalue)
-    return {
+    row = {
         **out,
         "mean_difference": stats["mean"],
         "ci95_low": stats["ci95_low"],
@@ -640,8 +642,33 @@ def paired_difference(a, b) -> dict:
         "median_difference": stats["median"],
         "a_lower": int((d < 0).sum()),
         "b_lower": int((d > 0).sum()),
-        "wilcoxon_p": p,
     }
+    return row, _rank_proxy(d[d != 0])
+
+
+def _wilcoxon_p(samples: list) -> list[float]:
+    """Two-sided Wilcoxon signed-rank p-values (``scipy.stats.wilcoxon``, zero differences already
+    dropped) of each sample: NaN for None, 1 for an empty one.
+
+    Samples of equal length, with or without tied magnitudes, are tested in
+    one vectorised call (``axis=1``), which gives the same p-values as one call
+    each (checked in the tests) at a fraction of the time: scipy's per-call
+    overhead was most of the aggregation's paired table.
+    """
+    from scipy.stats import wilcoxon
+
+    out = [math.nan if x is None else 1.0 for x in samples]
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for i, x in enumerate(samples):
+        if x is not None and x.size:
+            # tied |d| make scipy use a permutation test for the whole call: kept apart
+            tied = np.unique(np.abs(x)).size < x.size
+            groups.setdefault((x.size, tied), []).append(i)
+    for idx in groups.values():
+        p = wilcoxon(np.stack([samples[i] for i in idx]), zero_method="wilcox", axis=1).pvalue
+        for i, v in zip(idx, np.atleast_1d(p), strict=True):
+            out[i] = float(v)
+    return out
 
 
 def paired(runs):
@@ -654,7 +681,7 @@ def paired(runs):
     """
     import pandas as pd
 
-    rows = []
+    rows, samples = [], []
     measures = runs[runs["measure"].isin(list(BETTER_LOW) + PAIRED_ONLY)]
     for key, group in measures.groupby(PAIR_KEYS, sort=True, dropna=False):
         wide = group.pivot(index="seed", columns="filter", values="value")
@@ -665,8 +692,12 @@ def paired(runs):
                 if both.empty:
                     continue
                 row = dict(zip(PAIR_KEYS, key, strict=True), filter_a=fa, filter_b=fb)
-                row.update(paired_difference(both[fa].to_numpy(), both[fb].to_numpy()))
+                summary, signed = _paired_without_test(both[fa].to_numpy(), both[fb].to_numpy())
+                row.update(summary)
                 rows.append(row)
+                samples.append(signed)
+    for row, p in zip(rows, _wilcoxon_p(samples), strict=True):
+        row["wilcoxon_p"] = p
     cols = PAIR_KEYS + ["filter_a", "filter_b", "n_seeds", "n_both_infinite", "n_compared"]
     cols += [
         "mean_difference",
