@@ -167,12 +167,13 @@ def pack(data: dict) -> dict:
 
 def unpack(ds, path=None):
     """The variables :func:`pack` stacked, restored from ``ds`` (an ``xarray.Dataset``; a new one)."""
-    packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds[v].attrs]
+    packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds.variables[v].attrs]
     restored_vars = {}
     for var in packed:
-        names = str(ds[var].attrs[PACKED_MEMBERS]).split()
-        dtypes = str(ds[var].attrs.get(PACKED_DTYPES, "")).split()
-        values = ds[var].values
+        variable = ds.variables[var]
+        names = str(variable.attrs[PACKED_MEMBERS]).split()
+        dtypes = str(variable.attrs.get(PACKED_DTYPES, "")).split()
+        values = variable.values
         if not values.shape[0] == len(names) == len(dtypes):
             raise SchemaError(
                 f"{path}: variable {var!r}: expected one row per name in {PACKED_MEMBERS!r} and "
@@ -182,7 +183,7 @@ def unpack(ds, path=None):
             restored = row.astype(dtype)
             if not np.array_equal(restored, row, equal_nan=True):
                 raise SchemaError(f"{path}: variable {name!r} (in {var!r}): expected {dtype} values")
-            restored_vars[name] = (ds[var].dims[1:], restored)
+            restored_vars[name] = (variable.dims[1:], restored)
     # one assignment: adding the variables one by one re-merges the dataset each time
     return ds.drop_vars(packed).assign(restored_vars)
 
@@ -306,7 +307,7 @@ def read_metrics(path: str | os.PathLike):
     for name in required:
         if name not in ds.variables:
             raise SchemaError(f"{path}: variable {name!r} is missing")
-        values = np.asarray(ds[name].values)
+        values = np.asarray(ds.variables[name].values)  # the Variable: no DataArray built per check
         if values.dtype.kind == "f" and np.isnan(values).any():
             raise SchemaError(f"{path}: variable {name!r}: NaN found (values are numbers or +-inf)")
     if "evaluation_settings" not in ds.attrs:
