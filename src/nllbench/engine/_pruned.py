@@ -514,7 +514,7 @@ def _ranked(C, mandatory, Q, bound):
     ones) and checks that nothing unlisted can tie with the last one listed;
     otherwise ranks twice as many. The list is therefore the same for every
     budget and every way of ranking, even when costs tie: the first q of a
-    longer list are the list for q. The doubling stops at ``max(4 Q, 4096)``
+    longer list are the list for q. The doubling stops at ``max(2 Q, 4096)``
     (a tie block larger than that, e.g. a matrix of equal costs with more
     assignments than that, or costs so large that the rounding tolerance
     hides every gap): the list is then still the Q best, in (cost, columns)
@@ -527,7 +527,7 @@ def _ranked(C, mandatory, Q, bound):
         order = _canonical_order(costs, cols)
         k = min(Q, costs.size)
         clear = rest - 1e-12 * (1.0 + abs(rest)) > costs[order[Q - 1]] if costs.size > q else True
-        if clear or q >= max(4 * Q, 4096):
+        if clear or q >= max(2 * Q, 4096):
             if costs.size > Q:
                 rest = min(rest, costs[order[Q]])
             return costs[order[:k]], cols[order[:k]], rest
