@@ -147,3 +147,20 @@ def test_trusted_scaled_and_tempered_copies_equal_validated_ones():
         Gaussians(g.means, -g.covs)
     with pytest.raises(ValueError, match="s: expected a positive covariance scale"):
         scale_covariances(mb, -1.0)
+
+
+def test_exact_sums_of_many_hypotheses_equal_one_call_each_bit_for_bit():
+    """The exact NLL sums the subset-DP tables of equal size in one logsumexp(axis=1) call."""
+    from nllbench.engine.nll import _log_sum_all, _log_sum_all_many
+
+    rng = np.random.default_rng(21)
+    problems = []
+    for _ in range(60):
+        m, n = int(rng.integers(0, 6)), int(rng.integers(0, 6))
+        r = rng.uniform(0.0, 1.0, m)
+        r[rng.random(m) < 0.2] = 1.0
+        mb = nb.MultiBernoulli.gaussian(r, rng.normal(0, 2, (m, 2)), random_covs(rng, m, 2))
+        y = rng.normal(0, 2, (n, 2))
+        ppp = nb.PPP.uniform(float(rng.uniform(0.1, 3.0)), [-5, -5], [5, 5])
+        problems.append(association_problem(mb, y, ppp.log_intensity(y), ppp.total_rate))
+    assert _log_sum_all_many(problems) == [_log_sum_all(p) for p in problems]
