@@ -162,50 +162,77 @@ def _component_options(C, keep, col_kept, mandatory, comp, n_comp, Q):
                 if keep[mine[0], j] and col_kept[j] and mandatory[j]:
                     single = False
         if single:
-            i = mine[0]
-            o0 = n_opt
-            for j in range(M):
-                if keep[i, j] and col_kept[j]:
-                    # insertion sort by cost (stable): a row keeps few cells
-                    x = C[i, j]
-                    t = n_opt
-                    while t > o0 and cost[t - 1] > x:
-                        cost[t] = cost[t - 1]
-                        col_at[t] = col_at[t - 1]
-                        t -= 1
-                    cost[t] = x
-                    col_at[t] = j
-                    n_opt += 1
-            if n_opt - o0 > Q:
-                rest[c] = cost[o0 + Q]
-                n_opt = o0 + Q
-            for o in range(o0, n_opt):
-                cols[n_cols] = col_at[o]
-                col_at[o] = n_cols
-                n_cols += 1
+            n_opt, n_cols, rest[c] = _row_options(
+                C, keep, col_kept, mine[0], Q, cost, col_at, cols, n_opt, n_cols
+            )
         else:
-            sub_cols = np.flatnonzero(col_kept & _any_row(keep, mine))
-            sub = np.full((mine.size, sub_cols.size), _INF)
-            for a in range(mine.size):
-                for b in range(sub_cols.size):
-                    if keep[mine[a], sub_cols[b]]:
-                        sub[a, b] = C[mine[a], sub_cols[b]]
-            # one option more than kept: its cost bounds the others tightly (the kernel's own
-            # bound is often the last option it lists)
-            costs, picks, rest[c] = _murty_kernel(sub, mandatory[sub_cols], Q + 1, _INF)
-            order = np.argsort(costs, kind="mergesort")
-            if order.size > Q:
-                rest[c] = min(rest[c], costs[order[Q]])
-                order = order[:Q]
-            for t in order:
-                cost[n_opt] = costs[t]
-                col_at[n_opt] = n_cols
-                for a in range(mine.size):
-                    cols[n_cols + a] = sub_cols[picks[t, a]]
-                n_cols += mine.size
-                n_opt += 1
+            n_opt, n_cols, rest[c] = _kernel_options(
+                C, keep, col_kept, mandatory, mine, Q, cost, col_at, cols, n_opt, n_cols
+            )
         start[c + 1] = n_opt
     return start, cost, col_at, cols, rows, row_start, rest
+
+
+@nb.njit(cache=True)
+def _row_options(C, keep, col_kept, i, Q, cost, col_at, cols, n_opt, n_cols):
+    """A lone row's options (see :func:`_component_options`): its kept cells by cost, at most Q.
+
+    Appends to ``cost``, ``col_at`` and ``cols``; returns the new fill counts
+    and the component's ``rest``.
+    """
+    M = C.shape[1]
+    rest = _INF
+    o0 = n_opt
+    for j in range(M):
+        if keep[i, j] and col_kept[j]:
+            # insertion sort by cost (stable): a row keeps few cells
+            x = C[i, j]
+            t = n_opt
+            while t > o0 and cost[t - 1] > x:
+                cost[t] = cost[t - 1]
+                col_at[t] = col_at[t - 1]
+                t -= 1
+            cost[t] = x
+            col_at[t] = j
+            n_opt += 1
+    if n_opt - o0 > Q:
+        rest = cost[o0 + Q]
+        n_opt = o0 + Q
+    for o in range(o0, n_opt):
+        cols[n_cols] = col_at[o]
+        col_at[o] = n_cols
+        n_cols += 1
+    return n_opt, n_cols, rest
+
+
+@nb.njit(cache=True)
+def _kernel_options(C, keep, col_kept, mandatory, mine, Q, cost, col_at, cols, n_opt, n_cols):
+    """A larger component's options (see :func:`_component_options`): the kernel's Q best, sorted.
+
+    One option more than kept is ranked: its cost bounds the others tightly
+    (the kernel's own bound is often the last option it lists). Appends to
+    ``cost``, ``col_at`` and ``cols``; returns the new fill counts and the
+    component's ``rest``.
+    """
+    sub_cols = np.flatnonzero(col_kept & _any_row(keep, mine))
+    sub = np.full((mine.size, sub_cols.size), _INF)
+    for a in range(mine.size):
+        for b in range(sub_cols.size):
+            if keep[mine[a], sub_cols[b]]:
+                sub[a, b] = C[mine[a], sub_cols[b]]
+    costs, picks, rest = _murty_kernel(sub, mandatory[sub_cols], Q + 1, _INF)
+    order = np.argsort(costs, kind="mergesort")
+    if order.size > Q:
+        rest = min(rest, costs[order[Q]])
+        order = order[:Q]
+    for t in order:
+        cost[n_opt] = costs[t]
+        col_at[n_opt] = n_cols
+        for a in range(mine.size):
+            cols[n_cols + a] = sub_cols[picks[t, a]]
+        n_cols += mine.size
+        n_opt += 1
+    return n_opt, n_cols, rest
 
 
 @nb.njit(cache=True)
@@ -408,17 +435,8 @@ def _ranked_pruned(C, mandatory, Q, bound):
     n_dummy = M - n
     if n <= 2 or Q <= 3 or n_dummy < 0 or n_dummy > n_opt:  # the kernel is as fast on the smallest ones
         return _murty_kernel(C, mandatory, Q, bound)
-    col = np.empty(n, dtype=np.int64)
-    row4col = np.empty(M, dtype=np.int64)
-    u = np.empty(n)
-    v = np.empty(M)
-    forbid = np.zeros((n, M), dtype=np.bool_)
-    blocked = np.zeros(M, dtype=np.bool_)
-    dist = np.empty(M)
-    pred = np.empty(M, dtype=np.int64)
-    done = np.empty(M, dtype=np.bool_)
-    order = np.empty(M, dtype=np.int64)
-    if not _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order):
+    solved, col, row4col, u, v = _root_with_duals(C, optional, n_dummy)
+    if not solved:
         return _murty_kernel(C, mandatory, Q, bound)
     root_cost = _solution_cost(C, col)
     if root_cost > _with_slack(bound):
@@ -433,15 +451,7 @@ def _ranked_pruned(C, mandatory, Q, bound):
     ub = min(_upper_bound(C, col, row4col, optional, root_cost, Q)[0], bound)
     if ub == _INF:
         return _murty_kernel(C, mandatory, Q, bound)
-    # rounding: every sum below has at most n + M terms of these magnitudes, each
-    # adding at most one unit roundoff (1.1e-16) of the running total; 1e-15 per term
-    # is 9 times that
-    scale = n * abs(ub - root_cost)
-    for i in range(n):
-        scale += abs(C[i, col[i]]) + abs(u[i])
-    for j in range(M):
-        scale += abs(v[j])
-    tol = 1e-15 * (n + M) * (1.0 + scale)
+    tol = _tolerance(C, col, u, v, ub - root_cost)
     keep, row_kept, col_kept, dropped, fixed = _prune(
         C, mandatory, col, row4col, u, v, root_cost, ub + tol, tol
     )
@@ -461,11 +471,57 @@ def _ranked_pruned(C, mandatory, Q, bound):
     if nxt < _INF:
         rest = min(rest, base + nxt - tol)
     out_cols = _assemble(col, parent, changed, pick, op, order, start, col_at, cols, rows, row_start)
-    out_cost = np.empty(extra.size)
-    within = np.ones(extra.size, dtype=np.bool_)
-    for t in range(extra.size):
+    return _within_bound(C, out_cols, bound, rest)
+
+
+@nb.njit(cache=True)
+def _root_with_duals(C, optional, n_dummy):
+    """The root of :func:`_murty_kernel`'s search and its duals: (solved, col (n,), row4col (M,), u, v)."""
+    n, M = C.shape
+    col = np.empty(n, dtype=np.int64)
+    row4col = np.empty(M, dtype=np.int64)
+    u = np.empty(n)
+    v = np.empty(M)
+    forbid = np.zeros((n, M), dtype=np.bool_)
+    blocked = np.zeros(M, dtype=np.bool_)
+    dist = np.empty(M)
+    pred = np.empty(M, dtype=np.int64)
+    done = np.empty(M, dtype=np.bool_)
+    order = np.empty(M, dtype=np.int64)
+    solved = _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order)
+    return solved, col, row4col, u, v
+
+
+@nb.njit(cache=True)
+def _tolerance(C, col, u, v, extra):
+    """The rounding tolerance of :func:`_ranked_pruned`'s sums (``extra``: the bound minus the root).
+
+    Every sum there has at most n + M terms of these magnitudes, each adding
+    at most one unit roundoff (1.1e-16) of the running total; 1e-15 per term
+    is 9 times that.
+    """
+    n, M = C.shape
+    scale = n * abs(extra)
+    for i in range(n):
+        scale += abs(C[i, col[i]]) + abs(u[i])
+    for j in range(M):
+        scale += abs(v[j])
+    return 1e-15 * (n + M) * (1.0 + scale)
+
+
+@nb.njit(cache=True)
+def _within_bound(C, out_cols, bound, rest):
+    """(costs summed in row order, columns, rest) of the assignments costing at most ``bound``.
+
+    As the kernel prunes (with its relative slack); the costs left out lower
+    ``rest``.
+    """
+    k = out_cols.shape[0]
+    out_cost = np.empty(k)
+    within = np.ones(k, dtype=np.bool_)
+    for t in range(k):
         out_cost[t] = _solution_cost(C, out_cols[t])
-        if out_cost[t] > _with_slack(bound):  # as the kernel prunes
+        if out_cost[t] > _with_slack(bound):
             within[t] = False
             rest = min(rest, out_cost[t])
     if not within.all():
