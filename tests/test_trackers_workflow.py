@@ -163,7 +163,7 @@ def test_tracker_tables_and_gather_tracks(tmp_path):
     for s, t in enumerate(tables):
         Path(t).write_text(f"frame,x,y\n{s},1,2\n")
     out = gather_tracks(tables, [0, 1], tmp_path / "out")
-    assert sorted(p.name for p in out.iterdir()) == ["seed0.csv", "seed1.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".nllbench-output", "seed0.csv", "seed1.csv"]
     assert (out / "seed1.csv").read_text() == Path(tables[1]).read_text()
     with pytest.raises(ValueError, match="run5.csv: tracks table not found"):
         gather_tracks([tables[0], tables[0].replace("run0", "run5")], [0, 5], tmp_path / "out2")

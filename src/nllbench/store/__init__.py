@@ -13,13 +13,18 @@ convention, attributes, schema version) is written down in ``docs/store.md``.
 
 from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, SchemaError
 from nllbench.store.atomic import (
+    MARKER,
     Output,
     atomic_directory,
     atomic_file,
+    check_not_an_input,
     check_output,
+    check_replaceable,
     committed_together,
+    is_temporary,
     partial_name,
     remove_created_dirs,
+    remove_stale_temporaries,
     save_figure,
     write_text,
 )
@@ -44,6 +49,7 @@ from nllbench.store.tables import (
 )
 
 __all__ = [
+    "MARKER",
     "SCENARIO_IDENTITY",
     "SCHEMA_VERSION",
     "STATE_NAMES_4D",
@@ -53,8 +59,11 @@ __all__ = [
     "SchemaError",
     "atomic_directory",
     "atomic_file",
+    "check_not_an_input",
     "check_output",
+    "check_replaceable",
     "committed_together",
+    "is_temporary",
     "partial_name",
     "provenance_record",
     "read_calibration_counts",
@@ -63,6 +72,7 @@ __all__ = [
     "read_scenario",
     "read_step_cube",
     "remove_created_dirs",
+    "remove_stale_temporaries",
     "save_figure",
     "scenario_identity",
     "software_versions",
