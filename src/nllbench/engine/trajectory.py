@@ -392,10 +392,9 @@ def association_problem_from_weights(
     m, n = log_w.shape
     sure = log_alone == -math.inf
     cost = np.full((n, m + n), math.inf)
-    with np.errstate(invalid="ignore"):
-        cost[:, :m] = -(log_w - np.where(sure, 0.0, log_alone)[:, None]).T
+    cost[:, :m] = -(log_w - np.where(sure, 0.0, log_alone)[:, None]).T
     cost[np.arange(n), m + np.arange(n)] = -log_lam
-    cost[~(cost <= FORBIDDEN_COST)] = math.inf  # also any NaN, which the weights never produce
+    cost[cost > FORBIDDEN_COST] = math.inf
     mandatory = np.zeros(m + n, dtype=bool)
     mandatory[:m] = sure
     base = float(total_rate) - float(np.sum(log_alone[~sure]))

@@ -691,7 +691,8 @@ def fit_undetected_trajectories(
     -------
     dict
         rate, presence, unlisted_presence, calibration_nll, windows, window, truths (N), q,
-        fitted (names), converged, tracks, truth.
+        fitted (names), presence_identified (False when the rate is 0: rho then changes nothing),
+        converged, fov_low, fov_high.
     """
     from scipy.optimize import minimize
 
@@ -754,6 +755,8 @@ def _fit_record(inp, rate, rho, R, value, W, window, n_truths, q, names, converg
         "truths": n_truths,
         "q": q,
         "fitted": names,
+        # rho only matters through undetected trajectories: with a rate of 0 it is not identified
+        "presence_identified": rate > 0,
         "converged": converged,
         "fov_low": inp.fill_ins.get("fov_low"),
         "fov_high": inp.fill_ins.get("fov_high"),
