@@ -382,3 +382,48 @@ def test_bad_arguments_name_themselves():
         nb.trajectory_nll(tracks, truth, fill=nb.FillIns(1.0, BOX[0], BOX[1]))
     with pytest.raises(ValueError, match="mixture"):
         nb.trajectory_nll(tracks, truth, mixture="any")
+
+
+def test_full_state_and_score_calibration_match_brute_force():
+    rng = np.random.default_rng(6)
+    tracks, truth = random_case(rng, 3, 2, 3, special=False)
+    tracks = tracks.assign(
+        vx=rng.normal(size=len(tracks)), vy=rng.normal(size=len(tracks)), var_vx=0.5, var_vy=2.0
+    )
+    truth = truth.assign(vx=rng.normal(size=len(truth)), vy=rng.normal(size=len(truth)))
+    state = ("x", "y", "vx", "vy")
+    box = ((-1.0, -1.0, -5.0, -5.0), (5.0, 5.0, 5.0, 5.0))
+    kw = dict(rate=0.5, presence=0.5, box=box, R=0.2, state=state)
+    for full, dims in ((True, (0, 1, 2, 3)), (False, (0, 1))):
+        want = bf.trajectory_nll(tracks, truth, [0, 1, 2], dims=dims, **kw)
+        res = nb.trajectory_nll(
+            tracks,
+            truth,
+            q=10**5,
+            state=state,
+            full_state=full,
+            undetected=(0.5, 0.5),
+            fov=box,
+            unlisted_presence=0.2,
+            frames=[0, 1, 2],
+        )
+        assert res.value == pytest.approx(want, rel=1e-10)
+        assert res.fill_ins["marginal"] == ("full" if full else "position")
+    # a score column through a calibration is the r column it maps to
+    from nllbench.trackers.scoring import ScoreCalibration
+
+    cal = ScoreCalibration(0.3, 2.0)
+    scored = tracks.drop(columns="r").assign(score=rng.normal(size=len(tracks)))
+    kw = dict(state=state, undetected=(0.5, 0.5), fov=box)
+    a = nb.trajectory_nll(scored, truth, fill=nb.FillIns(calibration=cal), **kw)
+    b = nb.trajectory_nll(scored.assign(r=cal(scored["score"])).drop(columns="score"), truth, **kw)
+    assert a.value == b.value and a.fill_ins["existence"] == "score calibration"
+
+
+def test_exact_refuses_a_component_too_large_and_bounds_stay_certified():
+    rng = np.random.default_rng(7)
+    tracks, truth = random_case(rng, 22, 22, 1, special=False, row_prob=1.0)
+    with pytest.raises(ValueError, match="exact: a connected component of 22 truth"):
+        nb.trajectory_nll(tracks, truth, exact=True, undetected=(1.0, 1.0), fov=BOX)
+    res = nb.trajectory_nll(tracks, truth, q=50, undetected=(1.0, 1.0), fov=BOX)
+    assert res.lower < res.value and not res.complete and res.n_terms == 50

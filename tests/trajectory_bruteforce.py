@@ -36,17 +36,19 @@ def _label_frame(tracks, label, frame, state, dims):
     return out
 
 
-def trajectory_terms(tracks, truth, frames, *, rate=0.0, presence=1.0, box=None, R=0.0, state=("x", "y")):
+def trajectory_terms(
+    tracks, truth, frames, *, rate=0.0, presence=1.0, box=None, R=0.0, state=("x", "y"), dims=(0, 1)
+):
     """(list of (association, log-likelihood, parts)) over every association theta.
 
     ``association[j]`` is the label index of truth j (sorted ids) or -1 (undetected);
     ``parts`` are (localization, presence, false, undetected) as NLL terms.
     """
-    dims = [0, 1]
+    dims = list(dims)
     labels = sorted(set(tracks["id"].tolist()))
     truths = sorted(set(truth["id"].tolist()))
     K = len(frames)
-    V = float(np.prod(np.asarray(box[1]) - np.asarray(box[0]))) if box is not None else None
+    V = float(np.prod((np.asarray(box[1]) - np.asarray(box[0]))[dims])) if box is not None else None
     lf = {(lab, t): _label_frame(tracks, lab, t, state, dims) for lab in labels for t in frames}
 
     def r_of(lab, t):
