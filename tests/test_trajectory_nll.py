@@ -127,8 +127,16 @@ def test_bounds_bracket_brute_force_at_small_q():
         want = bf.trajectory_nll(tracks, truth, frames, rate=rate, presence=rho, box=BOX, R=R)
         for q in (1, 2, 3):
             res = nb.trajectory_nll(
-                tracks, truth, q=q, undetected=(rate, rho), fov=BOX, unlisted_presence=R, frames=frames
+                tracks,
+                truth,
+                q=q,
+                exact=True,
+                undetected=(rate, rho),
+                fov=BOX,
+                unlisted_presence=R,
+                frames=frames,
             )
+            assert _close(res.exact, want)  # the subset DP when the Q best are not all
             if math.isinf(want):
                 assert res.value == math.inf
                 continue
