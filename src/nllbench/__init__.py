@@ -13,6 +13,7 @@ from nllbench.measures.metrics import GOSPAResult, gospa
 from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
 from nllbench.trackers.scoring import FillIns, ScoreResult, score
+from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
 
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
 
@@ -32,6 +33,7 @@ __all__ = [
     "SchemaError",
     "ScoreResult",
     "Theorem1Result",
+    "TrajectoryNLLResult",
     "gospa",
     "murty",
     "nll",
@@ -42,6 +44,7 @@ __all__ = [
     "score",
     "theorem1",
     "theorem1_pmb",
+    "trajectory_nll",
     "write_posterior",
     "__version__",
 ]
