@@ -17,6 +17,7 @@ import yaml
 from nllbench.cli import _evaluation_settings, _filter_settings, parse
 from nllbench.filters import PHDSettings, PMBMSettings
 from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.options import options_of
 from nllbench.pipeline.workflow import (
     Sweep,
     evaluate_settings,
@@ -24,7 +25,7 @@ from nllbench.pipeline.workflow import (
     score_settings,
     validated_config,
 )
-from nllbench.settings import SECTIONS, FilterRunSettings, config_defaults, options_of
+from nllbench.settings import SECTIONS, FilterRunSettings, config_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -87,7 +88,7 @@ def _expected_schema(field: dataclasses.Field) -> dict:
 def test_schema_and_dataclasses_agree_and_only_the_dataclasses_hold_defaults(section):
     schema = yaml.safe_load(SCHEMA.read_text())["properties"][section]
     backed = {}
-    for cls, prefix in SECTIONS[section]():
+    for cls, prefix in SECTIONS[section]:
         backed.update({k: f for k, f in options_of(cls, prefix).items() if f.metadata.get("config", True)})
     assert set(backed) == set(config_defaults(section))
     keywords = ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")

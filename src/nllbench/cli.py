@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.settings import add_options, from_args, integer, number
+from nllbench.options import add_options, from_args, integer, number
 
 POSITIVE = number(0, open_low=True)
 NON_NEGATIVE = number(0)
