@@ -24,7 +24,7 @@ import numba as nb
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.engine._mixture import mixture_murty
 from nllbench.engine.assignment import (
     MAX_FINITE_COST,
@@ -43,8 +43,10 @@ from nllbench.engine.densities import (
     as_pmbm,
     batched_logpdf,
 )
-from nllbench.measures.names import NLL_TERMS
 
+#: The NLL decomposition (:meth:`NLLResult.terms`): the terms sum to the value (Pinto et al., IEEE SPL
+#: 2021, eq. (10) and the discussion after it); :mod:`nllbench.measures.names` names the rest.
+NLL_TERMS = ("localization", "false", "missed", "cardinality", "mixture", "association")
 _METHODS = ("murty", "exact")
 _BUDGETS = ("hypothesis", "global")
 # Largest min(n, m) * max(n, m) * 2**min(n, m) the exact method accepts.
