@@ -8,6 +8,7 @@ from pathlib import Path
 from nllbench.cli.common import checked_outputs, provenance_of
 from nllbench.options import integer
 
+#: The figures ``nllbench plot`` draws (``example`` once per example directory).
 FIGURES = (
     "example",
     "clutter",
