@@ -18,8 +18,8 @@ from nllbench.filters.pmbm import initial_state, predict, update
 from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.pipeline.runs import evaluate_file, filter_file, simulate_file
 from nllbench.pipeline.workflow import estimator_for, evaluate_settings, filter_settings, simulate_flags
-from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, write_truth_csv
-from nllbench.store import read_posterior, read_scenario
+from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate
+from nllbench.store import read_posterior, read_scenario, write_truth_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]

@@ -18,7 +18,7 @@ from nllbench.engine.trajectory import (
     log_undetected,
 )
 from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.trackers.trajectory import trajectory_nll_windows, windows_table
+from nllbench.trackers.trajectory_fit import trajectory_nll_windows, windows_table
 
 BOX = ((-1.0, -1.0), (5.0, 5.0))
 

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.engine.association import (
     FORBIDDEN_COST,
     AssociationProblem,

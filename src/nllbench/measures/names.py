@@ -1,7 +1,8 @@
 """The names of nllbench's measures and NLL terms, declared once.
 
 Metrics files, the per-step cube, the tables and the figures all use these
-spellings; every other module imports them from here.
+spellings; every other module imports them from here (the engine declares the
+NLL's terms, :data:`NLL_TERMS`, beside the NLL).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The store: every file nllbench writes or reads, one module per kind.
 
-* :mod:`~nllbench.store.scenario`: scenario files (truth, measurements, model);
+* :mod:`~nllbench.store.scenario`: scenario files (truth, measurements, model), truth CSVs;
 * :mod:`~nllbench.store.posterior`: posterior files (one density per step);
 * :mod:`~nllbench.store.metrics`: metrics files (one evaluated run);
 * :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
@@ -37,6 +37,7 @@ from nllbench.store.scenario import (
     read_scenario,
     scenario_identity,
     write_scenario,
+    write_truth_csv,
 )
 from nllbench.store.tables import (
     read_step_cube,
@@ -87,4 +88,5 @@ __all__ = [
     "write_step_cube",
     "write_summary_csv",
     "write_text",
+    "write_truth_csv",
 ]
