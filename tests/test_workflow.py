@@ -468,3 +468,31 @@ def test_posteriors_are_removed_once_evaluated_unless_kept(tmp_path):
     assert sorted(p.name for p in Path(target).glob("seed*.nc")) == ["seed0.nc", "seed1.nc"]
     assert not (results / "posteriors" / "williams15" / "clutter5_pd0.9" / "phd" / "batch0").exists()
     assert (results / "scenarios" / "williams15" / "clutter5_pd0.9" / "batch0").exists()
+
+
+def test_the_reference_study_from_a_truth_file(tmp_path):
+    """sweep.truth: every simulation job reads the given truth (a rule input) and only simulates
+    the measurements; a missing or broken file is refused at validation, naming the key."""
+    import numpy as np
+
+    from nllbench.pipeline.workflow import validated_config
+    from nllbench.simulation.scenarios import write_truth_csv
+
+    truth = tmp_path / "truth.csv"
+    states = [np.array([[10.0 * k, 5.0, 1.0, 0.0]]) for k in range(8)]
+    write_truth_csv(truth, states, [np.array([7])] * 8)
+    cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    cfg["results"] = str(tmp_path / "r")
+    cfg["sweep"]["truth"] = str(truth)
+    path = tmp_path / "truth.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = snakemake("-n", "-p", "--cores", "2", "--configfile", str(path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = (proc.stdout + proc.stderr).splitlines()
+    commands = [line for line in out if "nllbench simulate --" in line]
+    assert commands and all(f"--truth {truth}" in c for c in commands)
+    with pytest.raises(ValueError, match=r"config key sweep\.truth: expected a truth CSV file, got .*nope"):
+        validated_config({**cfg, "sweep": {**cfg["sweep"], "truth": str(tmp_path / "nope.csv")}}, SCHEMA)
+    short = {**cfg, "sweep": {**cfg["sweep"], "steps": 4}}
+    with pytest.raises(ValueError, match=r"config key sweep\.truth: .*truth\.csv"):
+        validated_config(short, SCHEMA)

@@ -106,6 +106,37 @@ def check_sweep(config: dict) -> None:
             mb_birth_mixture(entries)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"config key sweep.{exc}") from None
+    check_truth_file(config)
+
+
+def check_truth_file(config: dict) -> None:
+    """``sweep.truth`` must be a readable truth CSV that fits ``sweep.steps`` (errors name the key)."""
+    from nllbench.simulation.scenarios import read_truth_csv
+
+    truth = config["sweep"].get("truth")
+    if truth is None:
+        return
+    if not Path(truth).is_file():
+        raise ValueError(f"config key sweep.truth: expected a truth CSV file, got {truth!r} (no such file)")
+    try:
+        read_truth_csv(truth, config["sweep"].get("steps"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"config key sweep.truth: {exc}") from None
+
+
+def truth_input(config: dict) -> list[str]:
+    """The truth file a simulation job reads (a rule input, so that a changed file re-runs it)."""
+    truth = config["sweep"].get("truth")
+    return [] if truth is None else [str(truth)]
+
+
+def simulate_provenance(config: dict) -> dict:
+    """The sweep keys a simulation depends on beyond the setting (``truth`` only when given)."""
+    s = config["sweep"]
+    out = {"mb_birth": s.get("mb_birth"), "mb_start": s.get("mb_start")}
+    if s.get("truth") is not None:
+        out["truth"] = str(s["truth"])
+    return out
 
 
 def _fill_dataclass_defaults(config: dict) -> None:
@@ -232,9 +263,12 @@ def estimator_for(config: dict, filter_name: str) -> str:
 
 
 def simulate_flags(config: dict) -> str:
-    """Flags of ``nllbench simulate`` from ``sweep.mb_birth`` and ``sweep.mb_start`` (null: the preset's)."""
+    """Flags of ``nllbench simulate`` from ``sweep.mb_birth``, ``sweep.mb_start`` and ``sweep.truth``
+    (null: the preset's)."""
     s = config["sweep"]
     flags = ""
+    if s.get("truth") is not None:
+        flags += " --truth " + shlex.quote(str(s["truth"]))
     if s.get("mb_birth") is not None:
         flags += " --mb-birth " + shlex.quote(json.dumps(s["mb_birth"], sort_keys=True))
     if s.get("mb_start") is not None:
