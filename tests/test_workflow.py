@@ -476,7 +476,7 @@ def test_the_reference_study_from_a_truth_file(tmp_path):
     import numpy as np
 
     from nllbench.pipeline.workflow import validated_config
-    from nllbench.simulation.scenarios import write_truth_csv
+    from nllbench.store.scenario import write_truth_csv
 
     truth = tmp_path / "truth.csv"
     states = [np.array([[10.0 * k, 5.0, 1.0, 0.0]]) for k in range(8)]
