@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
-from nllbench.pipeline.aggregate import rank_agreement
+from nllbench.pipeline.statistics import rank_agreement
 
 MEASURE_LABEL = {
     "nll": "NLL",
