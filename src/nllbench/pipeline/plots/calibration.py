@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nllbench.pipeline.plots import style
+import nllbench.pipeline.plots.style as style
 
 
 def probe_q(summary) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import nllbench.pipeline.plots.style as style
 from nllbench.measures.names import TGOSPA_TERMS
-from nllbench.pipeline.plots import style
 from nllbench.pipeline.statistics import rank_agreement
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.pipeline.plots import style
+import nllbench.pipeline.plots.style as style
 
 
 def _ellipse(ax, mean, cov, **kw) -> float:

@@ -3,7 +3,7 @@ figure alone differs between runs)."""
 
 from __future__ import annotations
 
-from nllbench.pipeline.plots import style
+import nllbench.pipeline.plots.style as style
 
 
 def fig_timing(timing):
