@@ -351,7 +351,7 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
 
 
 def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_path):
-    from nllbench.pipeline.aggregate import fill_ins_table
+    from nllbench.pipeline.pooling import fill_ins_table
     from nllbench.trackers.scoring import FillIns, score_file
 
     tracks, truth = ROOT / "docs/examples/tracks.csv", ROOT / "docs/examples/truth.csv"

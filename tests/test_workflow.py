@@ -18,7 +18,8 @@ import yaml
 from nllbench.cli import main
 from nllbench.cli.report import FIGURES
 from nllbench.measures.names import METRIC_STEP_VARIABLES
-from nllbench.pipeline.aggregate import long_table, read_long_table, read_step_cube, write_tables
+from nllbench.pipeline.aggregate import write_tables
+from nllbench.pipeline.cube import long_table, read_long_table, read_step_cube
 from nllbench.pipeline.workflow import (
     Sweep,
     evaluate_settings,

@@ -18,7 +18,7 @@ GROUP = ["scenario", "filter", "clutter", "pd"]
 def gospa_table(steps):
     """Per (scenario, filter, clutter, pd): runs, steps, mean and RMS GOSPA with their standard errors.
 
-    ``steps`` is the long per-step table (:func:`nllbench.pipeline.aggregate.long_table`
+    ``steps`` is the long per-step table (:func:`nllbench.pipeline.cube.long_table`
     of ``tables/steps.nc``; columns scenario, seed, filter, clutter, pd,
     cov_scale, temper, q, step, measure, value); rows of the unprobed posteriors (covariance scale 1, no
     tempering) are used. RMS GOSPA = sqrt(mean over steps and runs of d^2).
@@ -75,7 +75,7 @@ def _standard_error(run_means: np.ndarray, steps: np.ndarray) -> float:
 
 def write_gospa_table(tables: str | Path, output: str | Path) -> int:
     """Read the GOSPA of ``tables/steps.nc`` (aggregate), write the table as CSV; return its rows."""
-    from nllbench.pipeline.aggregate import read_long_table
+    from nllbench.pipeline.cube import read_long_table
     from nllbench.store import write_summary_csv
 
     table = gospa_table(read_long_table(tables, ["gospa"]))
