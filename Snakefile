@@ -26,8 +26,8 @@ from nllbench.pipeline.workflow import (
     tracker_tables,
     truth_input,
     trackers_of_kind,
-    validated_config,
 )
+from nllbench.pipeline.config import validated_config
 
 min_version("9.0")
 

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from nllbench.pipeline.config import check_trackers, validated_config
 from nllbench.pipeline.workflow import (
     Sweep,
     calibration_dirs,
-    check_trackers,
     gather_tracks,
     metric_dirs,
     name_constraint,
@@ -29,7 +29,6 @@ from nllbench.pipeline.workflow import (
     tracker_command,
     tracker_tables,
     trackers_of_kind,
-    validated_config,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

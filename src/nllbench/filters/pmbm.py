@@ -14,6 +14,10 @@ hypotheses (STH) with arrays ``r (S,)``, ``means (S, 4)``, ``covs (S, 4, 4)``
 and ``track (S,)``; tracks carry stable integer labels; global hypotheses are
 rows of ``assoc (H, T)`` (the STH of each track, -1 if absent) with
 ``log_weights (H,)``.
+
+Over 600 lines because the four variants share every step (predict, update,
+reduce, estimate) on that one state layout; a module per variant would copy
+the layout's bookkeeping four times.
 """
 
 from __future__ import annotations
