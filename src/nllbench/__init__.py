@@ -9,7 +9,15 @@ from importlib import metadata as _metadata
 from nllbench.engine.assignment import RankedAssignments, murty
 from nllbench.engine.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
 from nllbench.engine.nll import NLLResult, nll, nll_many
+from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.metrics import GOSPAResult, gospa
+from nllbench.measures.proper import (
+    EnergyScoreResult,
+    IntensityScoreResult,
+    cardinality_rps,
+    energy_score,
+    intensity_score,
+)
 from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
 from nllbench.trackers.scoring import FillIns, ScoreResult, score
@@ -21,24 +29,31 @@ __all__ = [
     "PMB",
     "PMBM",
     "PPP",
+    "EnergyScoreResult",
     "GOSPAResult",
     "FillIns",
     "Gaussians",
     "IIDCluster",
+    "IntensityScoreResult",
     "Laplaces",
     "MultiBernoulli",
     "NLLResult",
     "RankedAssignments",
     "SchemaError",
     "ScoreResult",
+    "SetSamples",
     "Theorem1Result",
+    "cardinality_rps",
+    "energy_score",
     "gospa",
+    "intensity_score",
     "murty",
     "nll",
     "nll_many",
     "read_metrics",
     "read_posterior",
     "read_scenario",
+    "sample",
     "score",
     "theorem1",
     "theorem1_pmb",
