@@ -125,7 +125,7 @@ def box_point(rates, lows, highs, s, y) -> float:
     # per box b, point l, coordinate t: sqrt(2 pi) s_t dPhi / w_t
     lo = (lows[:, None, :] - y[None, :, :]) / s
     hi = (highs[:, None, :] - y[None, :, :]) / s
-    factor = _SQRT_2PI * s * _cdf_diff(lo, hi) / (2.0 * _half_widths(lows, highs))[:, None, :]
+    factor = 0.5 * _SQRT_2PI * s * _cdf_diff(lo, hi) / _half_widths(lows, highs)[:, None, :]
     return float(rates @ np.prod(factor, axis=2).sum(axis=1))
 
 
@@ -139,7 +139,7 @@ def box_gaussian(rates, lows, highs, s, w, means, var_diag) -> float:
     sd = np.sqrt(var_diag + s**2)  # (K, d): sd of P_i + R
     lo = (lows[:, None, :] - means[None, :, :]) / sd[None]
     hi = (highs[:, None, :] - means[None, :, :]) / sd[None]
-    factor = _SQRT_2PI * s * _cdf_diff(lo, hi) / (2.0 * _half_widths(lows, highs))[:, None, :]
+    factor = 0.5 * _SQRT_2PI * s * _cdf_diff(lo, hi) / _half_widths(lows, highs)[:, None, :]
     return float(rates @ np.prod(factor, axis=2) @ w)
 
 
@@ -163,5 +163,6 @@ def box_box(rates, lows, highs, s) -> float:
     with np.errstate(over="ignore"):
         z1, z2, z3, z4 = (ha - lb) / s, (ha - hb) / s, (la - lb) / s, (la - hb) / s
     bracket = _k_part(z1) - _k_part(z2) - _k_part(z3) + _k_part(z4)
-    factor = _SQRT_2PI * s * (overlap_half / (2.0 * h_a * h_b) + s * bracket / (4.0 * h_a * h_b))
+    # divided one half-width at a time: h_a h_b may overflow while each ratio is <= 1
+    factor = _SQRT_2PI * s * (0.5 * (overlap_half / h_a / h_b) + 0.25 * (s * bracket / h_a / h_b))
     return float(rates @ np.prod(factor, axis=2) @ rates)

@@ -22,7 +22,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from scipy.stats import poisson
 
 from nllbench.engine import _validate as v
@@ -178,7 +177,7 @@ def energy_score(
         dim = _samples_dim(density_or_samples, truth, kernel_cov)
         R = kernel_matrix(kernel_cov, dim)
         y = v.truth_set(truth, dim)
-        samples = SetSamples.from_sets(density_or_samples, dim)
+        samples = SetSamples.from_sets(density_or_samples, dim, name="density_or_samples")
         if len(samples) < 2:
             raise ValueError(
                 f"density_or_samples: expected at least 2 sets, got {len(samples)}: the term "
@@ -253,9 +252,17 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
 
 def whiten(points: np.ndarray, R: np.ndarray) -> np.ndarray:
     """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2)."""
-    L = np.linalg.cholesky(R)
-    L_inv = solve_triangular(L, np.eye(R.shape[0]), lower=True)
+    L_inv = _lower_inverse(np.linalg.cholesky(R))
     return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
+
+
+def _lower_inverse(L: np.ndarray) -> np.ndarray:
+    """L^-1 of a lower-triangular (d, d) factor, by forward substitution on the columns of I."""
+    d = L.shape[0]
+    out = np.zeros((d, d))
+    for i in range(d):
+        out[i, :] = (np.eye(d)[i] - L[i, :i] @ out[:i, :]) / L[i, i]
+    return out
 
 
 def _self_sum(w: np.ndarray) -> float:
@@ -268,15 +275,18 @@ def _jackknife_se(a: np.ndarray, D: np.ndarray) -> float:
 
     Leaving sample i out removes g_ij and g_ji for every j:
     U_(-i) = (G - 2 r_i) / ((N - 1)(N - 2)) with G = sum_{i != j} g_ij and
-    r_i = sum_{j != i} g_ij; the variance is (N - 1)/N sum_i (U_(-i) - mean)^2
-    (Efron and Stein, Ann. Statist. 9, 1981). N = 2 leaves no pair: +inf.
+    r_i = sum_{j != i} g_ij = (N - 2) a_i / 2 + sum(a) / 2 - sum_j D_ij / 2; the
+    variance is (N - 1)/N sum_i (U_(-i) - mean)^2 (Efron and Stein, Ann.
+    Statist. 9, 1981), computed from the deviations of r_i (so that equal
+    samples give exactly 0). N = 2 leaves no pair: +inf.
     """
     N = a.shape[0]
     if N < 3:
         return math.inf
-    row = 0.5 * (N - 1) * a + 0.5 * (a.sum() - a) - 0.5 * D.sum(axis=1)
-    loo = (row.sum() - 2.0 * row) / ((N - 1) * (N - 2))
-    return float(math.sqrt((N - 1) / N * np.sum((loo - loo.mean()) ** 2)))
+    row = 0.5 * (N - 2) * (a - a[0]) - 0.5 * (D.sum(axis=1) - D[0].sum())  # r_i - r_0
+    dev = row - row.mean()  # r_i - mean(r), shifted first so that equal rows give exact zeros
+    loo_dev = -2.0 * dev / ((N - 1) * (N - 2))
+    return float(math.sqrt((N - 1) / N * np.sum(loo_dev**2)))
 
 
 def _truncation_bound(counts: np.ndarray, n: int, tol: float, a2: np.ndarray, d2: np.ndarray) -> float:
