@@ -29,7 +29,7 @@ GRID_DIMS = 3
 _MAX_KEY = 2**62
 
 
-def block_gram(u: np.ndarray, offsets: np.ndarray, cut2: float) -> np.ndarray:
+def block_gram(u: np.ndarray, offsets: np.ndarray, cut2: float, grid: bool = True) -> np.ndarray:
     """S (n, n): kernel sums between the sets ``u[offsets[i]:offsets[i+1]]``, pairs beyond ``cut2`` skipped.
 
     Parameters
@@ -41,6 +41,9 @@ def block_gram(u: np.ndarray, offsets: np.ndarray, cut2: float) -> np.ndarray:
         Squared-distance cut-off: a pair at squared distance > ``cut2`` adds
         nothing. With ``cut2 >= 1492`` nothing is lost: exp(-746) is 0 in
         float64.
+    grid : bool
+        False puts every point in one cell: every pair is visited (the
+        dense computation, for tests and the benchmark's baseline).
 
     Returns
     -------
@@ -52,7 +55,10 @@ def block_gram(u: np.ndarray, offsets: np.ndarray, cut2: float) -> np.ndarray:
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
     acc = np.zeros((n, n))
     if T > 1:
-        keys, deltas = _cell_keys(u, math.sqrt(cut2))
+        if grid:
+            keys, deltas = _cell_keys(u, math.sqrt(cut2))
+        else:
+            keys, deltas = np.zeros(T, dtype=np.int64), np.empty(0, dtype=np.int64)
         order = np.lexsort((owner, keys))  # by cell, then by set within a cell (locality in acc)
         keys_sorted = keys[order]
         starts = np.flatnonzero(np.concatenate([[True], keys_sorted[1:] != keys_sorted[:-1], [True]]))
@@ -78,6 +84,8 @@ def _cell_keys(u: np.ndarray, side: float) -> tuple[np.ndarray, np.ndarray]:
     strides = []
     stride = 1
     for t in dims:
+        if not np.isfinite(spread[t]):
+            continue  # a spread beyond the float range: this coordinate does not prune
         cells = int(spread[t] // side) + 1
         if cells == 1 or stride * (cells + 2) > _MAX_KEY:
             continue  # a coordinate one cell wide (or beyond the key's range) does not prune

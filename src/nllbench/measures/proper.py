@@ -38,6 +38,8 @@ DEFAULT_KERNEL_TOL = 1e-16
 UNDERFLOW_CUT2 = 1492.0
 #: The Poisson tail left out of the cardinality RPS is below this (module docstring of cardinality_rps).
 RPS_TAIL = 1e-16
+#: The most samples energy_score takes: it holds a few N x N float64 arrays (0.8 GB each at this N).
+MAX_SAMPLES = 10_000
 #: Largest cardinality table cardinality_rps builds (a Poisson rate of about 1e7).
 MAX_RPS_TABLE = 10**7
 
@@ -131,9 +133,9 @@ def energy_score(
         Ground-truth set; n = 0 is allowed.
     kernel_cov : float or (d, d) array_like
         R, symmetric positive definite; a scalar s stands for s I.
-    n_samples : int >= 2, optional
+    n_samples : int in [2, MAX_SAMPLES], optional
         Samples drawn from a density (default :data:`DEFAULT_SAMPLES`); not
-        allowed with samples.
+        allowed with samples. Memory grows as N^2 (a few N x N arrays).
     seed : numpy.random.Generator, int or None
         Random source for sampling a density (default 0: reproducible).
     kernel_tol : float in [0, 1)
@@ -163,8 +165,8 @@ def energy_score(
     tol = _kernel_tol(kernel_tol)
     if isinstance(density_or_samples, _DENSITIES):
         n = DEFAULT_SAMPLES if n_samples is None else n_samples
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 2:
-            raise ValueError(f"n_samples: expected an integer >= 2, got {n!r}")
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
+            raise ValueError(f"n_samples: expected an integer in [2, {MAX_SAMPLES}], got {n!r}")
         dim = density_or_samples.dim
         R = kernel_matrix(kernel_cov, dim)
         y = v.truth_set(truth, dim)
@@ -182,6 +184,11 @@ def energy_score(
             raise ValueError(
                 f"density_or_samples: expected at least 2 sets, got {len(samples)}: the term "
                 "E||Phi(X) - Phi(X')|| needs two independent draws"
+            )
+        if len(samples) > MAX_SAMPLES:
+            raise ValueError(
+                f"density_or_samples: expected at most {MAX_SAMPLES} sets (the estimator holds N x N "
+                f"arrays), got {len(samples)}"
             )
     return energy_score_of_samples(samples, y, R, tol)
 
@@ -224,7 +231,7 @@ def _samples_dim(samples, truth, kernel_cov) -> int | None:
 def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, kernel_tol: float):
     """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD."""
     N = len(samples)
-    u, w = whiten(samples.points, R), whiten(y, R)
+    u, w = _whiten_checked(samples.points, R), _whiten_checked(y, R)
     cut2 = UNDERFLOW_CUT2 if kernel_tol == 0 else min(2.0 * math.log(1.0 / kernel_tol), UNDERFLOW_CUT2)
     S = block_gram(u, samples.offsets, cut2)
     diag = np.diag(S).copy()
@@ -253,7 +260,19 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
 def whiten(points: np.ndarray, R: np.ndarray) -> np.ndarray:
     """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2)."""
     L_inv = _lower_inverse(np.linalg.cholesky(R))
-    return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # the callers refuse non-finite results
+        return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
+
+
+def _whiten_checked(points: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """:func:`whiten`, refusing coordinates that overflow (a ValueError naming kernel_cov)."""
+    u = whiten(points, R)
+    if not np.all(np.isfinite(u)):
+        raise ValueError(
+            "kernel_cov: the points in units of the kernel (L^-1 x, R = L L^T) overflow the float range; "
+            "use a wider kernel_cov or rescale the states"
+        )
+    return u
 
 
 def _lower_inverse(L: np.ndarray) -> np.ndarray:
@@ -396,7 +415,7 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
         gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w, means, var_diag)
         gram += me.box_box(rates, lows, highs, s)
         cross += me.box_point(rates, lows, highs, s, y)
-    yy = _self_sum(whiten(y, R))
+    yy = _self_sum(_whiten_checked(y, R))
     return IntensityScoreResult(
         value=gram - 2.0 * cross + yy, intensity_norm2=gram, cross=cross, truth_norm2=yy
     )
