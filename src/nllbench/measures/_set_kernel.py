@@ -109,10 +109,12 @@ _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e00
 #: Squared distances beyond this give exp(-s / 2) = 0 in float64; the kernels clamp to it.
 _S_MAX = 1492.0
+#: 2^k for k = -540..0 (exact): 2^n for n in [-1076, 0] is the product of two entries, each normal.
+_POW2 = np.ldexp(1.0, np.arange(-540, 1))
 
 
 @nb.njit(cache=True, fastmath={"contract"})
-def _kernel_values(ut, a, w, b0, b1, cut2, kbuf, ibuf):
+def _kernel_values(ut, a, w, b0, b1, cut2, kbuf):
     """kbuf[b - b0] = exp(-||ut[:, a] - w[:, b]||^2 / 2) for b0 <= b < b1, or 0 beyond ``cut2``.
 
     ``ut`` (d, T) and ``w`` (d, m) hold points as columns, so that the
@@ -120,8 +122,9 @@ def _kernel_values(ut, a, w, b0, b1, cut2, kbuf, ibuf):
     exponential is computed here, not by libm (whose call does not
     vectorize): exp(x) = 2^n p(r) after Cody and Waite's reduction, with p
     the degree-13 Taylor polynomial of exp on |r| <= ln2 / 2 (remainder
-    below 4e-18 relative) and 2^n built from its IEEE bits in two halves
-    (so that no half is subnormal); within about 1 ulp of libm's exp (tested).
+    below 4e-18 relative) and 2^n the product of two exact table entries
+    2^(n // 2) and 2^(n - n // 2) (neither subnormal, so only the last
+    product can round); within about 1 ulp of libm's exp (tested).
     """
     d = ut.shape[0]
     n = b1 - b0
@@ -132,7 +135,6 @@ def _kernel_values(ut, a, w, b0, b1, cut2, kbuf, ibuf):
         for b in range(n):
             diff = x - w[t, b0 + b]
             kbuf[b] += diff * diff
-    fbuf = ibuf.view(np.float64)
     for b in range(n):
         s = kbuf[b]
         x = -0.5 * min(s, _S_MAX)
@@ -154,10 +156,7 @@ def _kernel_values(ut, a, w, b0, b1, cut2, kbuf, ibuf):
         p = p * r + 1.0
         ni = np.int64(nf)
         half = ni >> 1
-        ibuf[b] = (half + 1023) << 52
-        p = p * fbuf[b]
-        ibuf[b] = (ni - half + 1023) << 52
-        p = p * fbuf[b]
+        p = p * _POW2[half + 540] * _POW2[ni - half + 540]
         kbuf[b] = p if s <= cut2 else 0.0
 
 
@@ -186,11 +185,10 @@ def _accumulate_pairs(ut, owner, cell_keys, starts, deltas, cut2, acc):
     for c in range(C):
         size = max(size, starts[c + 1] - starts[c])
     kbuf = np.empty(size)
-    ibuf = np.empty(size, dtype=np.int64)
     for c in range(C):
         a0, a1 = starts[c], starts[c + 1]
         for a in range(a0, a1):  # pairs within the cell
-            _kernel_values(ut, a, ut, a + 1, a1, cut2, kbuf, ibuf)
+            _kernel_values(ut, a, ut, a + 1, a1, cut2, kbuf)
             _add_by_owner(acc, owner[a], owner, a + 1, a1 - a - 1, kbuf)
         for q in range(deltas.shape[0]):  # pairs with each neighbour of larger key
             target = cell_keys[c] + deltas[q]
@@ -199,7 +197,7 @@ def _accumulate_pairs(ut, owner, cell_keys, starts, deltas, cut2, acc):
                 continue
             b0, b1 = starts[c2], starts[c2 + 1]
             for a in range(a0, a1):
-                _kernel_values(ut, a, ut, b0, b1, cut2, kbuf, ibuf)
+                _kernel_values(ut, a, ut, b0, b1, cut2, kbuf)
                 _add_by_owner(acc, owner[a], owner, b0, b1 - b0, kbuf)
 
 
@@ -221,8 +219,7 @@ def _cross_kernel(ut, owner, wt, n, cut2):
     T = ut.shape[1]
     out = np.zeros((1, n))
     kbuf = np.empty(T)
-    ibuf = np.empty(T, dtype=np.int64)
     for b in range(wt.shape[1]):
-        _kernel_values(wt, b, ut, 0, T, cut2, kbuf, ibuf)
+        _kernel_values(wt, b, ut, 0, T, cut2, kbuf)
         _add_by_owner(out, 0, owner, 0, T, kbuf)
     return out[0]
