@@ -9,8 +9,16 @@ from importlib import metadata as _metadata
 from nllbench.engine.assignment import RankedAssignments, murty
 from nllbench.engine.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
 from nllbench.engine.nll import NLLResult, nll, nll_many
+from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.hota import HOTAResult, hota
 from nllbench.measures.metrics import GOSPAResult, gospa
+from nllbench.measures.proper import (
+    EnergyScoreResult,
+    IntensityScoreResult,
+    cardinality_rps,
+    energy_score,
+    intensity_score,
+)
 from nllbench.measures.tgospa import TGOSPAResult, tgospa
 from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
 from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
@@ -24,28 +32,35 @@ __all__ = [
     "PMB",
     "PMBM",
     "PPP",
+    "EnergyScoreResult",
     "GOSPAResult",
     "HOTAResult",
     "FillIns",
     "Gaussians",
     "IIDCluster",
+    "IntensityScoreResult",
     "Laplaces",
     "MultiBernoulli",
     "NLLResult",
     "RankedAssignments",
     "SchemaError",
     "ScoreResult",
+    "SetSamples",
     "TGOSPAResult",
     "Theorem1Result",
     "TrajectoryNLLResult",
+    "cardinality_rps",
+    "energy_score",
     "gospa",
     "hota",
+    "intensity_score",
     "murty",
     "nll",
     "nll_many",
     "read_metrics",
     "read_posterior",
     "read_scenario",
+    "sample",
     "score",
     "tgospa",
     "theorem1",

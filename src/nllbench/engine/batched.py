@@ -23,7 +23,7 @@ from nllbench.engine.association import (
     impossible,
     pmbm_problems,
 )
-from nllbench.engine.densities import PMBM, Gaussians, _gaussian_logpdf
+from nllbench.engine.densities import PMBM, Gaussians, gaussian_logpdf
 from nllbench.engine.result import NLLResult
 
 
@@ -130,7 +130,7 @@ def _shared_logpdf(families: list, y: np.ndarray) -> np.ndarray:
     first = order[new_group]
     group = np.empty(order.size, dtype=np.int64)
     group[order] = np.cumsum(new_group) - 1
-    unique_p = _gaussian_logpdf(means[first], chol[first], log_norm[first], y)
+    unique_p = gaussian_logpdf(means[first], chol[first], log_norm[first], y)
     return unique_p[group]
 
 

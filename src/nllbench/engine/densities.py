@@ -22,8 +22,8 @@ from nllbench.engine import validate as v
 from nllbench.engine.gaussian_mixture import (  # noqa: F401 - the log-pdf re-exported for the NLL
     GaussianMixture,
     Gaussians,
-    _gaussian_logpdf,
     batched_logpdf,
+    gaussian_logpdf,
 )
 
 # ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from nllbench.engine import validate as v
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def _gaussian_logpdf(means, chol, log_norm, y):
+def gaussian_logpdf(means, chol, log_norm, y):
     """log N(y_l; means[j], L_j L_j^T) for (k, d) means, (k, d, d) lower factors L, (k,) log-normalisers.
 
     The Mahalanobis term is ||z||^2 with z solving L z = y - m by forward
@@ -80,7 +80,7 @@ def batched_logpdf(families: list, y: np.ndarray) -> list[np.ndarray]:
     out: list = [None] * len(families)
     if len(gauss) > 1:
         fams = [families[i] for i in gauss]
-        allp = _gaussian_logpdf(
+        allp = gaussian_logpdf(
             np.concatenate([f.means for f in fams]),
             np.concatenate([f._chol for f in fams]),
             np.concatenate([f._log_norm for f in fams]),
@@ -284,7 +284,7 @@ class Gaussians:
 
     def logpdf(self, y: np.ndarray) -> np.ndarray:
         """log N(y_l; means[j], covs[j]) as a ``(k, n)`` array for ``y`` of shape (n, d)."""
-        return _gaussian_logpdf(self.means, self._chol, self._log_norm, y)
+        return gaussian_logpdf(self.means, self._chol, self._log_norm, y)
 
     def subset(self, idx: np.ndarray) -> Gaussians:
         """Members ``idx`` (already validated: no re-factorisation)."""
