@@ -163,9 +163,17 @@ def _mot_values(path) -> tuple[np.ndarray, list[int]]:
     shift of the columns after it. Blank lines are skipped. Errors name the
     file, line and column.
     """
+    from nllbench.trackers.tracks import file_kind
+
     rows, lines = [], []
+    kind = file_kind(path)
+    if kind is not None:
+        raise ValueError(
+            f"{str(path)!r}: expected a MOTChallenge text file, got {kind} (it is not text); "
+            "decompress or convert it first"
+        )
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             text = fh.read().splitlines()
     except OSError as exc:
         raise ValueError(f"{str(path)!r}: cannot read it: {exc.strerror or exc}") from None

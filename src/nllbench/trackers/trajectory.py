@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nllbench.engine.assignment import check_q
 from nllbench.engine.densities import Gaussians, log_box_volume
 from nllbench.engine.trajectory import (
     TRAJECTORY_TERMS,
@@ -343,8 +344,7 @@ class TrajectoryNLLResult:
 
 
 def _check_parameters(q, undetected, unlisted_presence, box):
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise ValueError(f"q: expected a positive integer, got {q!r}")
+    q = check_q(q, "q")
     rate, presence = 0.0, 1.0
     if undetected is not None:
         if not (isinstance(undetected, (tuple, list)) and len(undetected) == 2):

@@ -1,0 +1,135 @@
+"""Mismatched and hostile inputs to ``nb.score`` and its readers: each one named, never scored silently."""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import nllbench as nb
+from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.trackers.tracks import MAX_STATE, validate_tracks, validate_truth
+
+HEADER = "frame,id,r,x,y,var_x,var_y\n"
+ROW = "0,1,0.9,1.0,2.0,0.5,0.5\n"
+
+
+# ---------------------------------------------------------------------------
+# errors that name what is wrong (issue 20, section 5)
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (gzip.compress((HEADER + ROW).encode()), "gzip-compressed data"),
+        (b"\x89HDF\r\n\x1a\n" + b"\x00" * 40, "an HDF5 / NetCDF-4 file"),
+        (b"PAR1" + b"\x00" * 40, "a Parquet file"),
+        (b"frame,x\n\x00\x01\x02", "binary data (a NUL byte)"),
+        (b"frame,id,x,y\n0,1,\xff\xfe,1\n", "bytes that are not UTF-8 text (byte 17: 0xff)"),
+    ],
+)
+def test_a_csv_that_is_not_text_is_named(tmp_path, data, kind):
+    path = tmp_path / "t.csv"
+    path.write_bytes(data)
+    for validate in (validate_tracks, validate_truth):
+        with pytest.raises(ValueError) as err:
+            validate(path)
+        assert f"'{path}': expected a CSV text file, got {kind} (it is not text)" in str(err.value)
+
+
+def test_a_bom_and_utf8_text_are_text(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes("\ufeffframe,id,r,x,y,var_x,var_y,note\n0,1,0.9,1,2,1,1,é\n".encode())
+    assert validate_tracks(path).ignored == ("note",)
+
+
+@pytest.mark.parametrize(
+    ("cell", "got"),
+    [
+        ("nan", "got NaN ('nan': not a number)"),
+        ("NaN", "got NaN ('NaN': not a number)"),
+        ("", "got an empty cell"),
+        ("NA", "got 'NA' (read as a missing value)"),
+    ],
+)
+def test_a_nan_cell_is_named_nan_not_empty(tmp_path, cell, got):
+    (tmp_path / "t.csv").write_text(HEADER + f"0,1,0.9,{cell},2.0,0.5,0.5\n")
+    with pytest.raises(ValueError, match="row 1 \\(line 2\\), column 'x': expected a number, ") as err:
+        validate_tracks(tmp_path / "t.csv")
+    assert got in str(err.value)
+    (tmp_path / "y.csv").write_text(f"frame,id,x,y\n0,1,1.0,{cell}\n")
+    with pytest.raises(ValueError, match="column 'y': expected a finite number, ") as err:
+        validate_truth(tmp_path / "y.csv")
+    assert got in str(err.value)
+
+
+def test_a_nan_in_a_dataframe_is_named_nan():
+    with pytest.raises(ValueError, match="column 'x': expected a finite number, got NaN"):
+        validate_truth(pd.DataFrame({"frame": [0], "id": [1], "x": [np.nan], "y": [1.0]}))
+    df = pd.DataFrame({"frame": [0], "id": [1], "x": pd.array([None], dtype=object), "y": [1.0]})
+    with pytest.raises(ValueError, match="column 'x': expected a finite number, got an empty cell"):
+        validate_truth(df)
+
+
+def test_coordinates_beyond_the_float_range_of_distances_are_refused(tmp_path):
+    (tmp_path / "t.csv").write_text(HEADER + "0,1,0.9,1e200,2.0,0.5,0.5\n")
+    with pytest.raises(ValueError, match=r"\(line 2\), column 'x': expected a magnitude at most 1e\+150"):
+        validate_tracks(tmp_path / "t.csv")
+    with pytest.raises(ValueError, match="column 'y': expected a magnitude at most 1e\\+150.*got -1e\\+200"):
+        validate_truth(pd.DataFrame({"frame": [0], "id": [1], "x": [0.0], "y": [-1e200]}))
+
+
+def test_coordinates_at_the_bound_score_without_numpy_warnings():
+    tracks = pd.DataFrame(
+        {"frame": [0, 1], "id": [1, 1], "r": 0.9, "x": [MAX_STATE, 1.0], "y": 1.0, "var_x": [1e200, 1.0]}
+    ).assign(var_y=[1.0, 1e-200])
+    truth = pd.DataFrame(
+        {"frame": [0, 1], "id": [1, 1], "x": [-MAX_STATE, MAX_STATE], "y": [1.0, -MAX_STATE]}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarning included
+        res = nb.score(tracks, truth)
+    # frame 0: the Mahalanobis distance (2e150)^2 / 1e200 = 4e100 is finite and exact
+    assert res.metrics.nll["localization"][0, 0] == pytest.approx(2e100, rel=1e-12)
+    assert np.isinf(res.metrics.nll["value"][1]).all()  # exp(-5e299) is 0 in double precision
+
+
+def _one_bernoulli():
+    mb = nb.MultiBernoulli.gaussian([0.5], [[1, 1]], [np.eye(2)])
+    return nb.PMB(nb.PPP.uniform(1.0, [0, 0], [9, 9]), mb)
+
+
+@pytest.mark.parametrize("q", [2**63, 2**100, 0, -1, 2.0, True, "3"])
+def test_q_out_of_range_names_the_parameter_and_the_range(q):
+    d, y = _one_bernoulli(), np.array([[1.0, 1.0]])
+    allowed = r"\(allowed: 1 to 2\*\*63 - 1\)"
+    with pytest.raises(ValueError, match=r"^q: expected a positive integer, got .*" + allowed):
+        nb.nll(d, y, q=q)
+    with pytest.raises(ValueError, match=r"^qs\[1\]: expected a positive integer.*" + allowed):
+        nb.nll_many(d, y, [1, q])
+    with pytest.raises(ValueError, match=r"^qs\[0\]: expected a positive integer.*" + allowed):
+        EvaluationSettings(qs=(q,))
+    tracks = pd.DataFrame({"frame": [0], "id": [1], "r": [0.5], "x": [1.0], "y": [1.0]})
+    truth = pd.DataFrame({"frame": [0], "id": [1], "x": [1.0], "y": [1.0]})
+    with pytest.raises(ValueError, match=r"^q: expected a positive integer.*" + allowed):
+        nb.trajectory_nll(tracks, truth, q=q, fill=nb.FillIns(default_std=1.0))
+
+
+def test_the_largest_q_is_accepted_and_equals_every_association():
+    d, y = _one_bernoulli(), np.array([[1.0, 1.0]])
+    assert nb.nll(d, y, q=2**63 - 1).value == nb.nll(d, y, q=2).value
+    assert nb.nll(d, y, q=np.int64(2**63 - 1)).value == nb.nll(d, y, q=2).value
+    with pytest.raises(ValueError, match=r"^qs: expected a sequence of distinct positive integers, got 5"):
+        EvaluationSettings(qs=5)
+
+
+def test_a_motchallenge_file_that_is_not_text_is_named(tmp_path):
+    from nllbench.trackers.adapters import read_motchallenge
+
+    path = tmp_path / "mot.txt"
+    path.write_bytes(gzip.compress(b"1,1,10,20,5,6,-1,-1,-1,-1\n"))
+    with pytest.raises(ValueError, match="mot.txt': expected a MOTChallenge text file, got gzip-compressed"):
+        read_motchallenge(path)
