@@ -133,3 +133,68 @@ def test_a_motchallenge_file_that_is_not_text_is_named(tmp_path):
     path.write_bytes(gzip.compress(b"1,1,10,20,5,6,-1,-1,-1,-1\n"))
     with pytest.raises(ValueError, match="mot.txt': expected a MOTChallenge text file, got gzip-compressed"):
         read_motchallenge(path)
+
+
+# ---------------------------------------------------------------------------
+# frames present in only one table (issue 20, section 4)
+
+
+def _moving(frames, ids=(1, 2), shift=0.0):
+    """A truth table of objects moving along x, one row per (frame, id)."""
+    rows = [{"frame": f, "id": i, "x": 10.0 * i + f + shift, "y": 5.0 * i} for f in frames for i in ids]
+    return pd.DataFrame(rows)
+
+
+def _tracks_of(truth, r=0.9):
+    return truth.assign(r=r, x=truth.x + 0.1, var_x=0.5, var_y=0.5)
+
+
+def test_off_by_one_frames_are_refused_with_counts_and_ranges():
+    truth = _moving(range(1, 61))
+    tracks = _tracks_of(_moving(range(0, 60), shift=1.0))  # the same positions, numbered from 0
+    msg = (
+        r"cover different frames: 1 frame has tracks but no truth \(0\); 1 frame has truth but no tracks "
+        r"\(60\)\. An off-by-one frame numbering would be scored silently.*frames='union' or a list "
+        r"\(--frames\), e\.g\. all of them: 0\.\.60"
+    )
+    fill = nb.FillIns(default_std=1.0)
+    with pytest.raises(ValueError, match=msg):
+        nb.score(tracks, truth, fill=fill)
+    with pytest.raises(ValueError, match=msg):
+        nb.trajectory_nll(tracks, truth)
+    with pytest.raises(ValueError, match=msg):
+        nb.trajectory_nll(tracks, truth, q=1)
+    from nllbench.trackers.scoring import fit_score_calibration, fit_undetected_rate
+
+    with pytest.raises(ValueError, match=msg):
+        fit_score_calibration(tracks.drop(columns="r").assign(score=1.0), truth)
+    with pytest.raises(ValueError, match=msg):
+        fit_undetected_rate(tracks, truth, fill=nb.FillIns(0.0, (0, 0), (100, 100)))
+    # renumbered, the tables agree and score at once
+    res = nb.score(tracks.assign(frame=tracks.frame + 1), truth, settings=EvaluationSettings(qs=(1,)))
+    assert res.frames.tolist() == list(range(1, 61)) and np.isfinite(res.summary()["nll_q1"])
+
+
+def test_frames_said_explicitly_score_a_tracker_silent_at_first():
+    truth = _moving(range(10))
+    tracks = _tracks_of(truth[truth.frame >= 3])
+    fill = nb.FillIns(2.0, (0, 0), (100, 100))
+    settings = EvaluationSettings(qs=(1,))
+    with pytest.raises(ValueError, match=r"3 frames have truth but no tracks \(0\.\.2\)"):
+        nb.score(tracks, truth, fill=fill, settings=settings)
+    a = nb.score(tracks, truth, frames="union", fill=fill, settings=settings)
+    b = nb.score(tracks, truth, frames=range(10), fill=fill, settings=settings)
+    assert a.frames.tolist() == b.frames.tolist() == list(range(10))
+    assert np.array_equal(a.metrics.nll["value"], b.metrics.nll["value"])
+    t = nb.trajectory_nll(tracks, truth, frames="union", undetected=(1.0, 0.5), fov=((0, 0), (100, 100)))
+    assert t.frames.tolist() == list(range(10)) and np.isfinite(t.value)
+    with pytest.raises(ValueError, match="frames: expected a list of integers, 'union' or None, got 'all'"):
+        nb.score(tracks, truth, frames="all", fill=fill)
+
+
+def test_frame_runs_name_long_gaps_briefly():
+    from nllbench.trackers.tracks import frame_runs
+
+    assert frame_runs([5, 0, 1, 2, 3, 9]) == "0..3, 5, 9"
+    assert frame_runs([]) == "none"
+    assert frame_runs(range(0, 20, 2), limit=3) == "0, 2, 4, ... (7 more runs)"

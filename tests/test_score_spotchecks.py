@@ -239,6 +239,7 @@ def test_example_mixture_file_nll_equals_set_sum_every_frame():
     res = score(
         examples / "tracks_mixture.csv",
         examples / "truth.csv",
+        frames=[0, 1, 2, 3],
         fill=FillIns(rate, tuple(low), tuple(high)),
         settings=EvaluationSettings(qs=(50,)),
     )

@@ -50,7 +50,9 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
     return out
 
 
-def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: float = 2.0) -> ScoreCalibration:
+def fit_score_calibration(
+    tracks, truth, *, state=DEFAULT_STATE, threshold: float = 2.0, frames=None
+) -> ScoreCalibration:
     """Logistic map score -> r fitted by maximum likelihood of detection outcomes.
 
     Each row of a calibration tracks table is labelled 1 if matched to a truth
@@ -59,8 +61,9 @@ def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: floa
     ``s`` the logistic function (logistic regression; Platt, 1999). The
     maximum exists iff the outcomes overlap in score both ways; otherwise
     (perfect separation) this refuses rather than return r = 0 or 1.
+    ``frames`` as for :func:`nllbench.score` (tables covering different frames are refused without it).
     """
-    t, y, _, _ = read_tables(tracks, truth, state)
+    t, y, _, _ = read_tables(tracks, truth, state, frames)
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
     live = ~t.placeholder

@@ -105,7 +105,9 @@ def score(
     tracks, truth : path (.csv / .parquet), pandas DataFrame, or a validated table;
         the truth may also be a scenario file (.nc; its steps are then the frames)
     state : state column names; the first two are the position (GOSPA, ...)
-    frames : frames to score (default: the union of both tables' frames)
+    frames : frames to score: a list of integers (a row in another frame is an error), ``"union"``
+        (every frame of either table), or None: both tables' frames, which must then be the same
+        (a frame present in only one table is refused, named; see ``docs/score.md``)
     fill : the fill-ins (:class:`FillIns`)
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, ...)
 

@@ -523,9 +523,61 @@ def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTab
     return TruthTable(frame, ids, states, names, label, ignored)
 
 
+def frame_runs(frames, limit: int = 6) -> str:
+    """Sorted distinct frames as runs, e.g. ``"0..11, 15, 20..22"`` (at most ``limit`` runs, then ``...``)."""
+    f = np.unique(np.asarray(frames, dtype=np.int64))
+    if f.size == 0:
+        return "none"
+    cut = np.flatnonzero(np.diff(f) != 1) + 1
+    runs = [(int(a[0]), int(a[-1])) for a in np.split(f, cut)]
+    text = [f"{a}..{b}" if b > a else f"{a}" for a, b in runs[:limit]]
+    return ", ".join(text) + (
+        f", ... ({len(runs) - limit} more run{'' if len(runs) - limit == 1 else 's'})"
+        if len(runs) > limit
+        else ""
+    )
+
+
+def frame_mismatch(tracks: TrackTable, truth: TruthTable) -> str | None:
+    """What differs between the frames of the two tables (counts and ranges), or None if they are the same."""
+    only_tracks = np.setdiff1d(tracks.frame, truth.frame)
+    only_truth = np.setdiff1d(truth.frame, tracks.frame)
+    if only_tracks.size == 0 and only_truth.size == 0:
+        return None
+    parts = []
+    for only, what in ((only_tracks, "tracks but no truth"), (only_truth, "truth but no tracks")):
+        if only.size:
+            s = "" if only.size == 1 else "s"
+            parts.append(
+                f"{only.size} frame{s} {'has' if only.size == 1 else 'have'} {what} ({frame_runs(only)})"
+            )
+    return "; ".join(parts)
+
+
 def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray:
-    """The frames to score: ``frames`` if given (every row's frame must be in it), else the union."""
+    """The frames to score: a list (every row's frame must be in it), ``"union"``, or None.
+
+    With None both tables must have rows in the same frames (then those are
+    scored): a frame present in only one table is refused, named with the
+    counts and ranges, since an off-by-one frame numbering (tracks 0..59,
+    truth 1..60) would otherwise be scored without a word. Frames that are
+    meant (a tracker silent at first, a scene without objects) are said
+    with ``frames``: the list, or ``"union"`` for every frame of either table.
+    """
+    if isinstance(frames, str):
+        if frames != "union":
+            raise ValueError(f"frames: expected a list of integers, 'union' or None, got {frames!r}")
+        return np.union1d(tracks.frame, truth.frame)
     if frames is None:
+        mismatch = frame_mismatch(tracks, truth)
+        if mismatch is not None:
+            union = np.union1d(tracks.frame, truth.frame)
+            raise ValueError(
+                f"{tracks.label}, {truth.label}: the tables cover different frames: {mismatch}. An "
+                "off-by-one frame numbering would be scored silently; if these frames are meant (a "
+                "tracker silent at first, a scene without objects), say which frames count: "
+                f"frames='union' or a list (--frames), e.g. all of them: {frame_runs(union)}"
+            )
         return np.union1d(tracks.frame, truth.frame)
     out = np.asarray(frames)
     if out.ndim != 1 or (out.size and not np.issubdtype(out.dtype, np.integer)):

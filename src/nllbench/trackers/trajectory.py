@@ -496,7 +496,8 @@ def trajectory_nll(
         ``unlisted_presence``.
     unlisted_presence : float
         R: at a frame where a label has no row it is present with probability R, uniform on the box.
-    frames : frames scored (default: the union of both tables' frames)
+    frames : frames scored, as for :func:`nllbench.score`: a list, ``"union"``, or None (both
+        tables' frames, which must then be the same: a frame in only one table is refused, named)
     full_state : bool
         Score the whole state (default: the position marginal, like ``score``).
     state : state column names
