@@ -97,7 +97,7 @@ def test_values_equal_nll_of_densities_built_by_hand(seed):
 
 
 def test_empty_frames_have_closed_forms():
-    tracks = pd.DataFrame({"frame": [0, 0], "r": [0.3, 0.6], "x": [1.0, 2.0], "y": [1.0, 2.0]})
+    tracks = pd.DataFrame({"frame": [0, 0], "id": [1, 2], "r": [0.3, 0.6], "x": [1.0, 2.0], "y": [1.0, 2.0]})
     truth = pd.DataFrame({"frame": [1, 1], "id": [1, 2], "x": [3.0, 4.0], "y": [5.0, 6.0]})
     rate, vol = 2.0, 50.0 * 50.0
     res = score(
@@ -157,7 +157,7 @@ def test_every_example_file_is_valid_and_parquet_round_trips(tmp_path):
 
 
 def test_existence_one_is_explicit_and_warns_of_infinity():
-    tracks = pd.DataFrame({"frame": [0], "x": [1.0], "y": [1.0]})
+    tracks = pd.DataFrame({"frame": [0], "id": [1], "x": [1.0], "y": [1.0]})
     truth = pd.DataFrame({"frame": [0, 1], "id": [1, 1], "x": [1.0, 9.0], "y": [1.0, 9.0]})
     with pytest.raises(ValueError, match="no column 'r' or 'score'"):
         score(tracks, truth, frames="union", fill=FillIns(default_std=1.0))
@@ -179,7 +179,8 @@ def test_covariance_needs_columns_or_default_std():
     truth = pd.DataFrame({"frame": [0], "id": [1], "x": [1.5], "y": [0.5]})
     with pytest.raises(ValueError, match=r"--default-std"):
         score(tracks, truth)
-    res = score(tracks, truth, fill=FillIns(default_std=2.0), settings=EvaluationSettings(qs=(1,)))
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(tracks, truth, fill=FillIns(default_std=2.0), settings=EvaluationSettings(qs=(1,)))
     mb = nb.MultiBernoulli.gaussian([0.5], [[1.0, 1.0]], [4.0 * np.eye(2)])
     assert res.metrics.nll["value"][0, 0] == pytest.approx(nb.nll(mb, [[1.5, 0.5]]).value)
 
@@ -492,9 +493,14 @@ def test_empty_tables_and_unusable_fill_ins(tmp_path):
     fill = FillIns(1.0, *FOV, default_std=1.0)
     with pytest.raises(ValueError, match="no frames to score"):
         score(tmp_path / "t.csv", tmp_path / "g.csv", fill=fill)
-    res = score(
-        tmp_path / "t.csv", tmp_path / "g.csv", frames=[0, 1], fill=fill, settings=EvaluationSettings(qs=(1,))
-    )
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(
+            tmp_path / "t.csv",
+            tmp_path / "g.csv",
+            frames=[0, 1],
+            fill=fill,
+            settings=EvaluationSettings(qs=(1,)),
+        )
     assert res.metrics.nll["value"][:, 0].tolist() == [1.0, 1.0]  # empty truth, empty tracks: NLL = Lambda
     tracks = pd.DataFrame({"frame": [0], "r": [0.5], "x": [1.0], "y": [1.0]})
     with pytest.raises(ValueError, match="silently unused"):
@@ -615,9 +621,10 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
     assert set(summary[summary["filter"] == "mytracker"]["scenario"]) == {"williams15"}
     both = summary[summary.measure == "nll"].groupby("q")["filter"].nunique()
     assert both.tolist() == [2, 2]
-    res = score(
-        tracks_dir / "seed2.csv", scen / "seed2.nc", fill=FillIns(), settings=EvaluationSettings(qs=(1,))
-    )
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(
+            tracks_dir / "seed2.csv", scen / "seed2.nc", fill=FillIns(), settings=EvaluationSettings(qs=(1,))
+        )
     assert res.fill_ins["theorem1_fov"] == {"low": [0.0, 0.0], "high": [300.0, 300.0]}  # the scenario's
     assert res.frames.tolist() == list(range(8))
     rc = main(["score", "--tracks-dir", str(tracks_dir), "-o", str(tmp_path / "x.nc")])
@@ -649,14 +656,20 @@ def test_full_state_nll_on_four_columns():
     tracks["cov_x_vx"] = 0.1
     truth = pd.DataFrame(means[:2] + 0.1, columns=list(state)).assign(frame=0, id=[1, 2])
     fov = (0, 0, -5, -5), (10, 10, 5, 5)
-    full = score(
-        tracks,
-        truth,
-        state=state,
-        fill=FillIns(0.4, *fov),
-        settings=EvaluationSettings(qs=(10,), marginal="full"),
-    )
-    pos = score(tracks, truth, state=state, fill=FillIns(0.4, *fov), settings=EvaluationSettings(qs=(10,)))
+    tracks["id"] = [1, 2, 3]
+    # the velocities are uniform on [0, 10], partly outside the box's [-5, 5]: named, and still exact
+    with pytest.warns(UserWarning, match="2 truth objects in 1 frame lie outside the fov box"):
+        full = score(
+            tracks,
+            truth,
+            state=state,
+            fill=FillIns(0.4, *fov),
+            settings=EvaluationSettings(qs=(10,), marginal="full"),
+        )
+    with pytest.warns(UserWarning, match="outside the fov box"):
+        pos = score(
+            tracks, truth, state=state, fill=FillIns(0.4, *fov), settings=EvaluationSettings(qs=(10,))
+        )
     P = 0.5 * np.eye(4)
     P[0, 2] = P[2, 0] = 0.1
     mb = nb.MultiBernoulli.gaussian([0.9, 0.5, 0.2], means, np.stack([P] * 3))

@@ -91,7 +91,7 @@ def test_coordinates_at_the_bound_score_without_numpy_warnings():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's RuntimeWarning included
-        res = nb.score(tracks, truth)
+        res = nb.score(tracks, truth, settings=EvaluationSettings(cutoff=3.0, threshold=3.0))
     # frame 0: the Mahalanobis distance (2e150)^2 / 1e200 = 4e100 is finite and exact
     assert res.metrics.nll["localization"][0, 0] == pytest.approx(2e100, rel=1e-12)
     assert np.isinf(res.metrics.nll["value"][1]).all()  # exp(-5e299) is 0 in double precision
@@ -198,3 +198,193 @@ def test_frame_runs_name_long_gaps_briefly():
     assert frame_runs([5, 0, 1, 2, 3, 9]) == "0..3, 5, 9"
     assert frame_runs([]) == "none"
     assert frame_runs(range(0, 20, 2), limit=3) == "0, 2, 4, ... (7 more runs)"
+
+
+# ---------------------------------------------------------------------------
+# measures that do not apply: identity measures without ids, MOTP without a match
+
+
+IDENTITY = ("mota", "switches", "idf1", "tgospa", "tgospa_switches", "hota", "assa")
+
+
+def _crossing(with_ids: bool):
+    """Two objects crossing; tracks near them (ids kept per object when ``with_ids``)."""
+    truth = _moving(range(6))
+    tracks = _tracks_of(truth)
+    return (tracks if with_ids else tracks.drop(columns="id")), truth
+
+
+def test_a_table_without_ids_reports_identity_measures_as_not_applicable_with_one_warning(tmp_path):
+    from nllbench.store import read_metrics, write_summary_csv
+    from nllbench.trackers.checks import NA
+    from nllbench.trackers.scoring import score_file
+
+    tracks, truth = _crossing(with_ids=False)
+    settings = EvaluationSettings(qs=(1,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = nb.score(tracks, truth, settings=settings)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "tracks: no column 'id': the identity measures" in messages[0]
+    row = res.summary()
+    assert res.not_applicable == IDENTITY and row["not_applicable"] == " ".join(IDENTITY)
+    for key in IDENTITY:
+        assert row[key] is NA and f"{row[key]:.4f}" == "n/a" and not isinstance(row[key], float)
+        with pytest.raises(TypeError):
+            row[key] + 1.0  # never a number
+    for key in ("gospa", "ospa", "motp", "deta", "loca", "nll_q1"):
+        assert isinstance(row[key], float) and np.isfinite(row[key])
+    assert "clear_switches" not in res.per_frame().columns
+    assert "clear_matches" in res.per_frame().columns
+    # with ids the same tables have every measure
+    labelled = nb.score(*_crossing(with_ids=True), settings=settings)
+    assert labelled.not_applicable == () and labelled.summary()["not_applicable"] == ""
+    assert labelled.summary()["mota"] == 1.0 and labelled.summary()["switches"] == 0
+    assert labelled.summary()["gospa"] == row["gospa"]  # the identity-free measures are unchanged
+    # the summary CSV says n/a (pandas reads it as missing) and the metrics file lists them
+    tracks.to_csv(tmp_path / "t.csv", index=False)
+    truth.to_csv(tmp_path / "y.csv", index=False)
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        row, _ = score_file(tmp_path / "t.csv", tmp_path / "y.csv", tmp_path / "m.nc", settings=settings)
+    write_summary_csv(row, tmp_path / "s.csv")
+    text = (tmp_path / "s.csv").read_text().splitlines()
+    cells = dict(zip(text[0].split(","), text[1].split(","), strict=True))
+    assert all(cells[k] == "n/a" for k in IDENTITY) and cells["deta"] != "n/a"
+    assert pd.read_csv(tmp_path / "s.csv")[list(IDENTITY)].isna().all(axis=None)
+    import json
+
+    assert json.loads(read_metrics(tmp_path / "m.nc").attrs["not_applicable"]) == list(IDENTITY)
+
+
+def test_motp_without_any_match_is_not_applicable_not_inf():
+    truth = _moving(range(3))
+    tracks = _tracks_of(truth).assign(x=lambda d: d.x + 50.0)  # every track 50 away: no match
+    res = nb.score(tracks, truth, settings=EvaluationSettings(qs=(1,), cutoff=3.0, threshold=3.0))
+    assert res.metrics.clear.matches == 0 and res.metrics.clear.motp == np.inf  # what the measure computes
+    assert res.not_applicable == ("motp",) and res.summary()["motp"] == "n/a"
+    assert res.summary()["mota"] == -1.0  # defined: every object missed, every track false
+
+
+# ---------------------------------------------------------------------------
+# truth outside the box of the undetected-object fill-in
+
+
+def test_truth_outside_the_fov_of_the_undetected_fill_in_is_counted():
+    truth = _moving(range(4), ids=(1, 2, 3))  # id 3 at x = 31, 32, 33 in frames 1..3
+    tracks = _tracks_of(truth)
+    fill = nb.FillIns(0.5, (0, 0), (30.5, 50))
+    with pytest.warns(
+        UserWarning, match=r"truth: 3 truth objects in 3 frames lie outside the fov box"
+    ) as rec:
+        res = nb.score(tracks, truth, fill=fill, settings=EvaluationSettings(qs=(1,)))
+    assert len([w for w in rec if "fov box" in str(w.message)]) == 1
+    assert res.fill_ins["undetected"]["truth_outside_fov"] == 3
+    inside = nb.score(
+        tracks, truth, fill=nb.FillIns(0.5, (0, 0), (40, 50)), settings=EvaluationSettings(qs=(1,))
+    )
+    assert inside.fill_ins["undetected"]["truth_outside_fov"] == 0
+    assert "truth_outside_fov" not in nb.score(tracks, truth).fill_ins["undetected"]  # no fill-in, no box
+
+
+# ---------------------------------------------------------------------------
+# unit-dependent settings: recorded, and a default far from the data's scale warned of
+
+
+def _pixels(error=6.0):
+    """Pedestrian-like boxes in pixels: objects 150 px apart, tracks ``error`` px off."""
+    rng = np.random.default_rng(4)
+    rows = [
+        {"frame": f, "id": i, "x": 100.0 + 150 * i + 3 * f, "y": 400.0 + 20 * i}
+        for f in range(20)
+        for i in range(5)
+    ]
+    truth = pd.DataFrame(rows)
+    angle = rng.uniform(0, 2 * np.pi, len(truth))
+    tracks = truth.assign(
+        x=truth.x + error * np.cos(angle), y=truth.y + error * np.sin(angle), r=0.9, var_x=36.0, var_y=36.0
+    )
+    return tracks, truth
+
+
+def test_default_distances_on_pixel_data_are_warned_of_and_recorded():
+    tracks, truth = _pixels()
+    with pytest.warns(
+        UserWarning,
+        match=r"settings left at their default 2 .*cutoff=2, threshold=2, "
+        r"hota_threshold=2, tgospa_gamma=2; but three quarters of the truth objects have "
+        r"no track within 2 \(the lower quartile of truth-to-nearest-track distances is 6\)",
+    ):
+        res = nb.score(tracks, truth, settings=EvaluationSettings(qs=(1,)))
+    row = res.summary()
+    assert (row["cutoff"], row["threshold"], row["hota_threshold"], row["tgospa_gamma"]) == (
+        2.0,
+        2.0,
+        2.0,
+        2.0,
+    )
+    assert res.units["defaults"] == ["cutoff", "threshold", "hota_threshold", "tgospa_gamma"]
+    assert row["mota"] == -1.0  # at 2 px nothing matches: what the warning is about
+    # in the data's units: no warning, every object matched, the values used recorded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        px = nb.score(tracks, truth, settings=EvaluationSettings(qs=(1,), cutoff=30.0, threshold=20.0))
+    row = px.summary()
+    assert row["mota"] == 1.0 and row["idf1"] == 1.0
+    assert (row["cutoff"], row["threshold"], row["hota_threshold"], row["tgospa_gamma"]) == (
+        30.0,
+        20.0,
+        20.0,
+        30.0,
+    )
+    assert px.units["defaults"] == [] and px.units["warned"] is None
+    assert px.units["track_distance_q25"] == pytest.approx(6.0)
+
+
+def test_a_default_kept_for_some_settings_still_warns_for_them():
+    tracks, truth = _pixels()
+    with pytest.warns(UserWarning, match=r"default 2 .*: threshold=2, hota_threshold=2; but three quarters"):
+        res = nb.score(tracks, truth, settings=EvaluationSettings(qs=(1,), cutoff=30.0))
+    assert res.units["defaults"] == ["threshold", "hota_threshold"]
+
+
+def test_default_distances_on_data_in_much_larger_units_are_warned_of():
+    tracks, truth = _pixels(error=0.0)
+    km = lambda d: d.assign(x=d.x / 1e4, y=d.y / 1e4)  # noqa: E731
+    with pytest.warns(
+        UserWarning, match=r"the truth positions spread over a standard deviation of 0\.0\d+ only"
+    ):
+        nb.score(km(tracks).assign(var_x=1e-6, var_y=1e-6), km(truth), settings=EvaluationSettings(qs=(1,)))
+
+
+def test_reference_scale_data_scores_without_a_unit_warning(tmp_path):
+    from nllbench.cli import main
+    from nllbench.trackers.inputs import truth_from_scenario
+
+    sc = tmp_path / "sc.nc"
+    assert main(["simulate", "--scenario", "williams15", "--seed", "2", "--steps", "12", "-o", str(sc)]) == 0
+    truth, steps = truth_from_scenario(sc, ("x", "y"))
+    tracks = _tracks_of(truth)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = nb.score(tracks, sc, settings=EvaluationSettings(qs=(1,)))
+    assert res.units["warned"] is None and res.units["track_distance_q25"] < 0.2
+    assert res.frames.tolist() == list(range(steps))
+
+
+def test_the_calibration_fits_check_their_distances_and_box_too():
+    from nllbench.trackers.scoring import fit_score_calibration, fit_undetected_rate
+
+    tracks, truth = _pixels()
+    rng = np.random.default_rng(1)
+    false = pd.DataFrame({"frame": range(20), "id": 99, "x": rng.uniform(0, 900, 20), "y": 50.0})
+    scored = pd.concat([tracks, false.assign(r=0.9, var_x=36.0, var_y=36.0)], ignore_index=True)
+    scored = scored.drop(columns="r").assign(score=rng.normal(size=len(scored)))
+    with pytest.warns(
+        UserWarning, match=r"default 2 .*: threshold=2; but three quarters.*give threshold= in"
+    ):
+        with pytest.raises(ValueError, match="calibration needs matched and unmatched rows; got 0 matched"):
+            fit_score_calibration(scored, truth)
+    cal = fit_score_calibration(scored, truth, threshold=20.0)
+    assert cal.provenance()["threshold"] == 20.0 and cal.n_detections == len(tracks)
+    with pytest.warns(UserWarning, match=r"truth: 19 truth objects in 19 frames lie outside the fov box"):
+        fit_undetected_rate(tracks, truth, fill=nb.FillIns(0.0, (0, 0), (700, 900)))

@@ -20,6 +20,7 @@ from nllbench.engine.transforms import POSITION, marginal
 from nllbench.measures.evaluate import EvaluationSettings, probed
 from nllbench.measures.metrics import gated_matching
 from nllbench.trackers.build import build_densities
+from nllbench.trackers.checks import outside_box, unit_check
 from nllbench.trackers.fillins import FillIns, ScoreCalibration
 from nllbench.trackers.inputs import read_tables
 from nllbench.trackers.tracks import DEFAULT_STATE, TrackTable, TruthTable, truth_sets
@@ -63,9 +64,10 @@ def fit_score_calibration(
     (perfect separation) this refuses rather than return r = 0 or 1.
     ``frames`` as for :func:`nllbench.score` (tables covering different frames are refused without it).
     """
-    t, y, _, _ = read_tables(tracks, truth, state, frames)
+    t, y, fr, _ = read_tables(tracks, truth, state, frames)
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
+    unit_check(t, y, fr, {"threshold": float(threshold)})
     live = ~t.placeholder
     x = t.score[live]
     o = detection_outcomes(t, y, threshold)[live]
@@ -93,7 +95,9 @@ def fit_score_calibration(
 
     res = minimize(loss, np.zeros(2), jac=grad, method="BFGS", options={"gtol": 1e-10})
     a, b = res.x
-    return ScoreCalibration(float(a - b * centre / spread), float(b / spread), int(x.size), int(o.sum()))
+    return ScoreCalibration(
+        float(a - b * centre / spread), float(b / spread), int(x.size), int(o.sum()), float(threshold)
+    )
 
 
 def calibration_nll(
@@ -153,6 +157,7 @@ def fit_undetected_rate(
     t, y, fr, _ = read_tables(tracks, truth, state, frames)
     if fill.fov_low is None or fill.fov_high is None:
         raise ValueError("fov: fitting the undetected rate needs the box (--fov LOW... HIGH...)")
+    outside_box(y, fill.fov_low, fill.fov_high, fr)
     objective = _rate_objective(t, y, fr, fill, settings)
     frames = fr.size
     bound = y.frame.size / max(frames, 1)
