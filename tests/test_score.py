@@ -479,7 +479,7 @@ def test_stonesoup_existence_probability_becomes_r():
         )
         for k in range(3)
     ]
-    df = tracks_from_stonesoup([Track(states)])
+    df = tracks_from_stonesoup([Track(states)], [s.timestamp for s in states])
     assert df["r"].tolist() == pytest.approx([0.2, 0.5, 0.8])
     assert "score" not in df.columns
     assert df.x.tolist() == pytest.approx([float(s.mean[0]) for s in states])

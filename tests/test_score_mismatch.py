@@ -388,3 +388,66 @@ def test_the_calibration_fits_check_their_distances_and_box_too():
     assert cal.provenance()["threshold"] == 20.0 and cal.n_detections == len(tracks)
     with pytest.warns(UserWarning, match=r"truth: 19 truth objects in 19 frames lie outside the fov box"):
         fit_undetected_rate(tracks, truth, fill=nb.FillIns(0.0, (0, 0), (700, 900)))
+
+
+# ---------------------------------------------------------------------------
+# the Stone Soup adapter numbers frames from the scans, never from the tracks' first state
+
+
+def _stonesoup_run():
+    """Two ground truth paths over scans 0..5 and a tracker whose tracks start at scan 2."""
+    import datetime
+
+    from stonesoup.types.groundtruth import GroundTruthPath, GroundTruthState
+    from stonesoup.types.state import GaussianState
+    from stonesoup.types.track import Track
+
+    t0 = datetime.datetime(2024, 5, 1, 12, 0, 0)
+    scans = [t0 + datetime.timedelta(seconds=k) for k in range(6)]
+    paths, tracks = set(), set()
+    for start in (0.0, 20.0):
+        truth_states = [
+            GroundTruthState([[start + k], [1.0], [5.0], [0.0]], timestamp=t) for k, t in enumerate(scans)
+        ]
+        paths.add(GroundTruthPath(truth_states))
+        track_states = [
+            GaussianState(
+                [[start + k + 0.2], [1.0], [5.1], [0.0]], np.diag([0.5, 0.1, 0.5, 0.1]), timestamp=t
+            )
+            for k, t in enumerate(scans)
+            if k >= 2
+        ]
+        tracks.add(Track(track_states))
+    return paths, tracks, scans
+
+
+def test_stonesoup_tracks_take_their_frames_from_the_truth_or_the_scans():
+    pytest.importorskip("stonesoup")
+    from nllbench.trackers.adapters import tracks_from_stonesoup, truth_from_stonesoup
+
+    paths, tracks, scans = _stonesoup_run()
+    with pytest.raises(ValueError, match=r"^timestamps: expected the frame times .*would shift a tracker"):
+        tracks_from_stonesoup(tracks)
+    with pytest.raises(ValueError, match="timestamps, truth: expected one of them"):
+        tracks_from_stonesoup(tracks, scans, truth=paths)
+    truth = truth_from_stonesoup(paths)
+    by_truth = tracks_from_stonesoup(tracks, truth=paths)
+    by_scans = tracks_from_stonesoup(tracks, scans)
+    pd.testing.assert_frame_equal(by_truth, by_scans)
+    assert sorted(set(by_truth.frame)) == [2, 3, 4, 5]  # the tracks' first state is scan 2, not frame 0
+    assert truth.frame.tolist() == [k for k in range(6) for _ in range(2)]
+    assert truth_from_stonesoup(paths, scans).equals(truth)
+    # scored on the right frames every track is 0.2 from its object (a shift would make it 1.2)
+    fill = nb.FillIns(0.5, (-10, -10), (40, 20))
+    res = nb.score(by_truth.assign(r=0.9), truth, frames="union", fill=fill)
+    assert res.metrics.clear.motp == pytest.approx(np.hypot(0.2, 0.1))
+    # a track state at a time without truth (here the last scan) is named, with the way out
+    msg = r"12:00:05 is not a frame \(not among the ground truth's timestamps\); give timestamps="
+    with pytest.raises(ValueError, match=msg):
+        tracks_from_stonesoup(tracks, truth=_paths_until(paths, scans[4]))
+
+
+def _paths_until(paths, last):
+    from stonesoup.types.groundtruth import GroundTruthPath
+
+    return [GroundTruthPath([s for s in p.states if s.timestamp <= last]) for p in paths]
