@@ -451,3 +451,34 @@ def _paths_until(paths, last):
     from stonesoup.types.groundtruth import GroundTruthPath
 
     return [GroundTruthPath([s for s in p.states if s.timestamp <= last]) for p in paths]
+
+
+# ---------------------------------------------------------------------------
+# a constant MOTChallenge conf column is no score
+
+
+def test_a_constant_motchallenge_conf_is_no_score(tmp_path):
+    from nllbench.trackers.adapters import read_motchallenge
+    from nllbench.trackers.scoring import fit_score_calibration
+
+    lines = [
+        f"{f},{i},{100 + 150 * i + 3 * f},{400 + 20 * i},40,80,-1,-1,-1,-1" for f in (1, 2, 3) for i in (1, 2)
+    ]
+    (tmp_path / "res.txt").write_text("\n".join(lines) + "\n")
+    with pytest.warns(
+        UserWarning, match=r"res.txt: column 'conf' is -1 on every line: a constant is no score"
+    ):
+        df = read_motchallenge(tmp_path / "res.txt")
+    assert "score" not in df.columns and df.attrs["constant_conf"] == -1.0 and df.attrs["ignored_rows"] == 0
+    # read_motchallenge(conf="r") keeps it (then refused as a probability); "ignore" drops it silently
+    assert read_motchallenge(tmp_path / "res.txt", conf="r")["r"].tolist() == [-1.0] * 6
+    assert "score" not in read_motchallenge(tmp_path / "res.txt", conf="ignore").columns
+    # a constant score handed to the calibration is named as such, not as "perfect separation"
+    truth = df.drop(columns=["var_x", "var_y"], errors="ignore").assign(x=lambda d: d.x + 0.5)
+    tracks = pd.concat([df.assign(score=-1.0), df.assign(id=df.id + 10, x=df.x + 300, score=-1.0)])
+    with pytest.raises(
+        ValueError, match=r"column 'score' is constant \(-1\.0 on every row\): it carries no information"
+    ):
+        fit_score_calibration(tracks, truth, threshold=20.0)
+    varied = tracks.assign(score=np.r_[np.linspace(0.5, 1.0, 6), np.linspace(0.0, 0.8, 6)])
+    assert fit_score_calibration(varied, truth, threshold=20.0).n_detections == 6

@@ -16,6 +16,7 @@ Each returns a pandas DataFrame in the tidy format, ready for
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -195,7 +196,10 @@ def read_motchallenge(
         ``df.attrs["ignored_rows"]``.
     conf : "score", "r" or "ignore" (tracks only)
         The 7th column as a score to calibrate, as an existence probability
-        (it must then lie in [0, 1]), or not at all.
+        (it must then lie in [0, 1]), or not at all. A constant 7th column
+        (result files usually hold ``conf = -1`` throughout) is no score: with
+        ``"score"`` it is left out, with a warning, and its value kept in
+        ``df.attrs["constant_conf"]``.
     """
     import pandas as pd
 
@@ -221,15 +225,26 @@ def read_motchallenge(
         if conf != "ignore":
             if "conf" not in raw.columns:
                 raise ValueError(f"{path}: conf={conf!r} needs the 7th column (conf), got 6 columns")
-            df.insert(2, conf, raw["conf"].astype(float))
+            values = raw["conf"].to_numpy(dtype=float)
+            if conf == "score" and values.size > 1 and np.all(values == values[0]):
+                warnings.warn(
+                    f"{path}: column 'conf' is {values[0]:g} on every line: a constant is no score, so "
+                    "the table has none (give r or existence_one to score it)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                df.attrs["constant_conf"] = float(values[0])
+            else:
+                df.insert(2, conf, values)
         if box_std_fraction is not None:
             f = float(box_std_fraction)
             if not np.isfinite(f) or f <= 0:
                 raise ValueError(f"box_std_fraction: expected a positive number, got {box_std_fraction!r}")
             df["var_x"] = (f * raw["bb_width"]) ** 2
             df["var_y"] = (f * raw["bb_height"]) ** 2
+    attrs = dict(df.attrs)
     df = df[keep].reset_index(drop=True)
-    df.attrs["ignored_rows"] = int((~keep).sum())
+    df.attrs.update(attrs, ignored_rows=int((~keep).sum()))
     return df
 
 

@@ -70,6 +70,12 @@ def fit_score_calibration(
     unit_check(t, y, fr, {"threshold": float(threshold)})
     live = ~t.placeholder
     x = t.score[live]
+    if x.size and np.all(x == x[0]):
+        raise ValueError(
+            f"{t.label}: column 'score' is constant ({float(x[0])!r} on every row): it carries no "
+            "information to calibrate and is no score at all (MOTChallenge result files often hold "
+            "conf = -1 throughout); leave it out and give r, or existence_one"
+        )
     o = detection_outcomes(t, y, threshold)[live]
     pos, neg = x[o == 1], x[o == 0]
     if pos.size == 0 or neg.size == 0:
