@@ -482,3 +482,15 @@ def test_a_constant_motchallenge_conf_is_no_score(tmp_path):
         fit_score_calibration(tracks, truth, threshold=20.0)
     varied = tracks.assign(score=np.r_[np.linspace(0.5, 1.0, 6), np.linspace(0.0, 0.8, 6)])
     assert fit_score_calibration(varied, truth, threshold=20.0).n_detections == 6
+
+
+def test_theorem1_with_an_estimate_beyond_the_float_range_of_distances_is_exact_and_quiet():
+    from nllbench.measures.theorem1 import theorem1
+
+    far = np.array([[1e200, 0.0], [0.2, 0.6]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = theorem1(far, np.array([[0.5, 0.5]]), np.zeros(2), np.ones(2), 0.9, 1.0)
+    near = theorem1(far[1:], np.array([[0.5, 0.5]]), np.zeros(2), np.ones(2), 0.9, 1.0)
+    # the far estimate is unassigned: it adds c / 2 to the bound, whatever its distance
+    assert res.rhs == pytest.approx(near.rhs + res.c / 2, rel=1e-12)
