@@ -270,6 +270,8 @@ def test_motp_without_any_match_is_not_applicable_not_inf():
 
 
 def test_truth_outside_the_fov_of_the_undetected_fill_in_is_counted():
+    from nllbench.trackers.scoring import score_attrs
+
     truth = _moving(range(4), ids=(1, 2, 3))  # id 3 at x = 31, 32, 33 in frames 1..3
     tracks = _tracks_of(truth)
     fill = nb.FillIns(0.5, (0, 0), (30.5, 50))
@@ -278,12 +280,13 @@ def test_truth_outside_the_fov_of_the_undetected_fill_in_is_counted():
     ) as rec:
         res = nb.score(tracks, truth, fill=fill, settings=EvaluationSettings(qs=(1,)))
     assert len([w for w in rec if "fov box" in str(w.message)]) == 1
-    assert res.fill_ins["undetected"]["truth_outside_fov"] == 3
+    assert res.outside_fov == {"truth_outside": 3, "frames": 3}
+    assert score_attrs(res)["truth_outside_fov"] == 3
     inside = nb.score(
         tracks, truth, fill=nb.FillIns(0.5, (0, 0), (40, 50)), settings=EvaluationSettings(qs=(1,))
     )
-    assert inside.fill_ins["undetected"]["truth_outside_fov"] == 0
-    assert "truth_outside_fov" not in nb.score(tracks, truth).fill_ins["undetected"]  # no fill-in, no box
+    assert inside.outside_fov == {"truth_outside": 0, "frames": 0}
+    assert nb.score(tracks, truth).outside_fov is None  # no fill-in, no box
 
 
 # ---------------------------------------------------------------------------

@@ -42,7 +42,9 @@ class ScoreResult:
         :data:`~nllbench.trackers.checks.NA` in :meth:`summary`, never a number;
     units : the distance settings used (cutoff, threshold, hota_threshold,
         tgospa_gamma), which of them are defaults, and the data's scale
-        (:func:`~nllbench.trackers.checks.unit_check`).
+        (:func:`~nllbench.trackers.checks.unit_check`);
+    outside_fov : truth objects outside the undetected-object fill-in's box
+        (``{"truth_outside": n, "frames": k}``; None without that fill-in).
     """
 
     metrics: RunMetrics
@@ -51,6 +53,7 @@ class ScoreResult:
     theorem_fov: tuple[list[float], list[float]] = field(default=((), ()))
     not_applicable: tuple[str, ...] = ()
     units: dict = field(default_factory=dict)
+    outside_fov: dict | None = None
 
     def summary(self) -> dict:
         """The run-level row of ``evaluate`` with the measures that do not apply as ``n/a``.
@@ -156,14 +159,12 @@ def score(
     if y.ignored:
         prov["ignored_truth_columns"] = list(y.ignored)
     outside = fov_check(y, fill, fr)
-    if outside is not None:
-        prov["undetected"]["truth_outside_fov"] = outside["truth_outside"]
     units = unit_check(t, y, fr, settings)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     metrics = evaluate_run(dens, X, ids, lo, hi, settings)
     prov["theorem1_fov"] = {"low": lo, "high": hi}
-    return ScoreResult(metrics, fr, prov, (lo, hi), not_applicable(t, metrics), units)
+    return ScoreResult(metrics, fr, prov, (lo, hi), not_applicable(t, metrics), units, outside)
 
 
 def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = None) -> dict:
@@ -172,7 +173,8 @@ def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = Non
     Also ``not_applicable``: a JSON list of the run-level measures that do not
     apply (their variables still hold what was computed, which is no measure
     of the tracker: read them as n/a), and ``units``: the distance settings
-    used and the data's scale (JSON).
+    used and the data's scale (JSON); ``truth_outside_fov``: the number of truth
+    objects outside the undetected-object fill-in's box (with that fill-in).
     """
     attrs = {
         "filter": tracker,
@@ -181,5 +183,7 @@ def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = Non
         "not_applicable": json.dumps(list(result.not_applicable)),
         "units": result.units,
     }
+    if result.outside_fov is not None:
+        attrs["truth_outside_fov"] = result.outside_fov["truth_outside"]
     attrs.update(extra or {})
     return attrs
