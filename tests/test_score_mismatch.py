@@ -234,6 +234,9 @@ def test_a_table_without_ids_reports_identity_measures_as_not_applicable_with_on
             row[key] + 1.0  # never a number
     for key in ("gospa", "ospa", "motp", "deta", "loca", "nll_q1"):
         assert isinstance(row[key], float) and np.isfinite(row[key])
+    import pickle
+
+    assert pickle.loads(pickle.dumps(row))["mota"] == "n/a"  # a summary travels between processes
     assert "clear_switches" not in res.per_frame().columns
     assert "clear_matches" in res.per_frame().columns
     # with ids the same tables have every measure

@@ -51,6 +51,9 @@ class NotApplicable(str):
     def __repr__(self) -> str:
         return "NA"
 
+    def __reduce__(self):
+        return (NotApplicable, ())  # pickled and copied as itself
+
 
 #: The one :class:`NotApplicable` value.
 NA = NotApplicable()
@@ -75,13 +78,6 @@ def not_applicable(tracks: TrackTable, metrics) -> tuple[str, ...]:
     return tuple(out)
 
 
-#: Unit-dependent settings: (summary key, the EvaluationSettings field, what it is).
-UNIT_SETTINGS = (
-    ("cutoff", "cutoff", "GOSPA/OSPA/T-GOSPA cut-off"),
-    ("threshold", "threshold", "MOTA/MOTP/IDF1 matching threshold"),
-    ("hota_threshold", "hota_threshold", "HOTA threshold"),
-    ("tgospa_gamma", "tgospa_gamma", "T-GOSPA switch cost"),
-)
 #: The default of every unit-dependent setting, in the reference scenarios' units.
 DEFAULT_DISTANCE = 2.0
 
