@@ -355,9 +355,11 @@ def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_pat
 
     tracks, truth = ROOT / "docs/examples/tracks.csv", ROOT / "docs/examples/truth.csv"
     a, b = tmp_path / "a", tmp_path / "b"
+    frames = [0, 1, 2, 3]  # the tracker is silent in frame 2
     for seed in (0, 1):
-        score_file(tracks, truth, a / f"seed{seed}.nc", seed=seed, tracker="t1")
-    score_file(tracks, truth, b / "seed0.nc", seed=0, tracker="t2", fill=FillIns(0.5, (0, 0), (100, 100)))
+        score_file(tracks, truth, a / f"seed{seed}.nc", seed=seed, tracker="t1", frames=frames)
+    fill = FillIns(0.5, (0, 0), (100, 100))
+    score_file(tracks, truth, b / "seed0.nc", seed=0, tracker="t2", fill=fill, frames=frames)
     table = fill_ins_table([a, b])
     assert list(table["filter"]) == ["t1", "t2"] and list(table["seeds"]) == ["0 1", "0"]
     # the aggregation's one pass over the files gives the same table

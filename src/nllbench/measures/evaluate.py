@@ -34,6 +34,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from nllbench.engine.assignment import check_q
 from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
@@ -122,8 +123,13 @@ class EvaluationSettings:
             raise ValueError(f"estimator: expected one of {RULES} or None, got {self.estimator!r}")
         if self.estimate_at not in ("posterior", "update"):
             raise ValueError(f"estimate_at: expected 'posterior' or 'update', got {self.estimate_at!r}")
-        qs = tuple(int(q) for q in self.qs)
-        if not qs or any(q < 1 for q in qs) or len(set(qs)) != len(qs):
+        if isinstance(self.qs, (str, bytes)) or not hasattr(self.qs, "__iter__"):
+            raise ValueError(
+                f"qs: expected a sequence of distinct positive integers, got {self.qs!r} "
+                "(allowed: 1 to 2**63 - 1)"
+            )
+        qs = tuple(check_q(q, f"qs[{i}]") for i, q in enumerate(self.qs))
+        if not qs or len(set(qs)) != len(qs):
             raise ValueError(f"qs: expected distinct positive integers, got {self.qs!r}")
         object.__setattr__(self, "qs", tuple(sorted(qs)))
         if self.marginal not in ("position", "full"):

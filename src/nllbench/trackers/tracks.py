@@ -63,6 +63,8 @@ def read_table(source, name: str = "table"):
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq"):
         raise ValueError(f"{name}: expected a .csv or .parquet file, got {label!r}")
+    if suffix == ".csv":
+        _text_file(path, label, name)
     try:
         if suffix == ".csv":
             trailing = _check_csv_layout(path, label)
@@ -78,6 +80,55 @@ def read_table(source, name: str = "table"):
             raise
         raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
     return df, label
+
+
+#: Leading bytes of file kinds that are not text, and their names (for the error of a table reader).
+_MAGIC = (
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"BZh", "bzip2-compressed data"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"(\xb5/\xfd", "zstd-compressed data"),
+    (b"\x89HDF\r\n\x1a\n", "an HDF5 / NetCDF-4 file"),
+    (b"CDF\x01", "a NetCDF-3 file"),
+    (b"CDF\x02", "a NetCDF-3 file"),
+    (b"PAR1", "a Parquet file"),
+)
+
+
+def file_kind(path) -> str | None:
+    """What a file that should be text is instead (e.g. ``"gzip-compressed data"``), or None if it is text.
+
+    By its first bytes: a known magic number (:data:`_MAGIC`), else a NUL
+    byte or bytes that are not UTF-8 in the first 64 KiB. A file that cannot
+    be opened is None (the reader reports it).
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return None
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if b"\x00" in head:
+        return "binary data (a NUL byte)"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut at the end of the chunk read
+            return f"bytes that are not UTF-8 text (byte {exc.start}: 0x{head[exc.start]:02x})"
+    return None
+
+
+def _text_file(path: Path, label: str, name: str) -> None:
+    """A .csv file must be text: else an error saying what the file is instead."""
+    kind = file_kind(path)
+    if kind is not None:
+        raise ValueError(
+            f"{name} {label!r}: expected a CSV text file, got {kind} (it is not text); "
+            "decompress or convert it first"
+        )
 
 
 def _check_csv_layout(path: Path, label: str) -> int:
@@ -136,9 +187,51 @@ def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray
     bad = np.isinf(raw) | (np.isnan(raw) if not allow_nan else False)
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
-        got = "an empty cell" if np.isnan(raw[i]) else repr(str(df[column].iloc[i]))
+        got = _missing(df, column, label, i) if np.isnan(raw[i]) else repr(str(df[column].iloc[i]))
         raise ValueError(f"{_where(label, i, column)}: expected a finite number, got {got}")
     return raw
+
+
+#: Spellings of a CSV cell that pandas reads as missing and that mean "not a number" (not "no value").
+_NAN_TEXT = ("nan", "-nan", "+nan", "1.#qnan", "-1.#qnan", "1.#ind", "-1.#ind")
+
+
+def _missing(df, column: str, label: str, row: int) -> str:
+    """How to name the missing value of data row ``row``: "an empty cell", or "NaN" when it is one.
+
+    pandas reads both an empty CSV cell and the text ``nan`` as NaN; the
+    file's own cell tells them apart. In a DataFrame or Parquet file a float
+    NaN is NaN, and None / a null is an empty cell.
+    """
+    import math
+
+    if label.lower().endswith(".csv") and Path(label).is_file():
+        text = _csv_cell(Path(label), row, column)
+        if text is None or not text.strip():
+            return "an empty cell"
+        if text.strip().lower() in _NAN_TEXT:
+            return f"NaN ({text.strip()!r}: not a number)"
+        return f"{text.strip()!r} (read as a missing value)"
+    value = df[column].iloc[row]
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN (not a number)"
+    return "an empty cell"
+
+
+def _csv_cell(path: Path, row: int, column: str) -> str | None:
+    """The text of data row ``row`` (0-based), column ``column`` of a CSV file, or None if it has none."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, [])
+        if column not in header:
+            return None
+        j = header.index(column)
+        for k, record in enumerate(reader):
+            if k == row:
+                return record[j] if j < len(record) else None
+    return None
 
 
 def _numeric_dtype(df, column: str, label: str) -> None:
@@ -153,6 +246,24 @@ def _numeric_dtype(df, column: str, label: str) -> None:
 
 
 _EXACT = 2**53  # floats hold every integer up to this magnitude, and not all beyond
+
+#: Largest magnitude of a state value: the squared distance of two such points in d <= 40
+#: dimensions, (2e150)^2 d <= 1.6e302, stays finite in float64 (max 1.8e308), so every distance
+#: and Mahalanobis term of the measures is a number, never an overflow.
+MAX_STATE = 1e150
+
+
+def _state_magnitude(values: np.ndarray, names, label: str) -> None:
+    """(N, d) state values: each finite (or NaN, placeholders) with magnitude at most :data:`MAX_STATE`."""
+    with np.errstate(invalid="ignore"):
+        bad = np.abs(values) > MAX_STATE
+    if bad.any():
+        i, j = (int(a[0]) for a in np.nonzero(bad))
+        raise ValueError(
+            f"{_where(label, i, names[j])}: expected a magnitude at most {MAX_STATE:g} (distances "
+            f"between larger coordinates overflow float64), got {float(values[i, j])!r}; "
+            "rescale the units"
+        )
 
 
 def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
@@ -304,7 +415,8 @@ def _no_nan(vals, live, df, column: str, label: str) -> None:
     bad = np.isnan(vals) & live
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected a number, got an empty cell")
+        got = _missing(df, column, label, i)
+        raise ValueError(f"{_where(label, i, column)}: expected a number, got {got}")
 
 
 def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackTable:
@@ -317,13 +429,14 @@ def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackT
         raise ValueError(f"{label}: columns 'hypothesis' and 'weight' go together; got only one of them")
     frame = _integers(df, "frame", label)
     means = np.stack([_numbers(df, s, label, allow_nan=True) for s in names], axis=1)
+    _state_magnitude(means, names, label)
     empty = np.isnan(means).all(axis=1)
     partial = np.isnan(means).any(axis=1) & ~empty
     if partial.any() or (empty.any() and not has_h):
         i = int(np.flatnonzero(partial | empty)[0])
         col = names[int(np.flatnonzero(np.isnan(means[i]))[0])]
         raise ValueError(
-            f"{_where(label, i, col)}: expected a number, got an empty cell (only a row with "
+            f"{_where(label, i, col)}: expected a number, got {_missing(df, col, label, i)} (only a row with "
             "'hypothesis' and 'weight' may leave every state cell empty: a hypothesis with no Bernoulli)"
         )
     if "r" in df.columns and "score" in df.columns:
@@ -404,14 +517,67 @@ def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTab
     frame = _integers(df, "frame", label)
     ids = _integers(df, "id", label)
     states = np.stack([_numbers(df, s, label) for s in names], axis=1)
+    _state_magnitude(states, names, label)
     _unique_ids(frame, ids, None, label)
     ignored = tuple(str(c) for c in df.columns if c not in ("frame", "id", *names))
     return TruthTable(frame, ids, states, names, label, ignored)
 
 
+def frame_runs(frames, limit: int = 6) -> str:
+    """Sorted distinct frames as runs, e.g. ``"0..11, 15, 20..22"`` (at most ``limit`` runs, then ``...``)."""
+    f = np.unique(np.asarray(frames, dtype=np.int64))
+    if f.size == 0:
+        return "none"
+    cut = np.flatnonzero(np.diff(f) != 1) + 1
+    runs = [(int(a[0]), int(a[-1])) for a in np.split(f, cut)]
+    text = [f"{a}..{b}" if b > a else f"{a}" for a, b in runs[:limit]]
+    return ", ".join(text) + (
+        f", ... ({len(runs) - limit} more run{'' if len(runs) - limit == 1 else 's'})"
+        if len(runs) > limit
+        else ""
+    )
+
+
+def frame_mismatch(tracks: TrackTable, truth: TruthTable) -> str | None:
+    """What differs between the frames of the two tables (counts and ranges), or None if they are the same."""
+    only_tracks = np.setdiff1d(tracks.frame, truth.frame)
+    only_truth = np.setdiff1d(truth.frame, tracks.frame)
+    if only_tracks.size == 0 and only_truth.size == 0:
+        return None
+    parts = []
+    for only, what in ((only_tracks, "tracks but no truth"), (only_truth, "truth but no tracks")):
+        if only.size:
+            s = "" if only.size == 1 else "s"
+            parts.append(
+                f"{only.size} frame{s} {'has' if only.size == 1 else 'have'} {what} ({frame_runs(only)})"
+            )
+    return "; ".join(parts)
+
+
 def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray:
-    """The frames to score: ``frames`` if given (every row's frame must be in it), else the union."""
+    """The frames to score: a list (every row's frame must be in it), ``"union"``, or None.
+
+    With None both tables must have rows in the same frames (then those are
+    scored): a frame present in only one table is refused, named with the
+    counts and ranges, since an off-by-one frame numbering (tracks 0..59,
+    truth 1..60) would otherwise be scored without a word. Frames that are
+    meant (a tracker silent at first, a scene without objects) are said
+    with ``frames``: the list, or ``"union"`` for every frame of either table.
+    """
+    if isinstance(frames, str):
+        if frames != "union":
+            raise ValueError(f"frames: expected a list of integers, 'union' or None, got {frames!r}")
+        return np.union1d(tracks.frame, truth.frame)
     if frames is None:
+        mismatch = frame_mismatch(tracks, truth)
+        if mismatch is not None:
+            union = np.union1d(tracks.frame, truth.frame)
+            raise ValueError(
+                f"{tracks.label}, {truth.label}: the tables cover different frames: {mismatch}. An "
+                "off-by-one frame numbering would be scored silently; if these frames are meant (a "
+                "tracker silent at first, a scene without objects), say which frames count: "
+                f"frames='union' or a list (--frames), e.g. all of them: {frame_runs(union)}"
+            )
         return np.union1d(tracks.frame, truth.frame)
     out = np.asarray(frames)
     if out.ndim != 1 or (out.size and not np.issubdtype(out.dtype, np.integer)):
