@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 from conftest import random_covs, random_ppp, random_r
+from scipy.special import logsumexp
 
 import nllbench as nb
 from nllbench.engine.transforms import marginal, scale_covariances, temper_existence
@@ -279,3 +280,34 @@ def test_evaluate_run_on_pooled_posteriors_equals_the_copied_ones():
             assert bits_equal(a.nll[name], b.nll[name])
         assert bits_equal(a.calibration, b.calibration) and bits_equal(a.cardinality, b.cardinality)
         assert bits_equal(a.gospa, b.gospa) and bits_equal(a.theorem1_difference, b.theorem1_difference)
+
+
+def _hypotheses_of(state, with_ppp: bool) -> nb.PMBM:
+    """A PMBM filter state as copied hypotheses, one MultiBernoulli per row of ``assoc``."""
+    hyps = []
+    for row in state.assoc:
+        s = row[row >= 0]
+        g = nb.Gaussians(state.means[s], state.covs[s])
+        hyps.append(nb.MultiBernoulli(state.r[s], g, state.track_labels[state.track[s]]))
+    w = np.exp(state.log_weights - logsumexp(state.log_weights))  # as the filter normalises them
+    return nb.PMBM(state.ppp.to_ppp() if with_ppp else None, hyps, w / w.sum())
+
+
+@pytest.mark.parametrize("variant", ["pmbm", "mbm"])
+def test_a_pmbm_filter_posterior_is_pooled_and_equals_its_copied_hypotheses(variant):
+    from nllbench.filters.pmbm import run_pmbm
+    from nllbench.simulation.scenarios import get_scenario, simulate
+
+    sc = get_scenario("williams15", steps=12)
+    sim = simulate(sc, np.random.default_rng(3))
+    states = run_pmbm(sim.measurements, sc.model, variant).states
+    assert max(s.assoc.shape[0] for s in states) > 1  # the run has several global hypotheses
+    for s, X in zip(states, sim.truth, strict=True):
+        f = s.to_density(with_ppp=variant == "pmbm")
+        c = _hypotheses_of(s, with_ppp=variant == "pmbm")
+        assert f.is_pooled and len(f.pool) == s.r.shape[0]
+        _same_hypotheses(f, c)
+        assert f.family == c.family
+        y = X[:, list((0, 1))]
+        assert bits_equal(nb.nll_many(marginal(f), y, (1, 10)), nb.nll_many(marginal(c), y, (1, 10)))
+        assert bits_equal(estimate(f), estimate(c))
