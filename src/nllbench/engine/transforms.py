@@ -46,12 +46,17 @@ def _map(density, fn, box_fn=None):
         return _trusted(MultiBernoulli, r=density.r, densities=fn(density.densities), labels=density.labels)
     if isinstance(density, PMBM):
         ppp = None if density.ppp is None else _map(density.ppp, fn, box_fn)
-        return _trusted(
-            PMBM, ppp=ppp, hypotheses=_map_hypotheses(density.hypotheses, fn), weights=density.weights
-        )
+        if density.is_pooled:  # the shared Bernoullis once; the members stay
+            return _with_bernoullis(density, ppp, _map(density.pool, fn))
+        return PMBM._of(ppp, density.weights, _map_hypotheses(density.hypotheses, fn))
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )
+
+
+def _with_bernoullis(density: PMBM, ppp, pool: MultiBernoulli) -> PMBM:
+    """Pooled ``density`` with ``ppp`` and ``pool`` (a transform of its pool, same size); members kept."""
+    return PMBM._of(ppp, density.weights, pool=pool, index=density._index, starts=density._starts)
 
 
 def _map_mixture(mixture: GaussianMixture, fn) -> GaussianMixture:
@@ -140,8 +145,10 @@ def temper_existence(density, tau: float, about: float = 0.4):
         r = _temper(density.r, tau, about)
         return _trusted(MultiBernoulli, r=r, densities=density.densities, labels=density.labels)
     if isinstance(density, PMBM):
+        if density.is_pooled:
+            return _with_bernoullis(density, density.ppp, temper_existence(density.pool, tau, about))
         hyps = tuple(temper_existence(mb, tau, about) for mb in density.hypotheses)
-        return _trusted(PMBM, ppp=density.ppp, hypotheses=hyps, weights=density.weights)
+        return PMBM._of(density.ppp, density.weights, hyps)
     if isinstance(density, (PPP, IIDCluster)):
         return density
     raise TypeError(

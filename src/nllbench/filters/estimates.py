@@ -94,7 +94,7 @@ def estimate(density, threshold: float = DEFAULT_EXISTENCE_THRESHOLD, rule: str 
     density = as_pmbm(density)
     if isinstance(density, PMBM):
         if rule == "best_hypothesis":
-            mb = density.hypotheses[int(np.argmax(density.weights))]
+            mb = density.hypothesis(int(np.argmax(density.weights)))
             return _mb_subset(mb, np.flatnonzero(mb.r > threshold))
         return map_cardinality_estimate(density)
     if isinstance(density, PPP):
@@ -185,8 +185,8 @@ def map_cardinality_estimate(density: PMBM) -> Estimates:
     """The ``map_cardinality`` rule (see the module docstring) on a PMBM's Bernoulli part."""
     with np.errstate(divide="ignore"):
         log_w = np.log(density.weights)
-    h, idx = map_cardinality_choice(log_w, [mb.r for mb in density.hypotheses])
-    return _mb_subset(density.hypotheses[h], idx)
+    h, idx = map_cardinality_choice(log_w, [density.existence(h) for h in range(density.n_hypotheses)])
+    return _mb_subset(density.hypothesis(h), idx)
 
 
 def expected_cardinality(density) -> float:
@@ -199,9 +199,8 @@ def expected_cardinality(density) -> float:
         return float(density.r.sum())
     if isinstance(density, PMBM):
         ppp = float(density.ppp.total_rate) if density.ppp is not None else 0.0
-        return ppp + float(
-            sum(w * mb.r.sum() for w, mb in zip(density.weights, density.hypotheses, strict=True))
-        )
+        rs = (density.existence(h) for h in range(density.n_hypotheses))
+        return ppp + float(sum(w * r.sum() for w, r in zip(density.weights, rs, strict=True)))
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )

@@ -116,18 +116,16 @@ class PMBMState:
     next_label: int
 
     def to_density(self, with_ppp: bool) -> PMBM:
-        """The posterior as an ``nb.PMBM`` (``with_ppp=False``: an MBM)."""
-        hyps = []
-        for row in self.assoc:
-            s = row[row >= 0]
-            hyps.append(
-                MultiBernoulli(
-                    self.r[s], Gaussians(self.means[s], self.covs[s]), self.track_labels[self.track[s]]
-                )
-            )
+        """The posterior as a pooled ``nb.PMBM`` (``with_ppp=False``: an MBM).
+
+        The STH pool is the PMBM's pool, each global hypothesis its STHs (a
+        row of ``assoc``): every STH is held once, as in the posterior file.
+        """
+        pool = MultiBernoulli(self.r, Gaussians(self.means, self.covs), self.track_labels[self.track])
         w = np.exp(self.log_weights - logsumexp(self.log_weights))
         w = w / w.sum()
-        return PMBM(self.ppp.to_ppp() if with_ppp else None, tuple(hyps), w)
+        members = [row[row >= 0] for row in self.assoc]
+        return PMBM.pooled(self.ppp.to_ppp() if with_ppp else None, pool, members, w)
 
 
 def initial_state(model: Model, variant: str) -> PMBMState:

@@ -199,18 +199,19 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     if isinstance(density, MultiBernoulli):
         density = PMBM(None, (density,), np.ones(1))
     if isinstance(density, PPP):
-        ppp, hyps, log_w = density, [], np.zeros(1)
+        ppp, rs, log_w = density, [], np.zeros(1)
     elif isinstance(density, PMBM):
-        ppp, hyps, log_w = density.ppp, list(density.hypotheses), _log(density.weights)
+        ppp, log_w = density.ppp, _log(density.weights)
+        rs = [density.existence(h) for h in range(density.n_hypotheses)]  # r of each hypothesis
     else:
         raise TypeError(
             f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
         )
     lam = 0.0 if ppp is None else ppp.total_rate
-    M = max((len(mb) for mb in hyps), default=0)
-    r = np.zeros((max(len(hyps), 1), M))  # padding with r = 0 changes no distribution
-    for h, mb in enumerate(hyps):
-        r[h, : len(mb)] = mb.r
+    M = max((rh.size for rh in rs), default=0)
+    r = np.zeros((max(len(rs), 1), M))  # padding with r = 0 changes no distribution
+    for h, rh in enumerate(rs):
+        r[h, : rh.size] = rh
     mean = lam + float(np.exp(log_w) @ r.sum(axis=1))
     # Poisson tail: P(N_ppp > lam + 12 sqrt(lam) + 40) < 1e-15 for every lam
     K = max(n, M + int(lam + 12 * math.sqrt(lam) + 40))
@@ -263,7 +264,7 @@ def step_counts(
         return _replace(counts, **base)
     if result.best_assignment is None:
         return _replace(counts, unassociated=1, **base)
-    mb = density.hypotheses[result.best_hypothesis]
+    mb = density.hypothesis(result.best_hypothesis)
     cols = np.asarray(result.best_assignment)
     matched = cols < len(mb)
     ks, ls = cols[matched], np.flatnonzero(matched)

@@ -27,7 +27,6 @@ from nllbench.store._netcdf import (
     open_dataset,
     pool_covariances,
     ragged,
-    split,
     unpool_covariances,
     write_dataset,
 )
@@ -130,30 +129,38 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _bernoulli_pool(density: PMBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    """Deduplicated Bernoullis of all hypotheses and each hypothesis' members."""
-    rows, members = [], []
+    """Deduplicated Bernoullis of all hypotheses and each hypothesis' members.
+
+    The rows (r, mean, covariance, label or -1) of every hypothesis' Bernoullis in
+    turn, deduplicated; a pooled PMBM's rows are gathered from its pool.
+    """
     d = density.dim
-    for mb in density.hypotheses:
-        if not isinstance(mb.densities, Gaussians):
-            raise ValueError("densities: only Gaussian Bernoulli densities can be stored")
-        lab = mb.labels if mb.labels is not None else np.full(len(mb), -1)
-        rows.append(
-            np.concatenate(
-                [mb.r[:, None], mb.densities.means, mb.densities.covs.reshape(len(mb), d * d), lab[:, None]],
-                axis=1,
-            )
-        )
-    allrows = np.concatenate(rows) if rows else np.empty((0, 2 + d + d * d))
-    pool, inverse = _unique_rows(allrows)
-    start = 0
-    for mb in density.hypotheses:
-        members.append(inverse[start : start + len(mb)])
-        start += len(mb)
-    r = pool[:, 0]
-    means = pool[:, 1 : 1 + d]
-    covs = pool[:, 1 + d : 1 + d + d * d].reshape(-1, d, d)
-    labels = pool[:, -1].astype(np.int64)
+    if density.is_pooled:
+        pool, members = density.pool, density.members
+        sizes = [m.size for m in members]
+        allrows = _bernoulli_rows(pool)[np.concatenate(members)]
+    else:
+        sizes = [len(mb) for mb in density.hypotheses]
+        rows = [_bernoulli_rows(mb) for mb in density.hypotheses]
+        allrows = np.concatenate(rows) if rows else np.empty((0, 2 + d + d * d))
+    pool_rows, inverse = _unique_rows(allrows)
+    members = np.split(inverse, np.cumsum(sizes)[:-1])
+    r = pool_rows[:, 0]
+    means = pool_rows[:, 1 : 1 + d]
+    covs = pool_rows[:, 1 + d : 1 + d + d * d].reshape(-1, d, d)
+    labels = pool_rows[:, -1].astype(np.int64)
     return r, means, covs, labels, members
+
+
+def _bernoulli_rows(mb: MultiBernoulli) -> np.ndarray:
+    """(m, 2 + d + d^2): each Bernoulli's r, mean, covariance (flat) and label (-1 if none)."""
+    if not isinstance(mb.densities, Gaussians):
+        raise ValueError("densities: only Gaussian Bernoulli densities can be stored")
+    d, m = mb.dim, len(mb)
+    lab = mb.labels if mb.labels is not None else np.full(m, -1)
+    return np.concatenate(
+        [mb.r[:, None], mb.densities.means, mb.densities.covs.reshape(m, d * d), lab[:, None]], axis=1
+    )
 
 
 def write_posterior(
@@ -372,28 +379,24 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
                 f"{path}: variable 'hyp_member': expected {int(np.sum(sizes_all))} rows (sum of hyp_size), "
                 f"got {hm_all.shape[0]}"
             )
-        members = split(sizes_all.astype(np.int64), hm_all)
+        offsets = np.concatenate([[0], np.cumsum(sizes_all, dtype=np.int64)])
+        hm_all = hm_all.astype(np.int64, copy=False)
         out = []
         h0 = 0
         for k in range(K):
-            H = hw[k].shape[0]
-            hyps = []
+            H, P = hw[k].shape[0], br[k].shape[0]
+            # the step's members, one array (views of it per hypothesis): the hypotheses share the pool
+            index = hm_all[offsets[h0] : offsets[h0 + H]]
+            if index.size and index.max() >= P:
+                raise SchemaError(f"{path}: variable 'hyp_member' at step {k}: index out of range 0..{P - 1}")
+            starts = offsets[h0 : h0 + H + 1] - offsets[h0]
             try:
-                # validated once per step; hypotheses are trusted subsets of it
-                pool = MultiBernoulli(br[k], Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d)))
-                labels = bl[k].astype(np.int64)
-                for h in range(H):
-                    idx = members[h0 + h].astype(np.int64)
-                    if idx.size and (idx.min() < 0 or idx.max() >= br[k].shape[0]):
-                        raise SchemaError(
-                            f"{path}: variable 'hyp_member' at step {k}: index out of range "
-                            f"0..{br[k].shape[0] - 1}"
-                        )
-                    lab = labels[idx]
-                    hyps.append(pool.subset(idx, None if np.all(lab == -1) and lab.size else lab))
-                out.append(PMBM(ppps[k], tuple(hyps), hw[k]))
-            except SchemaError:
-                raise
+                # validated once per step; the hypotheses index it
+                pool = MultiBernoulli(
+                    br[k], Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d)), bl[k].astype(np.int64)
+                )
+                members = [index[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
+                out.append(PMBM.pooled(ppps[k], pool, members, hw[k]))
             except (ValueError, TypeError) as exc:
                 raise SchemaError(f"{path}: PMBM at step {k}: {exc}") from None
             h0 += H
