@@ -33,8 +33,8 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     declares. The file is classic NetCDF (64-bit offset): in a file of a few
     thousand numbers the per-variable overhead of NetCDF-4/HDF5 would
     outweigh the data. +inf values are stored as +inf (an impossible truth),
-    never dropped; counts are stored in the smallest of byte, short and int
-    that holds them (:func:`encode_variables`). Layout in ``docs/store.md``.
+    never dropped; counts are stored in the smaller of short and int that
+    holds them (:func:`encode_variables`). Layout in ``docs/store.md``.
     """
     import xarray as xr
 
@@ -48,10 +48,11 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
 
 #: The on-disk format of metrics files since schema version 3 (classic NetCDF, 64-bit offsets).
 METRICS_FORMAT = "NETCDF3_64BIT"
-#: The integer types of classic NetCDF (byte, short, int), smallest first: a count is stored in the
+#: The integer types of classic NetCDF a count may be stored in (short, int), smallest first: the
 #: first that holds all its values above the type's default fill value (its minimum + 1, which
-#: netCDF4-python masks); counts beyond int are stored as double (exact up to 2**53).
-_CLASSIC_INTEGERS = (np.int8, np.int16, np.int32)
+#: netCDF4-python masks); counts beyond int are stored as double (exact up to 2**53). Not byte:
+#: a reader that adds two byte counts (xarray and MATLAB keep the type) would overflow at 127.
+_CLASSIC_INTEGERS = (np.int16, np.int32)
 #: Integers are exact in float64 up to this magnitude.
 _EXACT_INTEGER = 2**53
 #: Global attribute naming the integer attributes written as decimal text (outside the int range).
@@ -63,8 +64,8 @@ def encode_variables(data: dict) -> dict:
 
     ``data`` maps a name of :data:`METRICS_VARIABLES` to ``(dims, values)``.
     Floats stay float64; a flag (0/1) is a byte with CF ``flag_values`` and
-    ``flag_meanings``; a count is stored in the smallest classic-NetCDF integer
-    type that holds it (:data:`_CLASSIC_INTEGERS`), and as float64 beyond int
+    ``flag_meanings``; a count is stored as short, or int where short cannot
+    hold it (:data:`_CLASSIC_INTEGERS`), and as float64 beyond int
     (exact within +-2**53; larger counts are refused). The reader restores the
     in-memory types (int64 counts, int8 flags) from the declared kind, so the
     stored width does not matter to it.
@@ -90,7 +91,7 @@ def encode_variables(data: dict) -> dict:
 
 
 def _stored_count(name: str, arr: np.ndarray) -> np.ndarray:
-    """A count in the smallest classic-NetCDF integer type holding it (float64 beyond int32)."""
+    """A count as short, or int where short cannot hold it, or float64 beyond int."""
     if arr.dtype.kind not in "biu":
         raise TypeError(f"metrics variable {name!r}: expected integer counts, got dtype {arr.dtype}")
     low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
