@@ -442,15 +442,20 @@ def _intensity_parts(density):
         ppp = None
     else:
         ppp = density.ppp
-        for h, (wh, mb) in enumerate(zip(density.weights, density.hypotheses, strict=True)):
-            if not isinstance(mb.densities, Gaussians):
-                raise ValueError(
-                    f"density: hypothesis {h} has {type(mb.densities).__name__} densities; the intensity "
-                    "score has a closed form for Gaussian densities only"
-                )
-            ws.append(wh * mb.r)
-            ms.append(mb.densities.means)
-            cs.append(mb.densities.covs)
+        # the shared Bernoullis once each: Bernoulli j weighs r_j times the total weight of the
+        # hypotheses holding it (no hypothesis is built; a pooled PMBM stores each Bernoulli once)
+        pool, members = density.pool, density.members
+        if not isinstance(pool.densities, Gaussians):
+            raise ValueError(
+                f"density: its Bernoullis have {type(pool.densities).__name__} densities; the intensity "
+                "score has a closed form for Gaussian densities only"
+            )
+        sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
+        held = np.concatenate(members).astype(np.int64, copy=False)
+        total = np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))
+        ws.append(total * pool.r)
+        ms.append(pool.densities.means)
+        cs.append(pool.densities.covs)
     if ppp is not None:
         ws.append(ppp.weights)
         ms.append(ppp.gaussians.means)
@@ -581,21 +586,26 @@ def _upper_tail(p: np.ndarray) -> np.ndarray:
 
 def _poisson_binomial_mixture(pmbm: PMBM) -> np.ndarray:
     """sum_h w_h PB(r_h): the pmf of the number of Bernoullis that exist, over 0..max_h m_h."""
-    m_max = max(len(mb) for mb in pmbm.hypotheses)
-    out = np.zeros(m_max + 1)
-    for w, mb in zip(pmbm.weights, pmbm.hypotheses, strict=True):
-        pb = poisson_binomial(mb.r)
-        out[: pb.shape[0]] += w * pb
-    return out
+    rs = [pmbm.existence(h) for h in range(pmbm.n_hypotheses)]  # no hypothesis built: r only
+    m_max = max(r.shape[0] for r in rs)
+    # every hypothesis at once, padded with r = 0 Bernoullis (which leave a pmf unchanged, exactly)
+    r = np.zeros((len(rs), m_max))
+    for h, rh in enumerate(rs):
+        r[h, : rh.shape[0]] = rh
+    return pmbm.weights @ poisson_binomial(r)
 
 
 def poisson_binomial(r: np.ndarray) -> np.ndarray:
-    """pmf over 0..m of the number of successes of independent Bernoullis ``r`` (m,), by convolution."""
-    pmf = np.zeros(r.shape[0] + 1)
-    pmf[0] = 1.0
-    for k, rk in enumerate(r):
-        pmf[1 : k + 2] = pmf[1 : k + 2] * (1.0 - rk) + pmf[: k + 1] * rk
-        pmf[0] *= 1.0 - rk
+    """pmf over 0..m of the number of successes of independent Bernoullis ``r`` (m,), by convolution.
+
+    ``r`` of shape (H, m) gives the H pmfs (H, m + 1) of its rows at once.
+    """
+    pmf = np.zeros((*r.shape[:-1], r.shape[-1] + 1))
+    pmf[..., 0] = 1.0
+    for k in range(r.shape[-1]):
+        rk = r[..., k, None]
+        pmf[..., 1 : k + 2] = pmf[..., 1 : k + 2] * (1.0 - rk) + pmf[..., : k + 1] * rk
+        pmf[..., :1] *= 1.0 - rk
     return pmf
 
 
