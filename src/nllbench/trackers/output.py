@@ -52,8 +52,11 @@ def score_file(
     A truth given as a scenario file (``.nc``) is that scenario's truth, and
     labels the run like ``scenario_file``; with a scenario, the frames default
     to its steps 0..K-1, so that step k is the scenario's step k as for the
-    reference filters. Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
+    reference filters. The run's seed (``seed``, else the scenario's, else 0)
+    seeds the energy score's samples, as ``nllbench evaluate`` does. Returns
+    (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
+    from nllbench.pipeline.runs import run_seed
     from nllbench.store import Output, committed_together, read_scenario, write_metrics
 
     extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
@@ -77,7 +80,9 @@ def score_file(
         targets.append(Output(Path(per_frame), "per_frame"))
     # both files checked before scoring and committed together: a failure leaves neither
     with committed_together(*targets) as tmps:
-        result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
+        result = score(
+            tracks, truth, state=state, frames=frames, fill=fill, settings=settings, seed=run_seed(extra)
+        )
         write_metrics(result.metrics, tmps[0], score_attrs(result, tracker, extra))
         if per_frame is not None:
             result.per_frame().to_csv(tmps[1], index=False)

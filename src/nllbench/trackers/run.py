@@ -15,7 +15,7 @@ import numpy as np
 
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
-from nllbench.measures.names import NLL_TERMS
+from nllbench.measures.names import NLL_TERMS, PROPER_STEP
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
     IDENTITY_FRAME_COLUMNS,
@@ -101,6 +101,9 @@ class ScoreResult:
             clear_false_positives=m.clear.frame_false_positives,
             clear_switches=m.clear.frame_switches,
         )
+        if m.proper is not None:  # the proper scores per frame (docs/scores.md)
+            values = (m.proper.energy, m.proper.energy_se, m.proper.intensity, m.proper.rps)
+            cols.update({k: v for k, v in zip(PROPER_STEP, values, strict=True) if v is not None})
         if "switches" in self.not_applicable:
             for name in IDENTITY_FRAME_COLUMNS:
                 del cols[name]
@@ -134,6 +137,7 @@ def score(
     frames=None,
     fill: FillIns = FillIns(),
     settings: EvaluationSettings = EvaluationSettings(),
+    seed: int = 0,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -146,7 +150,9 @@ def score(
         (every frame of either table), or None: both tables' frames, which must then be the same
         (a frame present in only one table is refused, named; see ``docs/score.md``)
     fill : the fill-ins (:class:`FillIns`)
-    settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, ...)
+    settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, proper scores, ...)
+    seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``
+        (k counts the scored frames from 0)
 
     Returns
     -------
@@ -162,7 +168,7 @@ def score(
     units = unit_check(t, y, fr, settings)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
-    metrics = evaluate_run(dens, X, ids, lo, hi, settings)
+    metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed)
     prov["theorem1_fov"] = {"low": lo, "high": hi}
     return ScoreResult(metrics, fr, prov, (lo, hi), not_applicable(t, metrics), units, outside)
 
