@@ -14,6 +14,9 @@ SWEEP_FIGURES = [
     "nees",
     "cardinality",
 ]
+# the proper scores beside the NLL and GOSPA, where the evaluation computes them (docs/scores.md)
+if config["evaluation"].get("proper_scores", True):
+    SWEEP_FIGURES.append("proper_scores")
 # report section of each figure
 FIGURE_CATEGORY = {
     "clutter": "2 Filters",
@@ -22,6 +25,7 @@ FIGURE_CATEGORY = {
     "ranks": "2 Filters",
     "tgospa": "2 Filters",
     "hota": "2 Filters",
+    "proper_scores": "2 Filters",
     "calibration": "3 Calibration",
     "reliability": "3 Calibration",
     "nees": "3 Calibration",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.names import NLL_TERM_MEASURES
+from nllbench.measures.names import NLL_TERM_MEASURES, PROPER_SCORES
 from nllbench.pipeline.statistics import RANKED
 
 SETTING = ["scenario", "clutter", "pd"]
@@ -270,6 +270,54 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
     return f"<table class=sortable id=leaderboard><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
 
+#: The proper scores' columns of :func:`proper_scores_html`: (measure, heading).
+PROPER_COLUMNS = (
+    ("energy_score_mean", "energy score"),
+    ("intensity_score_mean", "intensity score"),
+    ("cardinality_rps_mean", "cardinality RPS"),
+)
+
+
+def proper_scores_html(summary, ranks, q: int, styles) -> str:
+    """The filter x setting table of the proper scores beside the NLL: NLL mean [95 % CI] (with its
+    infinite runs), then the set energy, intensity and cardinality scores mean [95 % CI] and their ranks.
+
+    Empty note when the tables have no proper scores (metrics files evaluated without them).
+    """
+    if not set(PROPER_SCORES) & set(summary["measure"]):
+        return "<p>No proper scores in these tables (the runs were evaluated without them).</p>"
+    settings, filters = settings_and_filters(summary)
+    head = (
+        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL mean [95 % CI]</th>"
+        + "".join(f"<th>{h} mean [95 % CI]</th>" for _, h in PROPER_COLUMNS)
+        + "".join(f"<th>rank {h}</th>" for _, h in PROPER_COLUMNS)
+        + "</tr>"
+    )
+    body = []
+    for setting in settings:
+        for f in filters:
+            rows = [_row(summary, setting, f, m, 0) for m, _ in PROPER_COLUMNS]
+            if all(r is None for r in rows):
+                continue
+            rank_cells = []
+            for m, _ in PROPER_COLUMNS:
+                r = _rank(ranks, setting, f, m, 0)
+                cls = " class=best" if r == 1 else ""
+                rank_cells.append(
+                    f'<td{cls} data-sort="{r if r is not None else ""}">{r if r is not None else "–"}</td>'
+                )
+            body.append(
+                f"<tr><td class=l>{html.escape(_setting_text(setting))}</td>{_filter_cell(f, styles)}"
+                + _stat_cell(_row(summary, setting, f, "nll", q), "mean", "ci95_low", "ci95_high")
+                + "".join(_stat_cell(r, "mean", "ci95_low", "ci95_high") for r in rows)
+                + "".join(rank_cells)
+                + "</tr>"
+            )
+    return (
+        f"<table class=sortable id=proper-scores><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
 def paired_html(pairs, q: int, styles) -> str:
     """Paired differences (a - b) of NLL, GOSPA and MOTA at covariance scale 1."""
     sel = pairs[(pairs["cov_scale"] == 1.0) & pairs["measure"].isin(RANKED)]
@@ -480,6 +528,16 @@ Click a column header to sort.</p>
 {headline(summary, ranks, agree, q)}
 <h2>Leaderboard (covariance scale 1, NLL at Q = {q})</h2>
 {leaderboard_html(summary, ranks, q, styles)}
+<h2>Proper scores beside the NLL (covariance scale 1)</h2>
+<p class=note>Three more proper scores of each posterior at the truth (docs/scores.md), per step on the
+position marginal, with sets embedded by a Gaussian kernel of covariance s I (s = (c / 2)^2 by default, c
+the GOSPA cut-off): the set energy score (strictly proper, like the NLL: its expectation is lowest only
+for the true multi-object density; estimated from samples of the posterior, its Monte Carlo standard error
+in tables/runs.csv), the quadratic intensity score (proper for the intensity, the posterior's first
+moment) and the ranked probability score of the number of objects. Lower is better for all three. Unlike
+the NLL they stay finite where a posterior gives the truth zero density: a filter with "inf" NLL runs gets
+a finite, comparable number here. Ranks as in the leaderboard (paired intervals over seeds).</p>
+{proper_scores_html(summary, ranks, q, styles)}
 <h2>Where NLL and GOSPA disagree, and why</h2>
 <p class=note>A pair is listed when the paired median differences of NLL and GOSPA prefer different
 filters. The explanation names the NLL term (from the decomposition) in which the NLL's loser is worse,
