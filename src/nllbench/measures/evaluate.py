@@ -352,17 +352,18 @@ def evaluate_runs(
     """``[evaluate_run(..., s, seed=seed) for s in settings]``, computing what they share once.
 
     The settings may differ only in ``qs``, ``cov_scale``, ``exact`` and
-    ``proper_scores`` (:data:`VARYING`); the proper scores are computed once
-    per covariance scale that some settings ask them at. Per step, the posterior is ranked once per covariance
+    ``proper_scores`` (:data:`VARYING`). Per step, the posterior is ranked once per covariance
     scale for the union of the Qs asked at that scale (:func:`nllbench.engine.nll.nll_many`:
     the Q best associations are prefixes of one ranking, equal to separate
     calls to the last bit); the exact NLL is computed once per scale; the
     point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
     MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
     moves no estimate (the estimators read weights, existence probabilities
-    and means only). Each result equals the separate evaluation's value for
-    value; ``seconds`` is the whole shared evaluation's wall time and
-    ``nll_seconds`` that of the Murty NLL at its scale.
+    and means only); the proper scores once per covariance scale that some
+    settings ask them at (their cardinality RPS once for all scales). Each
+    result equals the separate evaluation's value for value; ``seconds`` is
+    the whole shared evaluation's wall time and ``nll_seconds`` that of the
+    Murty NLL at its scale.
     """
     settings = list(settings)
     _check_shared(settings)
