@@ -243,13 +243,21 @@ def test_paired_and_ranked_lower_is_better_and_a_run_without_them_is_no_error(tm
 
 
 def test_intensity_score_without_a_closed_form_is_left_out_with_the_reason(tmp_path):
-    box = nb.PPP.uniform(0.5, [0.0, 0.0], [20.0, 20.0])
-    corr = nb.MultiBernoulli.gaussian([0.8], [[5.0, 5.0]], [[[1.0, 0.5], [0.5, 1.0]]])
+    # the full 3-D state: a uniform box next to a correlated track (a closed form only up to 2-D)
+    box = nb.PPP.uniform(0.5, [0.0, 0.0, 0.0], [20.0, 20.0, 20.0])
+    cov = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    corr = nb.MultiBernoulli.gaussian([0.8], [[5.0, 5.0, 1.0]], [cov])
     posts = [nb.PMB(box, corr)] * 2
-    truth = [np.array([[5.0, 5.2]]), np.array([[5.0, 5.2], [15.0, 1.0]])]
-    m = evaluate_run(posts, truth, [np.arange(1), np.arange(2)], [0, 0], [20, 20], seed=1)
+    truth = [np.array([[5.0, 5.2, 1.0]]), np.array([[5.0, 5.2, 1.0], [15.0, 1.0, 2.0]])]
+    settings = EvaluationSettings(marginal="full")
+    m = evaluate_run(posts, truth, [np.arange(1), np.arange(2)], [0, 0], [20, 20], settings, seed=1)
     assert m.proper.intensity is None and "step 0" in m.proper.intensity_unavailable
-    assert "diagonal" in m.proper.intensity_unavailable
+    assert "3-D needs diagonal" in m.proper.intensity_unavailable
+    # on the 2-D position marginal the same posterior has it (bivariate normal rectangles)
+    assert (
+        evaluate_run(posts, truth, [np.arange(1), np.arange(2)], [0, 0], [20, 20]).proper.intensity
+        is not None
+    )
     row = m.summary()
     assert "intensity_score_mean" not in row and math.isfinite(row["energy_score_mean"])
     d = tmp_path / "t"
@@ -258,7 +266,7 @@ def test_intensity_score_without_a_closed_form_is_left_out_with_the_reason(tmp_p
     ds = read_metrics(d / "seed1.nc")
     assert "intensity_score" not in ds.variables and "intensity_score_mean" not in ds.variables
     assert "energy_score" in ds.variables and "cardinality_rps" in ds.variables
-    assert "diagonal" in json.loads(ds.attrs["proper_scores"])["intensity_unavailable"]
+    assert "3-D needs diagonal" in json.loads(ds.attrs["proper_scores"])["intensity_unavailable"]
     cube = collect_all([d]).steps
     assert "intensity_score" not in cube and bool(cube["proper_present"].all())
 

@@ -377,9 +377,11 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
     truth : (n, d) array_like
     kernel_cov : float or (d, d) array_like
         R, symmetric positive definite; a scalar s stands for s I. A PPP
-        with uniform boxes needs a diagonal R and diagonal covariances for
-        its Gaussian components (the box integrals are products of
-        one-dimensional ones only then).
+        with uniform boxes needs a diagonal R, and beyond 2-D diagonal
+        covariances for its Gaussian components (the box integrals are
+        products of one-dimensional ones then; in 2-D a correlated
+        component's is a bivariate normal rectangle probability, by Owen's
+        T function).
 
     Returns
     -------
@@ -412,7 +414,9 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
         cross = me.gaussian_cross(w, means, summed._chol, logdet, float(np.linalg.slogdet(R)[1]), y)
     if rates.size:
         var_diag = np.diagonal(covs, axis1=1, axis2=2)
-        gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w, means, var_diag)
+        diag = _diagonal(covs)  # the others (2-D only, _check_separable): bivariate normal rectangles
+        gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w[diag], means[diag], var_diag[diag])
+        gram += 2.0 * me.box_gaussian_2d(rates, lows, highs, s, w[~diag], means[~diag], covs[~diag])
         gram += me.box_box(rates, lows, highs, s)
         cross += me.box_point(rates, lows, highs, s, y)
     yy = _self_sum(_whiten_checked(y, R))
@@ -476,20 +480,34 @@ def _intensity_parts(density):
     return w, means, covs, rates[keep_b], lows[keep_b], highs[keep_b]
 
 
+def _diagonal(covs: np.ndarray) -> np.ndarray:
+    """(K,) bool: which of the covariances ``covs`` (K, d, d) are diagonal."""
+    off = ~np.eye(covs.shape[1], dtype=bool)
+    return ~np.any(covs[:, off] != 0, axis=1)
+
+
 def _check_separable(R: np.ndarray, covs: np.ndarray) -> None:
-    """Refuse a box intensity unless R and every Gaussian covariance are diagonal (module docstring)."""
+    """Refuse a box intensity unless R is diagonal and every Gaussian covariance is diagonal or 2-D.
+
+    With a diagonal R the box terms are products of one-dimensional integrals
+    for diagonal covariances, and bivariate normal rectangle probabilities
+    for correlated ones in 2-D (Owen's T function,
+    :func:`nllbench.measures._mean_embedding.bivariate_normal_cdf`); in more
+    dimensions a correlated Gaussian's box integral is a multivariate normal
+    rectangle probability with no closed form.
+    """
     off = ~np.eye(R.shape[0], dtype=bool)
     if np.any(R[off] != 0):
         raise ValueError(
             "kernel_cov: the intensity score of a PPP with uniform boxes needs a diagonal kernel_cov "
             "(box integrals of a correlated Gaussian have no closed form), got off-diagonal entries"
         )
-    bad = np.flatnonzero(np.any(covs[:, off] != 0, axis=1))
-    if bad.size:
+    bad = np.flatnonzero(~_diagonal(covs))
+    if bad.size and R.shape[0] != 2:
         raise ValueError(
-            "density: the intensity score of a PPP with uniform boxes needs diagonal Gaussian "
-            f"covariances (box integrals of a correlated Gaussian have no closed form); component "
-            f"{int(bad[0])} of the intensity is not diagonal"
+            f"density: the intensity score of a PPP with uniform boxes in {R.shape[0]}-D needs diagonal "
+            "Gaussian covariances (box integrals of a correlated Gaussian have no closed form beyond 2-D); "
+            f"component {int(bad[0])} of the intensity is not diagonal"
         )
 
 
