@@ -16,6 +16,7 @@ import numpy as np
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.names import NLL_TERMS
+from nllbench.measures.presets import preset_settings
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.inputs import read_tables
@@ -97,6 +98,7 @@ def score(
     frames=None,
     fill: FillIns = FillIns(),
     settings: EvaluationSettings = EvaluationSettings(),
+    preset: str | None = None,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -108,11 +110,15 @@ def score(
     frames : frames to score (default: the union of both tables' frames)
     fill : the fill-ins (:class:`FillIns`)
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, ...)
+    preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
+        distance and thresholds (:func:`nllbench.measures.presets.preset_settings`)
 
     Returns
     -------
     ScoreResult
     """
+    if preset is not None:
+        settings = preset_settings(preset, settings)
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
