@@ -12,6 +12,7 @@ from nllbench.engine.nll import NLLResult, nll, nll_many
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.hota import HOTAResult, hota
 from nllbench.measures.metrics import GOSPAResult, gospa
+from nllbench.measures.presets import preset_settings
 from nllbench.measures.proper import (
     EnergyScoreResult,
     IntensityScoreResult,
@@ -57,6 +58,7 @@ __all__ = [
     "murty",
     "nll",
     "nll_many",
+    "preset_settings",
     "read_metrics",
     "read_posterior",
     "read_scenario",

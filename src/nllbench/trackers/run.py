@@ -16,6 +16,7 @@ import numpy as np
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.names import NLL_TERMS
+from nllbench.measures.presets import preset_settings
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
     IDENTITY_FRAME_COLUMNS,
@@ -134,6 +135,7 @@ def score(
     frames=None,
     fill: FillIns = FillIns(),
     settings: EvaluationSettings = EvaluationSettings(),
+    preset: str | None = None,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -147,11 +149,15 @@ def score(
         (a frame present in only one table is refused, named; see ``docs/score.md``)
     fill : the fill-ins (:class:`FillIns`)
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, ...)
+    preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
+        distance and thresholds (:func:`nllbench.measures.presets.preset_settings`)
 
     Returns
     -------
     ScoreResult
     """
+    if preset is not None:
+        settings = preset_settings(preset, settings)
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
