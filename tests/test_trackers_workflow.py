@@ -341,7 +341,8 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
     metrics = res / "metrics/williams15/clutter10_pd0.9/tracker-stonesoup_gmphd/q2_cov1/batch0"
     ds = read_metrics(metrics / "seed1.nc")
     assert ds.attrs["filter"] == "stonesoup_gmphd" and int(ds.attrs["seed"]) == 1
-    assert json.loads(ds.attrs["config"])["trackers.stonesoup_gmphd"]["fit_score_on"] == 100
+    recorded = json.loads(ds.attrs["config"])  # the job's settings: the tracker's name and config entry
+    assert recorded["tracker"] == "stonesoup_gmphd" and recorded["entry"]["fit_score_on"] == 100
     assert np.isfinite(ds["nll_value"].values).all()
     page = (res / "report" / "leaderboard.html").read_text()
     assert "External trackers' fill-ins" in page and page.count("stonesoup_gmphd") >= 3 and "oracle" in page
