@@ -247,3 +247,45 @@ def test_bad_input_is_refused_by_name():
         tracks_from_bernoulli([bad], mapping=(0, 2))
     with pytest.raises(ValueError, match="frames: expected distinct"):
         tracks_from_bernoulli([bad, bad], [1, 1], mapping=(0, 1))
+
+
+@pytest.mark.slow  # two interpreters importing nllbench and nrl-tracker
+def test_example_script_writes_one_table_per_seed(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from nllbench.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    sc = tmp_path / "sc"
+    args = [
+        "simulate",
+        "--scenario",
+        "williams15",
+        "--steps",
+        "3",
+        "--seeds",
+        "0",
+        "1",
+        "--output-dir",
+        str(sc),
+    ]
+    assert main(args) == 0
+    script = [sys.executable, str(root / "examples" / "nrl_tracker.py")]
+    done = subprocess.run(
+        [*script, "--input-dir", str(sc), "--output-dir", str(tmp_path / "tr"), "--max-hypotheses", "5"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "tr").glob("seed*.csv")) == ["seed0.csv", "seed1.csv"]
+    for seed in (0, 1):
+        t = validate_tracks(tmp_path / "tr" / f"seed{seed}.csv")
+        assert t.score is not None and set(t.frame.tolist()) == {0, 1, 2}
+        assert t.hypothesis is not None and t.hypothesis.max() < 5
+    done = subprocess.run([*script, "--input-dir", str(sc)], capture_output=True, text=True, check=False)
+    assert (
+        done.returncode == 2 and "give either SCENARIO -o OUTPUT or --input-dir --output-dir" in done.stderr
+    )
