@@ -137,6 +137,15 @@ def test_mht_best_and_confirmed_views(mht_run):
         confirmed = [b for b in best[k] if b.status == trackers.MHTTrackStatus.CONFIRMED]
         assert sorted(top[top.frame == k].x) == sorted(float(b.state[0]) for b in confirmed)
     assert len(top) < len(tracks_from_mht(scans, mapping=(0, 1), hypotheses="best"))
+    # every hypothesis kept; one without a confirmed branch is a placeholder row of its weight
+    conf = tracks_from_mht(scans, mapping=(0, 1), tracks="confirmed")
+    t = validate_tracks(conf)
+    first = conf[conf.frame == 0]
+    assert (
+        len(first) == 1 and first.weight.iloc[0] == 1.0 and first[["id", "x", "score"]].isna().all(axis=None)
+    )
+    per_frame = conf.groupby("frame")["hypothesis"].nunique()
+    assert list(per_frame) == [s.weights.size for s in scans] and t.placeholder.sum() >= 1
     shifted = tracks_from_mht(scans, list(range(10, 10 + data.steps)), mapping=(0, 1))
     assert sorted(set(shifted.frame)) == list(range(10, 10 + data.steps))
     with pytest.raises(ValueError, match="frames: expected 8 integers"):

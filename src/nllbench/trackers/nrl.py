@@ -280,11 +280,11 @@ def tracks_from_mht(
             keep = scan.hypothesis == h
             if tracks == "confirmed":
                 keep &= scan.confirmed
-            lead = {"frame": k} if hypotheses == "best" else {"frame": k, "hypothesis": h}
+            lead = {"frame": k}
             if hypotheses == "all":
-                lead["weight"] = float(scan.weights[h])
-            if not keep.any() and hypotheses == "all":
-                rows.append(dict(lead))
+                lead.update(hypothesis=h, weight=float(scan.weights[h]))
+                if not keep.any():  # a hypothesis without a branch: its weight alone
+                    rows.append(dict(lead))
             for i in np.flatnonzero(keep).tolist():
                 x, P = _block(
                     scan.means[i], scan.covs[i], mapping, f"scans: frame {k}, branch {scan.branch[i]}"
