@@ -461,7 +461,7 @@ def _intensity_parts(density):
             if not isinstance(mb.densities, Gaussians):
                 raise ValueError(
                     f"density: hypothesis {h} has {type(mb.densities).__name__} densities; the intensity "
-                    "score has a closed form for Gaussian and Gaussian-mixture densities only"
+                    "score has a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
                 )
             ws.append(wh * mb.r)
             ms.append(mb.densities.means)

@@ -188,8 +188,8 @@ def _bernoulli_rows(mb: MultiBernoulli, slots: int = 0) -> np.ndarray:
     dens = mb.densities
     if not isinstance(dens, (Gaussians, GaussianMixtures)):
         raise ValueError(
-            f"densities: only Gaussian or Gaussian-mixture Bernoulli densities can be stored, "
-            f"got {type(dens).__name__}"
+            f"densities: only Gaussian Bernoulli densities (Gaussians or Gaussian mixtures) can be "
+            f"stored, got {type(dens).__name__}"
         )
     d, m = mb.dim, len(mb)
     lab = mb.labels if mb.labels is not None else np.full(m, -1)
