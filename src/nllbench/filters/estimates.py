@@ -29,6 +29,11 @@ Multi-Bernoulli mixtures (PMBM, PMB, MBM, MBM01 posteriors):
     hypothesis maximising w_h times the product of its n* largest r and of
     (1 - r) of its other Bernoullis; its n* likeliest Bernoullis (no
     threshold). The MBM estimator of Garcia-Fernandez's reference code.
+
+The point reported for a Bernoulli is its density's mean: the Gaussian mean,
+the Laplace centre, or, for a Gaussian-mixture density sum_c w_c N(m_c, P_c),
+the mixture mean sum_c w_c m_c (the MMSE point; not the heaviest component's
+mean, which is the mode only for well separated components).
 """
 
 from __future__ import annotations

@@ -65,6 +65,7 @@ def fit_score_calibration(
     ``frames`` as for :func:`nllbench.score` (tables covering different frames are refused without it).
     """
     t, y, fr, _ = read_tables(tracks, truth, state, frames)
+    t = t.per_track()  # a Gaussian-mixture track is one detection, at its mixture mean
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
     unit_check(t, y, fr, {"threshold": float(threshold)})

@@ -16,10 +16,20 @@ state columns             the mean, named by the user (default ``x y``)
                           order; a missing off-diagonal means 0)
 ``hypothesis``, ``weight`` optional: global hypothesis number and its weight
                           (one weight per (frame, hypothesis), summing to 1)
+``component``,            optional (with ``id``): the track's density is a
+``component_weight``      Gaussian mixture; one row per component, numbered
+                          by ``component`` (an integer, distinct within the
+                          track's rows of a frame and hypothesis), with its
+                          weight (summing to 1 per track and frame)
 ========================  ==================================================
 
 A row of a tracks table whose state cells are all empty, with ``hypothesis``
 and ``weight`` set, stands for a global hypothesis without any Bernoulli.
+
+With ``component`` a track's *row group* is its rows of one frame (and
+hypothesis): one Bernoulli whose density is sum_c w_c N(x; mean_c, P_c) over
+the group's rows, each row giving a component's mean and covariance; ``r``
+(or ``score``) is the track's and must be the same on every row of the group.
 
 A *truth* table has ``frame``, ``id`` and the same state columns.
 
@@ -35,10 +45,10 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, Gaussians, MultiBernoulli
+from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli
 
 DEFAULT_STATE = ("x", "y")
-_TRACK_KNOWN = ("frame", "id", "r", "score", "hypothesis", "weight")
+_TRACK_KNOWN = ("frame", "id", "r", "score", "hypothesis", "weight", "component", "component_weight")
 
 
 def read_table(source, name: str = "table"):
@@ -326,7 +336,9 @@ class TrackTable:
     ids : (N,) int or None; r, score : (N,) float or None (at most one given);
     covs : (N, d, d) or None (no covariance columns); hypothesis : (N,) int
     or None; weight : (N,) float or None; state : column names; label : source;
-    ignored : columns that are not part of the format.
+    ignored : columns that are not part of the format; component : (N,) int or
+    None and component_weight : (N,) float or None (Gaussian-mixture tracks:
+    one row per component, weights summing to 1 per track, frame and hypothesis).
     """
 
     frame: np.ndarray
@@ -340,11 +352,72 @@ class TrackTable:
     state: tuple[str, ...]
     label: str
     ignored: tuple[str, ...] = ()
+    component: np.ndarray | None = None
+    component_weight: np.ndarray | None = None
 
     @property
     def placeholder(self) -> np.ndarray:
         """(N,) bool: rows that only carry an empty hypothesis' weight."""
         return np.isnan(self.means).all(axis=1)
+
+    def track_groups(self) -> np.ndarray:
+        """(N,) int: the row group (track of one frame and hypothesis) of each row, numbered by first row.
+
+        Without ``component`` every row is its own group. Placeholder rows are groups of their own.
+        """
+        n = self.frame.size
+        if self.component is None or n == 0:
+            return np.arange(n)
+        hyp = self.hypothesis if self.hypothesis is not None else np.zeros(n, dtype=np.int64)
+        ids = np.where(self.placeholder, -1 - np.arange(n), self.ids)  # placeholders never share a group
+        _, first, inverse = np.unique(
+            np.stack([self.frame, hyp, ids], axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        return rank[inverse.reshape(-1)]
+
+    def per_track(self) -> TrackTable:
+        """One row per track, frame and hypothesis: a mixture track at its mixture mean.
+
+        The covariance (when given) is the mixture's, moment-matched; ``r``,
+        ``score``, ids and hypotheses are the group's (equal on its rows).
+        Without ``component``, the table itself.
+        """
+        if self.component is None:
+            return self
+        group = self.track_groups()
+        G = int(group.max()) + 1 if group.size else 0
+        first = np.full(G, group.size, dtype=np.int64)
+        np.minimum.at(first, group, np.arange(group.size))
+        w = np.where(self.placeholder, 1.0, self.component_weight)
+        total = np.bincount(group, weights=w, minlength=G)
+        share = w / total[group]
+        means = np.zeros((G, self.means.shape[1]))
+        np.add.at(means, group, share[:, None] * np.nan_to_num(self.means))
+        means[self.placeholder[first]] = np.nan
+        covs = None
+        if self.covs is not None:
+            diff = np.nan_to_num(self.means - means[group])
+            covs = np.zeros((G, *self.covs.shape[1:]))
+            np.add.at(covs, group, share[:, None, None] * (self.covs + diff[:, :, None] * diff[:, None, :]))
+
+        def pick(a):
+            return None if a is None else a[first]
+
+        return TrackTable(
+            self.frame[first],
+            means,
+            pick(self.ids),
+            pick(self.r),
+            pick(self.score),
+            covs,
+            pick(self.hypothesis),
+            pick(self.weight),
+            self.state,
+            self.label,
+            self.ignored,
+        )
 
 
 @dataclass(frozen=True)
@@ -458,11 +531,79 @@ def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackT
     hyp = _integers(df, "hypothesis", label) if has_h else None
     weight = _hypothesis_weights(df, frame, hyp, label) if has_h else None
     covs = _covariance_columns(df, names, label, empty)
+    comp = comp_w = None
+    if "component" in df.columns or "component_weight" in df.columns:
+        comp, comp_w = _components(df, frame, ids, hyp, empty, label)
     if ids is not None:
-        _unique_ids(frame, ids, hyp, label)
+        _unique_ids(frame, ids, hyp, label, comp)
     known = set(_TRACK_KNOWN) | set(names)
     ignored = tuple(str(c) for c in df.columns if c not in known and not str(c).startswith(("var_", "cov_")))
-    return TrackTable(frame, means, ids, r, score, covs, hyp, weight, names, label, ignored)
+    table = TrackTable(frame, means, ids, r, score, covs, hyp, weight, names, label, ignored, comp, comp_w)
+    if comp is not None:
+        _component_groups(table, df)
+    return table
+
+
+def _components(df, frame, ids, hyp, empty, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """(component (N,) int, component_weight (N,) float) of a Gaussian-mixture tracks table.
+
+    Both columns together, with ``id`` (it names the track a component
+    belongs to); every row but a placeholder has both, the weight in [0, 1].
+    """
+    if "component" not in df.columns or "component_weight" not in df.columns:
+        raise ValueError(
+            f"{label}: columns 'component' and 'component_weight' go together; got only one of them"
+        )
+    if ids is None:
+        raise ValueError(
+            f"{label}: columns 'component' and 'component_weight' need column 'id' (a track's components "
+            "are its rows of one frame with one id)"
+        )
+    comp = _integers(df, "component", label, empty)
+    w = _numbers(df, "component_weight", label, allow_nan=True)
+    _no_nan(w, ~empty, df, "component_weight", label)
+    bad = ((w < 0) | (w > 1)) & ~empty
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_where(label, i, 'component_weight')}: expected a weight in [0, 1], got {float(w[i])!r}"
+        )
+    return comp, np.where(empty, np.nan, w)
+
+
+def _component_groups(table: TrackTable, df) -> None:
+    """Per track, frame and hypothesis: component weights summing to 1, one r (or score) on every row."""
+    group = table.track_groups()
+    live = ~table.placeholder
+    G = int(group.max()) + 1 if group.size else 0
+    first = np.full(G, group.size, dtype=np.int64)
+    np.minimum.at(first, group, np.arange(group.size))
+    for name in ("r", "score"):
+        values = getattr(table, name)
+        if values is None:
+            continue
+        differs = live & (values != values[first][group])
+        if differs.any():
+            i = int(np.flatnonzero(differs)[0])
+            raise ValueError(
+                f"{_where(table.label, i, name)}: expected the {name} {float(values[first[group[i]]])!r} of "
+                f"track id {table.ids[i]} in frame {table.frame[i]} as on its first row "
+                f"(row {first[group[i]] + 1}): a track's components share its {name}, "
+                f"got {float(values[i])!r}"
+            )
+    w = np.where(live, table.component_weight, 0.0)
+    totals = np.bincount(group, weights=w, minlength=G)
+    counts = np.bincount(group, minlength=G)
+    bad = live[first] & (np.abs(totals - 1.0) > 1e-9 * counts)
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        i = int(first[g])
+        rows = np.flatnonzero(group == g) + 1
+        raise ValueError(
+            f"{_where(table.label, i, 'component_weight')}: track id {table.ids[i]} in frame "
+            f"{table.frame[i]}{'' if table.hypothesis is None else f', hypothesis {table.hypothesis[i]}'}: "
+            f"expected component weights summing to 1, got {float(totals[g])!r} (rows {rows.tolist()})"
+        )
 
 
 def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
@@ -497,12 +638,19 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     return w
 
 
-def _unique_ids(frame, ids, hyp, label: str) -> None:
-    keys = np.stack([frame, ids] if hyp is None else [frame, hyp, ids], axis=1)
+def _unique_ids(frame, ids, hyp, label: str, component=None) -> None:
+    cols = [frame, ids] if hyp is None else [frame, hyp, ids]
+    keys = np.stack(cols if component is None else [*cols, component], axis=1)
     _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
     if np.any(counts > 1):
         key = keys[first[np.flatnonzero(counts > 1)[0]]]
         rows = np.flatnonzero((keys == key).all(axis=1))
+        if component is not None:
+            raise ValueError(
+                f"{_where(label, int(rows[1]), 'component')}: expected one row per component of a track, "
+                f"frame{'' if hyp is None else ' and hypothesis'}, got component {key[-1]} of id {key[-2]} "
+                f"again (also on row {rows[0] + 1})"
+            )
         raise ValueError(
             f"{_where(label, int(rows[1]), 'id')}: expected one row per id and frame"
             f"{'' if hyp is None else ' and hypothesis'}, got id {key[-1]} again (also on row {rows[0] + 1})"
@@ -625,10 +773,14 @@ def densities(
     d = len(tracks.state)
     out = []
     placeholder = tracks.placeholder
+    group = tracks.track_groups()
     for rows in _split(tracks.frame, frames):
         hyps, weights = _frame_hypotheses(tracks, rows, placeholder)
         mbs = []
         for hrows in hyps:
+            if tracks.component is not None:
+                mbs.append(_mixture_bernoullis(tracks, hrows, group, r, covs))
+                continue
             mbs.append(
                 MultiBernoulli(
                     r[hrows],
@@ -640,6 +792,19 @@ def densities(
             )
         out.append(PMBM(ppp, tuple(mbs), weights))
     return out
+
+
+def _mixture_bernoullis(tracks: TrackTable, hrows: np.ndarray, group: np.ndarray, r, covs) -> MultiBernoulli:
+    """The Bernoullis of one frame and hypothesis of a mixture table: one per track (row group), in
+    the order of their first rows, each with its rows as components in ``component`` order."""
+    key = group[hrows]
+    order = np.lexsort((tracks.component[hrows], key))
+    rows = hrows[order]
+    _, first, counts = np.unique(key[order], return_index=True, return_counts=True)
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    dens = GaussianMixtures(tracks.component_weight[rows], tracks.means[rows], covs[rows], offsets)
+    return MultiBernoulli(r[rows[first]], dens, tracks.ids[rows[first]])
 
 
 def _frame_hypotheses(tracks: TrackTable, rows: np.ndarray, placeholder: np.ndarray):

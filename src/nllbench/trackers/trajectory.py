@@ -132,6 +132,11 @@ def prepare(
         raise ValueError(
             f"{t.label}: the trajectory NLL needs labels: expected a column 'id' (one track id per row)"
         )
+    if t.component is not None:
+        raise ValueError(
+            f"{t.label}: the trajectory NLL takes Gaussian tracks, one row per id and frame; columns "
+            "'component' / 'component_weight' (Gaussian-mixture tracks) are scored per frame by nb.score"
+        )
     live = ~t.placeholder
     weight = _mixture_rows(t, mixture)
     r, r_source = _existence(t, fill)
