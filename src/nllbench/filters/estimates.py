@@ -43,7 +43,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    as_pmbm,
+)
 
 DEFAULT_EXISTENCE_THRESHOLD = 0.4
 
@@ -67,7 +75,8 @@ class Estimates:
     """Estimated states (k, d) and their labels (k,) (-1 where the density has none).
 
     ``covs`` (k, d, d): the covariances of the Gaussian components the
-    states are the means of (None when the density is not Gaussian, or the
+    states are the means of (of a Gaussian-mixture Bernoulli: its
+    moment-matched covariance; None when the density is neither, or the
     estimates come from elsewhere); the covariance-aware (Mahalanobis)
     distance of the measures uses them.
     """
@@ -149,7 +158,10 @@ def intensity_indices(weights: np.ndarray, rule: str, n_map: int = 0) -> np.ndar
 
 def _mb_subset(mb: MultiBernoulli, idx: np.ndarray) -> Estimates:
     labels = mb.labels[idx] if mb.labels is not None else np.full(idx.size, -1)
-    covs = mb.densities.covs[idx] if isinstance(mb.densities, Gaussians) else None
+    dens = mb.densities
+    if isinstance(dens, GaussianMixtures):  # a mixture's point is its mean; its spread, the moment match
+        dens = dens.moment_matched()
+    covs = dens.covs[idx] if isinstance(dens, Gaussians) else None
     return Estimates(mb.means[idx], labels, covs)
 
 

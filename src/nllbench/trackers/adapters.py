@@ -256,7 +256,7 @@ def _mot_values(path) -> tuple[np.ndarray, list[int]]:
     shift of the columns after it. Blank lines are skipped. Errors name the
     file, line and column.
     """
-    from nllbench.trackers.tracks import file_kind
+    from nllbench.trackers.cells import file_kind
 
     rows, lines = [], []
     kind = file_kind(path)
