@@ -27,6 +27,8 @@ MAX_Q = 10**6
 #: Largest CPHD cardinality bound: the CPHD prediction builds (N+1) x (N+1) arrays; N = 10**4
 #: needs several GB, N = 1000 about 8 MB each.
 MAX_CPHD_CARD = 1000
+#: Largest cap on kept components or hypotheses ((C)PHD components, PMBM global hypotheses).
+MAX_CAP = 10**6
 #: Longest run ``nllbench simulate`` writes (steps of one file; a truth file's last step): 10**5
 #: Williams steps took 50 s and 0.45 GB; the memory grows with the steps.
 MAX_STEPS = 10**5
