@@ -58,6 +58,8 @@ def _simulate(args: argparse.Namespace) -> int:
     if truth is not None and args.truth_seed is not None:
         raise ValueError("simulate: --truth gives the truth; --truth-seed cannot be used with it")
     if truth is not None:
+        if not Path(truth).is_file():
+            raise ValueError(f"--truth {truth!r}: expected {TRUTH_CSV}, got no such file")
         check_text_file(truth, "--truth", TRUTH_CSV)
     config = provenance_of(args)
     inputs = [("--truth", truth)]
