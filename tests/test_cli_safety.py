@@ -264,6 +264,7 @@ def attrs(**changes) -> dict:
     [
         (attrs(), []),
         (attrs(evaluation={"qs": [1, 10]}), []),  # a grid: other Q only
+        (attrs(evaluation={"qs": [10], "exact": True}), []),  # a grid computes the exact NLL once
         (attrs(evaluation={"cov_scale": 4.0}), None),  # another run (a probe), not a conflict
         (attrs(seed=1), None),
         (attrs(evaluation={"cutoff": 5.0}), ["cutoff"]),

@@ -5,7 +5,8 @@ is keyed by: scenario, seed, filter, clutter rate, P_D and the probe
 (covariance scale, tempering, marginal). ``nllbench aggregate`` keeps one row
 per run, so two such files are harmless when they were computed alike (the
 same directory given twice, a copy of it, directories of one evaluation grid
-that differ only in their Murty budgets Q) and silently wrong when they were
+that differ only in their Murty budgets Q and whether the exact NLL was
+computed) and silently wrong when they were
 not: with GOSPA cut-off 2 in one and 5 in the other, the tables would hold
 whichever came first. :func:`find_conflicts` finds the second case from the
 files' attributes (:func:`run_record`), a pure function of them;
@@ -13,9 +14,10 @@ files' attributes (:func:`run_record`), a pure function of them;
 the metrics directories.
 
 Compared settings (:func:`settings_of`): every evaluation setting but the
-budgets ``qs`` (each NLL row is labelled by its Q) and the probe (a label of
-the run), the filter's parameters, a scored tracker's fill-ins and frames, and
-the scenario's steps and survival probability.
+budgets ``qs`` (each NLL row is labelled by its Q), ``exact`` (the exact NLL
+is computed once per grid) and the probe (a label of the run), the filter's
+parameters, a scored tracker's fill-ins and frames, and the scenario's steps
+and survival probability.
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nllbench.measures.evaluate import VARYING
+
 #: File attributes that label a run (with the probe below), as named in the tables.
 RUN_ATTRIBUTES = (("scenario", "scenario"), ("seed", "seed"), ("filter", "filter"),
                   ("clutter_rate", "clutter"), ("p_detection", "pd"))  # fmt: skip
 #: Evaluation settings that label a run (a calibration probe) rather than set how it is scored.
 PROBE_SETTINGS = ("cov_scale", "temper", "marginal")
-#: Evaluation settings that differ between files of one run without changing any value they share.
-FREE_SETTINGS = ("qs",)
+#: Evaluation settings that differ between files of one run without changing any value they share:
+#: those the directories of one evaluation grid differ in (``VARYING``: the budgets Q, whether the
+#: exact NLL was computed), but the probe, which labels the run.
+FREE_SETTINGS = tuple(k for k in VARYING if k not in PROBE_SETTINGS)
 #: JSON attributes whose members are compared one by one (``filter_parameters.gate``).
 JSON_ATTRIBUTES = ("filter_parameters", "fill_ins")
 #: Plain attributes compared as they are.
