@@ -482,3 +482,20 @@ def test_command_help_text(command, shown, capsys):
     text = " ".join(capsys.readouterr().out.split())
     for s in shown:
         assert " ".join(s.split()) in text
+
+
+def test_warmup_runs_every_command_of_its_study(capsys):
+    """``nllbench warmup`` (the Snakefile's onstart) runs simulate, every filter and the evaluations."""
+    assert main(["warmup"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("warmup: compiled kernels are cached (") and "CPU s" in out
+
+
+def test_warmup_names_a_failing_step(tmp_path, monkeypatch):
+    from nllbench.cli import warmup
+
+    monkeypatch.setattr(warmup, "FILTERS", ("phd", "nofilter"))
+    with pytest.raises(
+        RuntimeError, match="warmup: 'nllbench filter -q --filter nofilter .*' failed: .*invalid choice"
+    ):
+        warmup.warm_up(tmp_path)
