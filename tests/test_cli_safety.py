@@ -499,3 +499,65 @@ def test_warmup_names_a_failing_step(tmp_path, monkeypatch):
         RuntimeError, match="warmup: 'nllbench filter -q --filter nofilter .*' failed: .*invalid choice"
     ):
         warmup.warm_up(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        (["{met}/summary.csv"], "(written by --timing), got columns scenario, seed"),
+        (["{s}"], "expected a timing CSV with columns item, seconds (written by --timing), got an HDF5 file"),
+        (["{t}", "{t}"], "given twice; expected each timing CSV once"),
+        (
+            ["{met}"],
+            "expected a timing CSV with columns item, seconds (written by --timing), got a directory",
+        ),
+    ],
+)
+def test_timing_names_a_file_that_is_no_timing_table(data, tmp_path, capsys, files, message):
+    names = dict(met=data / "met", s=data / "s.nc", t=data / "t.csv")
+    files = [f.format(**names) for f in files]
+    code, err = run(["timing", *files, "-o", tmp_path / "all.csv"], capsys)
+    assert code == 2 and f"FILES {files[-1]!r}: " in err and message in err, err
+    assert list(tmp_path.iterdir()) == []  # refused before the table is written
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (["simulate", "--scenario", "williams15", "--steps", "2", "--seeds", "0", "--output-dir", "{d}", "--timing", "{d}/t.csv"],  # noqa: E501
+         "--timing '{d}/t.csv': lies inside the output directory --output-dir '{d}'"),
+        (["simulate", "--scenario", "williams15", "-o", ""], "-o '': expected a path that names a file"),
+        (["filter", "--filter", "pmb", "--input-dir", "{sim}", "--output-dir", ""],
+         "--output-dir '': expected a path that names a directory"),
+        (["theorem1", "--size", "1e308", "--dim", "10"],
+         "--size 1e+308 with --dim 10: the field of view's volume size^dim overflows"),
+        (["simulate", "--scenario", "williams15", "--truth", "{sim}", "-o", "{d}.nc"],
+         "--truth '{sim}': expected a text CSV with columns step, id, x, y, vx, vy, got a directory"),
+    ],
+)  # fmt: skip
+def test_more_errors_name_the_option(data, tmp_path, capsys, command, message):
+    names = dict(d=tmp_path / "d", sim=data / "sim")
+    code, err = run([a.format(**names) for a in command], capsys)
+    assert code == 2 and message.format(**names) in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simulate_truth_with_a_byte_order_mark(tmp_path):
+    """A spreadsheet's UTF-8 CSV starts with a byte-order mark; it is no part of the first column's name."""
+    (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbfstep,id,x,y,vx,vy\n1,0,10,20,1,0\n2,0,11,20,1,0\n")
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                "williams15",
+                "--truth",
+                str(tmp_path / "t.csv"),
+                "-o",
+                str(tmp_path / "s.nc"),
+            ]
+        )
+        == 0
+    )  # noqa: E501
+    truth = read_scenario(tmp_path / "s.nc").truth
+    assert len(truth) == 2 and truth[1][0].tolist() == [11.0, 20.0, 1.0, 0.0]

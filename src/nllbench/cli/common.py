@@ -44,11 +44,30 @@ def checked_outputs(
     """
     from nllbench.store import Output, committed_together
 
-    given = [Output(Path(path), option, directory) for option, path, directory in targets if path]
+    for option, path, directory in targets:
+        if path is not None:  # "" or "." would name no output
+            names_a_file(path, option, "directory" if directory else "file")
+    given = [Output(Path(path), option, directory) for option, path, directory in targets if path is not None]
+    _check_not_nested(given)
     read = [(option, path) for option, path in inputs if path is not None]
     with committed_together(*given, inputs=read) as tmps:
         it = iter(tmps)
-        yield [next(it) if path else None for _, path, _ in targets]
+        yield [next(it) if path is not None else None for _, path, _ in targets]
+
+
+def _check_not_nested(outputs) -> None:
+    """Refuse an output inside a directory output: the directory is replaced whole at the end."""
+    for d in outputs:
+        if not d.directory:
+            continue
+        outer = Path(os.path.realpath(d.path))
+        for o in outputs:
+            inner = Path(os.path.realpath(o.path))
+            if o is not d and outer in inner.parents:
+                raise ValueError(
+                    f"{o.option} {str(o.path)!r}: lies inside the output directory {d.option} "
+                    f"{str(d.path)!r}, which is replaced whole; write it elsewhere"
+                )
 
 
 def files_in(option: str, directory: str | None, names: Sequence[str]) -> list[tuple[str, Path]]:
@@ -61,11 +80,16 @@ def files_in(option: str, directory: str | None, names: Sequence[str]) -> list[t
     return [] if directory is None else [(option, Path(directory) / name) for name in names]
 
 
-def names_a_file(path: str, option: str) -> str:
-    """``path`` if its last component names a file; else a ValueError naming ``option``."""
+def names_a_file(path: str, option: str, what: str = "file") -> str:
+    """``path`` if its last component names a ``what`` (file, directory); else a ValueError naming it."""
     if not str(path) or Path(path).name in ("", ".", ".."):
-        raise ValueError(f"{option} {str(path)!r}: expected a path that names a file")
+        raise ValueError(f"{option} {str(path)!r}: expected a path that names a {what}")
     return path
+
+
+def not_a_file(path: str | os.PathLike) -> str:
+    """What stands at ``path`` when it is no regular file: "a directory" or "no such file"."""
+    return "a directory" if Path(path).is_dir() else "no such file"
 
 
 #: Leading bytes of binary formats given where a text file is expected, and what they are.

@@ -17,6 +17,7 @@ from nllbench.cli.common import (
     check_text_file,
     checked_outputs,
     json_option,
+    not_a_file,
     provenance_of,
     seed_files,
     warner,
@@ -59,7 +60,7 @@ def _simulate(args: argparse.Namespace) -> int:
         raise ValueError("simulate: --truth gives the truth; --truth-seed cannot be used with it")
     if truth is not None:
         if not Path(truth).is_file():
-            raise ValueError(f"--truth {truth!r}: expected {TRUTH_CSV}, got no such file")
+            raise ValueError(f"--truth {truth!r}: expected {TRUTH_CSV}, got {not_a_file(truth)}")
         check_text_file(truth, "--truth", TRUTH_CSV)
     config = provenance_of(args)
     inputs = [("--truth", truth)]

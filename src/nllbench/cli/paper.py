@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 
 import numpy as np
 
@@ -29,6 +31,11 @@ def _example(args: argparse.Namespace) -> int:
 def _theorem1(args: argparse.Namespace) -> int:
     from nllbench.measures.theorem1 import theorem1
 
+    if args.dim * math.log(args.size) >= math.log(sys.float_info.max):
+        raise ValueError(
+            f"--size {args.size:g} with --dim {args.dim}: the field of view's volume size^dim overflows;"
+            f" expected size^dim below {sys.float_info.max:.3g}"
+        )
     rng = np.random.default_rng(args.seed)
     lo = np.zeros(args.dim)
     hi = np.full(args.dim, args.size)

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from nllbench.cli.common import checked_outputs, files_in, provenance_of
+from nllbench.cli.common import check_text_file, checked_outputs, files_in, not_a_file, provenance_of
 
 
 def _aggregate(args: argparse.Namespace) -> int:
@@ -54,11 +55,40 @@ def _gospa_table(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The columns every timing CSV has (written by simulate, filter, evaluate and score --timing).
+TIMING_COLUMNS = ("item", "seconds")
+
+
+def check_timing_files(files: list[str]) -> None:
+    """Each file once, a text CSV with the timing columns; else a ValueError naming the file."""
+    import pandas as pd
+
+    seen: set[str] = set()
+    for f in files:
+        real = os.path.realpath(f)
+        if real in seen:
+            raise ValueError(f"FILES {f!r}: given twice; expected each timing CSV once")
+        seen.add(real)
+        expected = f"a timing CSV with columns {', '.join(TIMING_COLUMNS)} (written by --timing)"
+        if not Path(f).is_file():
+            raise ValueError(f"FILES {f!r}: expected {expected}, got {not_a_file(f)}")
+        check_text_file(f, "FILES", expected)
+        try:
+            columns = list(pd.read_csv(f, nrows=0).columns)
+        except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise ValueError(f"FILES {f!r}: expected {expected}: {exc}") from None
+        missing = [c for c in TIMING_COLUMNS if c not in columns]
+        if missing:
+            shown = ", ".join(columns[:6]) + (f" and {len(columns) - 6} more" if len(columns) > 6 else "")
+            raise ValueError(f"FILES {f!r}: expected {expected}, got columns {shown or 'none'}")
+
+
 def _timing(args: argparse.Namespace) -> int:
     from nllbench.pipeline.aggregate import collect_timing
 
     inputs = [("FILES", f) for f in args.files]
     with checked_outputs(("-o", args.output, False), inputs=inputs) as (out,):
+        check_timing_files(args.files)
         df = collect_timing(args.files)
         df.to_csv(out, index=False)
     print(f"wrote {args.output}: {len(df)} items, {df['seconds'].sum():.1f} s of compute")

@@ -457,7 +457,7 @@ def read_truth_csv(
     Returns per-step states (n_k, 4) in ``state_names`` order and ids (n_k,),
     rows of a step sorted by id.
     """
-    with open(path, newline="") as fh:
+    with open(path, newline="", encoding="utf-8-sig") as fh:  # a byte-order mark is no part of a name
         rows = list(csv.reader(fh))
     if not rows or not any(f.strip() for f in rows[0]):
         raise ValueError(
