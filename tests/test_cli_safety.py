@@ -561,3 +561,48 @@ def test_simulate_truth_with_a_byte_order_mark(tmp_path):
     )  # noqa: E501
     truth = read_scenario(tmp_path / "s.nc").truth
     assert len(truth) == 2 and truth[1][0].tolist() == [11.0, 20.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "first, second, found, kind",
+    [
+        ("simulate", "filter", "scenario files", "posterior files"),
+        ("aggregate", "evaluate", "tables", "metrics files"),
+        ("evaluate", "aggregate", "metrics files", "tables"),
+        ("filter", "simulate", "posterior files", "scenario files"),
+    ],
+)
+def test_a_directory_nllbench_wrote_is_not_replaced_by_outputs_of_another_kind(
+    data, tmp_path, capsys, first, second, found, kind
+):
+    """Scenario, posterior, metrics and table directories each record what they hold."""
+    out = tmp_path / "out"
+    commands = {
+        "simulate": ["simulate", "--scenario", "williams15", "--steps", "2", "--seeds", "0", "--output-dir", out],  # noqa: E501
+        "filter": ["filter", "-q", "--filter", "pmb", "--input-dir", data / "sim", "--output-dir", out],
+        "evaluate": ["evaluate", "--posterior-dir", data / "post", "--scenario-dir", data / "sim", "--q", "1", "--output-dir", out],  # noqa: E501
+        "aggregate": ["aggregate", data / "met", "--out-dir", out],
+    }  # fmt: skip
+    assert run(commands[first], capsys)[0] == 0
+    before = snapshot(out)
+    code, err = run(commands[second], capsys)
+    assert code == 2
+    assert f"'{out}': refusing to replace a directory of {found} (written by nllbench) with {kind}" in err
+    assert snapshot(out) == before
+    assert run(commands[first], capsys)[0] == 0  # the same kind is replaced
+
+
+def test_a_metrics_directory_takes_score_or_evaluate_and_old_markers_are_replaced(data, tmp_path, capsys):
+    import json
+
+    from nllbench.store import MARKER
+
+    out = tmp_path / "m"
+    ev = ["evaluate", "--posterior-dir", data / "post", "--scenario-dir", data / "sim", "--q", "1"]
+    assert run([*ev, "--output-dir", out], capsys)[0] == 0
+    assert json.loads((out / MARKER).read_text())["holds"] == "metrics files"
+    sc = ["score", "--tracks-dir", data / "tracks", "--scenario-dir", data / "sim", "--existence-one"]
+    assert run([*sc, "--default-std", "1", "--q", "1", "--output-dir", out], capsys)[0] == 0
+    (out / MARKER).write_text('{"written_by": "nllbench", "option": "--output-dir"}')  # before "holds"
+    assert run(["aggregate", data / "met", "--out-dir", out], capsys)[0] == 0
+    assert json.loads((out / MARKER).read_text())["holds"] == "tables"  # not the inner writer's

@@ -29,9 +29,14 @@ PROBABILITY = number(0, 1)
 
 @contextmanager
 def checked_outputs(
-    *targets: tuple[str, str | None, bool], inputs: Sequence[tuple[str, str | os.PathLike | None]] = ()
+    *targets: tuple[str, str | None, bool | str],
+    inputs: Sequence[tuple[str, str | os.PathLike | None]] = (),
 ):
-    """Every output of a command, given as (option, path or None, is a directory).
+    """Every output of a command, given as (option, path or None, False for a file or, for a
+    directory, what it holds: True or a kind such as ``"posterior files"``).
+
+    A directory that nllbench wrote with outputs of another kind is not
+    replaced (:func:`nllbench.store.check_replaceable`).
 
     Yields the temporary path of each given target (None for absent ones).
     ``inputs`` are the (option or argument name, path or None) of everything the
@@ -47,7 +52,11 @@ def checked_outputs(
     for option, path, directory in targets:
         if path is not None:  # "" or "." would name no output
             names_a_file(path, option, "directory" if directory else "file")
-    given = [Output(Path(path), option, directory) for option, path, directory in targets if path is not None]
+    given = [
+        Output(Path(path), option, bool(directory), directory if isinstance(directory, str) else "")
+        for option, path, directory in targets
+        if path is not None
+    ]
     _check_not_nested(given)
     read = [(option, path) for option, path in inputs if path is not None]
     with committed_together(*given, inputs=read) as tmps:

@@ -34,6 +34,8 @@ from nllbench.options import (
     number,
 )
 
+#: What the batch directories of simulate and filter hold (recorded in their markers).
+SCENARIO_FILES, POSTERIOR_FILES = "scenario files", "posterior files"
 #: What ``simulate --truth`` expects.
 TRUTH_CSV = "a text CSV with columns step, id, x, y, vx, vy"
 
@@ -82,7 +84,7 @@ def _simulate(args: argparse.Namespace) -> int:
     seeds = args.seeds if args.seeds else [args.seed]
     check_simulation_work(args, seeds, overrides)
     timing = []
-    targets = ("--output-dir", args.output_dir, True), ("--timing", args.timing, False)
+    targets = ("--output-dir", args.output_dir, SCENARIO_FILES), ("--timing", args.timing, False)
     with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         for seed in seeds:
             _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config, truth)
@@ -176,7 +178,7 @@ def _filter(args: argparse.Namespace) -> int:
         return 0
     files = seed_files(args.input_dir)
     timing = []
-    targets = ("--output-dir", args.output_dir, True), ("--timing", args.timing, False)
+    targets = ("--output-dir", args.output_dir, POSTERIOR_FILES), ("--timing", args.timing, False)
     with checked_outputs(*targets, inputs=[("--input-dir", args.input_dir)]) as (tmp, tt):
         for i, f in enumerate(files):
             _, sec = filter_file(f, args.filter, tmp / f.name, **options)

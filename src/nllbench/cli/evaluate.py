@@ -23,6 +23,9 @@ from nllbench.cli.common import (
 )
 from nllbench.options import MAX_Q, add_options, from_args, integer
 
+#: What a metrics directory of evaluate or score holds (recorded in its marker).
+METRICS_FILES = "metrics files"
+
 
 def parsed_evaluation_settings(args):
     """EvaluationSettings from the options of ``evaluate`` or ``score`` (score: the default estimator)."""
@@ -107,7 +110,7 @@ def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, che
     grid = _evaluation_grid(args, settings)
     files = seed_files(args.posterior_dir)
     patterns = [args.output_dir.format(q=q, cov=fmt(s)) for q, s in grid] if args.cov_scales else []
-    dirs = [("--output-dir", d, True) for d in patterns or [args.output_dir]]
+    dirs = [("--output-dir", d, METRICS_FILES) for d in patterns or [args.output_dir]]
     jobs = grid_settings(settings, grid) if args.cov_scales is not None else [settings]
     rows, timing = [[] for _ in jobs], []
     inputs = [("--posterior-dir", args.posterior_dir), ("--scenario-dir", args.scenario_dir)]

@@ -23,7 +23,7 @@ def _example(args: argparse.Namespace) -> int:
         text = format_example(n)
         print(text)
         if args.out_dir:
-            with checked_outputs(("--out-dir", args.out_dir, True)) as (out,):
+            with checked_outputs(("--out-dir", args.out_dir, "the paper's example files")) as (out,):
                 write_example(n, out, text)
     return 0
 

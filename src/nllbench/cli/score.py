@@ -17,6 +17,7 @@ from nllbench.cli.common import (
     write_timing,
 )
 from nllbench.cli.evaluate import (
+    METRICS_FILES,
     add_evaluation_options,
     one_run_outputs,
     parsed_evaluation_settings,
@@ -128,7 +129,7 @@ def _score_batch(args: argparse.Namespace, options: dict):
     tables = _seed_tables(args.tracks_dir)
     check_text_tables([("--tracks-dir", f) for f in tables] + calibration_inputs(args))
     rows, timing = [], []
-    targets = ("--output-dir", args.output_dir, True), ("--timing", args.timing, False)
+    targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
     inputs = [
         ("--tracks-dir", args.tracks_dir),
         ("--scenario-dir", args.scenario_dir),

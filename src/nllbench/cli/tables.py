@@ -19,7 +19,7 @@ def _aggregate(args: argparse.Namespace) -> int:
     from nllbench.pipeline.conflicts import check_no_conflicts, read_run_records
 
     inputs = [("METRICS_DIRS", d) for d in args.metrics_dirs]
-    with checked_outputs(("--out-dir", args.out_dir, True), inputs=inputs) as (out,):
+    with checked_outputs(("--out-dir", args.out_dir, "tables"), inputs=inputs) as (out,):
         check_no_conflicts(read_run_records(args.metrics_dirs))
         counts = write_tables(args.metrics_dirs, out, provenance_of(args), long_csv=args.long_csv)
     n = len(args.metrics_dirs)
