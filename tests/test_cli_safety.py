@@ -606,3 +606,30 @@ def test_a_metrics_directory_takes_score_or_evaluate_and_old_markers_are_replace
     (out / MARKER).write_text('{"written_by": "nllbench", "option": "--output-dir"}')  # before "holds"
     assert run(["aggregate", data / "met", "--out-dir", out], capsys)[0] == 0
     assert json.loads((out / MARKER).read_text())["holds"] == "tables"  # not the inner writer's
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (["leaderboard", "--tables", "{root}/none", "-o", "{out}"],
+         "--tables '{root}/none': expected the tables written by 'nllbench aggregate', got no such dir"),
+        (["leaderboard", "--tables", "{sim}", "-o", "{out}"],
+         "--tables '{sim}': expected the tables written by 'nllbench aggregate', but summary.csv is missing"),
+        (["leaderboard", "--tables", "{tab}", "--example-dirs", "{sim}", "-o", "{out}"],
+         "--example-dirs '{sim}': expected a directory written by 'nllbench example N --out-dir', but"),
+        (["leaderboard", "--tables", "{tab}", "--theorem1", "{root}/t.txt", "-o", "{out}"],
+         "--theorem1 '{root}/t.txt': expected a file, got no such file"),
+        (["plot", "example", "--example-dir", "{root}/none", "-o", "{out}"],
+         "--example-dir '{root}/none': expected a directory written by 'nllbench example N --out-dir'"),
+        (["plot", "timing", "--timing", "{s}", "-o", "{out}"],
+         "--timing '{s}': expected a timing table from 'nllbench timing' (CSV), got an HDF5 file"),
+        (["plot", "theorem1", "--tables", "{met}", "-o", "{out}"],
+         "--tables '{met}': expected the tables written by 'nllbench aggregate', but steps.nc is missing"),
+    ],
+)  # fmt: skip
+def test_commands_that_read_a_directory_name_what_is_missing(data, tmp_path, capsys, command, message):
+    names = dict(root=tmp_path, out=tmp_path / "o" / "x.png", sim=data / "sim", tab=data / "tab",
+                 s=data / "s.nc", met=data / "met")  # fmt: skip
+    code, err = run([a.format(**names) for a in command], capsys)
+    assert code == 2 and message.format(**names) in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -89,6 +89,33 @@ def files_in(option: str, directory: str | None, names: Sequence[str]) -> list[t
     return [] if directory is None else [(option, Path(directory) / name) for name in names]
 
 
+#: What the directories that commands read from were written by (for the errors of :func:`require_files`).
+WRITTEN_BY = {
+    "--tables": "the tables written by 'nllbench aggregate'",
+    "--example-dir": "a directory written by 'nllbench example N --out-dir'",
+    "--example-dirs": "a directory written by 'nllbench example N --out-dir'",
+}
+
+
+def require_files(inputs: Sequence[tuple[str, str | os.PathLike]]) -> None:
+    """Every (option, file) of ``inputs`` exists; else a ValueError naming the option and what is missing.
+
+    A file of a directory option (:data:`WRITTEN_BY`) is named with its
+    directory and what should have written it.
+    """
+    for option, path in inputs:
+        path = Path(path)
+        if path.is_file():
+            continue
+        if option in WRITTEN_BY:
+            where, expected = f"{option} {str(path.parent)!r}", WRITTEN_BY[option]
+            if not path.parent.is_dir():
+                found = "a file" if path.parent.exists() else "no such directory"
+                raise ValueError(f"{where}: expected {expected}, got {found}")
+            raise ValueError(f"{where}: expected {expected}, but {path.name} is missing")
+        raise ValueError(f"{option} {str(path)!r}: expected a file, got {not_a_file(path)}")
+
+
 def names_a_file(path: str, option: str, what: str = "file") -> str:
     """``path`` if its last component names a ``what`` (file, directory); else a ValueError naming it."""
     if not str(path) or Path(path).name in ("", ".", ".."):
@@ -97,8 +124,9 @@ def names_a_file(path: str, option: str, what: str = "file") -> str:
 
 
 def not_a_file(path: str | os.PathLike) -> str:
-    """What stands at ``path`` when it is no regular file: "a directory" or "no such file"."""
-    return "a directory" if Path(path).is_dir() else "no such file"
+    """What stands at ``path`` when it is not what was expected: "a directory", "a file" or "no such file"."""
+    path = Path(path)
+    return "a directory" if path.is_dir() else ("a file" if path.exists() else "no such file")
 
 
 #: Leading bytes of binary formats given where a text file is expected, and what they are.

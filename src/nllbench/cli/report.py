@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nllbench.cli.common import checked_outputs, files_in, names_a_file, provenance_of
+from nllbench.cli.common import (
+    check_text_file,
+    checked_outputs,
+    files_in,
+    names_a_file,
+    provenance_of,
+    require_files,
+)
 from nllbench.options import MAX_Q, integer
 
 #: The figures ``nllbench plot`` draws, with what each shows (``example`` once per example directory).
@@ -36,15 +43,10 @@ FIGURE_TABLES = {
 }
 #: The files of an example directory (``nllbench example N --out-dir``) the figure and the page read.
 EXAMPLE_FILES = ("truth.csv", "table.csv", "M1.nc", "M2.nc")
-#: The files of a --tables directory the leaderboard reads.
-LEADERBOARD_TABLES = (
-    "summary.csv",
-    "paired.csv",
-    "ranking.csv",
-    "provenance.json",
-    "fill_ins.csv",
-    "gospa.csv",
-)
+#: The files of a --tables directory the leaderboard needs.
+LEADERBOARD_TABLES = ("summary.csv", "paired.csv", "ranking.csv", "provenance.json")
+#: The files of a --tables directory the leaderboard reads when they exist.
+LEADERBOARD_OPTIONAL = ("fill_ins.csv", "gospa.csv")
 
 
 def _plot_inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -69,7 +71,11 @@ def _checked_plot(args: argparse.Namespace) -> int:
     given = Path(names_a_file(args.output, "-o"))
     paths = dict.fromkeys([given, given.with_suffix(".png"), given.with_suffix(".pdf")])  # errors: -o first
     outputs = [Output(p, "-o") for p in paths]
-    check_not_an_input(outputs, _plot_inputs(args))
+    inputs = _plot_inputs(args)
+    check_not_an_input(outputs, inputs)
+    require_files(inputs)
+    if args.figure == "timing" and args.timing:
+        check_text_file(args.timing, "--timing", "a timing table from 'nllbench timing' (CSV)")
     created = []
     try:
         for o in outputs:
@@ -134,10 +140,13 @@ def _plot(args: argparse.Namespace) -> int:
 def _leaderboard(args: argparse.Namespace) -> int:
     from nllbench.pipeline.report import write_leaderboard
 
-    inputs = files_in("--tables", args.tables, LEADERBOARD_TABLES) + [("--theorem1", args.theorem1)]
+    needed = files_in("--tables", args.tables, LEADERBOARD_TABLES) + [("--theorem1", args.theorem1)]
     for d in args.example_dirs or []:
-        inputs += files_in("--example-dirs", d, ["table.csv"])
+        needed += files_in("--example-dirs", d, ["table.csv"])
+    needed = [(option, path) for option, path in needed if path is not None]
+    inputs = needed + files_in("--tables", args.tables, LEADERBOARD_OPTIONAL)
     with checked_outputs(("-o", args.output, False), inputs=inputs) as (out,):
+        require_files(needed)
         write_leaderboard(args.tables, args.example_dirs or [], out, args.theorem1)
     print(f"wrote {args.output}")
     return 0
