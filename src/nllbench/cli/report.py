@@ -73,13 +73,13 @@ def _checked_plot(args: argparse.Namespace) -> int:
     outputs = [Output(p, "-o") for p in paths]
     inputs = _plot_inputs(args)
     check_not_an_input(outputs, inputs)
-    require_files(inputs)
-    if args.figure == "timing" and args.timing:
-        check_text_file(args.timing, "--timing", "a timing table from 'nllbench timing' (CSV)")
     created = []
     try:
         for o in outputs:
             created += check_output(o.path, "-o")
+        require_files(inputs)
+        if args.figure == "timing" and args.timing:
+            check_text_file(args.timing, "--timing", "a timing table from 'nllbench timing' (CSV)")
         return _plot(args)
     except BaseException:
         remove_created_dirs(created)
