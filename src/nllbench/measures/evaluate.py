@@ -64,7 +64,7 @@ from nllbench.measures.metrics import (
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.tgospa import TGOSPAResult, tgospa
 from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
-from nllbench.options import option
+from nllbench.options import MAX_Q, option
 
 #: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
 DISTANCES = ("euclidean", "mahalanobis")
@@ -105,7 +105,7 @@ class EvaluationSettings:
 
     # each field with an option is a command-line flag and config key (nllbench.options)
     qs: tuple[int, ...] = option(
-        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, many=True, name="q"
+        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, high=MAX_Q, many=True, name="q"
     )
     marginal: str = option(
         "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
