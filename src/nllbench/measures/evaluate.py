@@ -125,7 +125,10 @@ class EvaluationSettings:
     theorem_rho: float = option(
         0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
     )
-    theorem_scale: float | None = None
+    theorem_scale: float | None = option(
+        None, "metric scale of the Theorem 1 check (default: the scale at which k = rho)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
     budget: str = option(
         "hypothesis",
         "Murty budget per hypothesis (the paper) or global",
@@ -133,16 +136,33 @@ class EvaluationSettings:
         choices=("hypothesis", "global"),
     )
     exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
-    tgospa_gamma: float | None = None
-    hota_threshold: float | None = None
+    tgospa_gamma: float | None = option(
+        None, "trajectory-GOSPA switch cost (default: --cutoff)", "number", low=0, open_low=True, config=False
+    )
+    hota_threshold: float | None = option(
+        None, "distance at which the HOTA similarity reaches 0 (default: --threshold)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
     estimator: str | None = option(
         None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
     )
     estimate_at: str = "posterior"
-    distance: str = "euclidean"
-    distance_dims: int = 2
-    clear_rule: str = "motmetrics"
-    strict_threshold: bool = False
+    distance: str = option(
+        "euclidean", "distance of CLEAR MOT, IDF1 and HOTA matching (GOSPA stays Euclidean)", "choice",
+        choices=DISTANCES, config=False,
+    )  # fmt: skip
+    distance_dims: int = option(
+        2, "leading state columns the point measures' distances are on (2: bird's-eye x, y)", "integer",
+        low=1, config=False,
+    )  # fmt: skip
+    clear_rule: str = option(
+        "motmetrics", "CLEAR MOT matching rule: py-motmetrics (nuScenes) or TrackEval (Argoverse 2)",
+        "choice", choices=CLEAR_RULES, config=False,
+    )  # fmt: skip
+    strict_threshold: bool = option(
+        False, "CLEAR MOT and IDF1 pairs match when d < threshold (nuScenes) instead of d <= threshold",
+        "bool", config=False,
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.estimator is not None and self.estimator not in RULES:
