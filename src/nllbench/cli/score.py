@@ -42,14 +42,17 @@ def _score_fill(args: argparse.Namespace, state, settings):
         raise ValueError("score: the undetected-object intensity needs its box: --fov LOW... HIGH...")
     calibration = None
     if args.fit_score_on:
-        calibration = fit_score_calibration(*args.fit_score_on, state=state, threshold=args.threshold)
+        pair = score_inputs(args, *args.fit_score_on)
+        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold)
         print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
     options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
-    fill = FillIns(args.undetected_rate or 0.0, *options)
+    constant = _constant_existence(args, state)
+    fill = FillIns(args.undetected_rate or 0.0, *options, constant_existence=constant)
     if args.fit_undetected_on:
-        fit = fit_undetected_rate(*args.fit_undetected_on, state=state, fill=fill, settings=settings)
+        pair = score_inputs(args, *args.fit_undetected_on)
+        fit = fit_undetected_rate(*pair, state=state, fill=fill, settings=settings)
         print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
-        fill = FillIns(fit["rate"], *options, fit)
+        fill = FillIns(fit["rate"], *options, fit, constant_existence=constant)
     return fill
 
 
@@ -62,7 +65,7 @@ def _score(args: argparse.Namespace) -> int:
     """
     import warnings
 
-    settings = parsed_evaluation_settings(args)
+    settings = preset_of(args, parsed_evaluation_settings(args))
     batch = _score_batch_mode(args)
     if not batch and args.timing:
         raise ValueError("score: --timing is for a batch (--tracks-dir --scenario-dir --output-dir)")
@@ -106,8 +109,7 @@ def _score_one(args: argparse.Namespace, options: dict):
     with checked_outputs(*targets, inputs=inputs) as (out, summary, per_frame):
         fill = _score_fill(args, options["state"], options["settings"])
         row, result = score_file(
-            args.tracks,
-            args.truth,
+            *score_inputs(args, args.tracks, args.truth),
             out,
             frames=args.frames,
             scenario_file=args.scenario_file,
@@ -156,11 +158,78 @@ def _score_batch(args: argparse.Namespace, options: dict):
     return rows, result
 
 
+def is_mot(args: argparse.Namespace, path) -> bool:
+    """True when ``path`` is read as a MOTChallenge text file: ``--format mot``, or ``auto`` and ``.txt``."""
+    fmt = getattr(args, "format", "auto")
+    return fmt == "mot" or (fmt == "auto" and Path(str(path)).suffix.lower() == ".txt")
+
+
+def score_inputs(args: argparse.Namespace, tracks, truth):
+    """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge files.
+
+    A MOTChallenge file is read by :func:`nllbench.trackers.adapters.read_motchallenge`
+    (the box centre as x, y; ``--mot-conf`` for the tracks' 7th column,
+    ``--mot-box-std-fraction`` for the covariance; the truth's 7th column is
+    its consider flag). Its table carries the file's name for the metrics file.
+    """
+    from nllbench.trackers.adapters import read_motchallenge
+
+    out = []
+    for path, kind in ((tracks, "tracks"), (truth, "truth")):
+        if path is None or not is_mot(args, path) or Path(str(path)).suffix.lower() == ".nc":
+            out.append(path)
+            continue
+        if tuple(args.state) != ("x", "y"):
+            raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
+        extra = (
+            dict(conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction) if kind == "tracks" else {}
+        )
+        table = read_motchallenge(path, kind=kind, **extra)
+        table.attrs["file"] = str(path)
+        out.append(table)
+    return tuple(out)
+
+
+def preset_of(args: argparse.Namespace, settings):
+    """``settings`` with ``--preset``'s convention; a setting given other than its default overrides it.
+
+    (:func:`nllbench.measures.presets.preset_settings` with the changed settings as overrides.)
+    """
+    if getattr(args, "preset", None) is None:
+        return settings
+    from dataclasses import fields
+
+    from nllbench.measures.evaluate import EvaluationSettings
+    from nllbench.measures.presets import preset_settings
+
+    default = EvaluationSettings()
+    changed = {
+        f.name: getattr(settings, f.name)
+        for f in fields(settings)
+        if getattr(settings, f.name) != getattr(default, f.name)
+    }
+    return preset_settings(args.preset, default, **changed)
+
+
+def _constant_existence(args: argparse.Namespace, state):
+    """The constant r fitted on ``--fit-constant-existence-on`` (printed), or None."""
+    if not getattr(args, "fit_constant_existence_on", None):
+        return None
+    from nllbench.trackers.fitting import fit_constant_existence
+
+    if args.existence_one:
+        raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
+    pair = score_inputs(args, *args.fit_constant_existence_on)
+    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold)
+    print(f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)")
+    return fit
+
+
 def calibration_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """(option, path) of the calibration tables: --fit-undetected-on and --fit-score-on, when given."""
+    """(option, path) of the calibration tables (--fit-undetected-on, --fit-score-on, ...), when given."""
     return [
         (option, path)
-        for option in ("--fit-undetected-on", "--fit-score-on")
+        for option in ("--fit-undetected-on", "--fit-score-on", "--fit-constant-existence-on")
         for path in getattr(args, option[2:].replace("-", "_")) or []
     ]
 
@@ -256,4 +325,39 @@ def add_parsers(sub) -> None:
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
+    add_mot_options(sc)
     sc.set_defaults(func=_score)
+
+
+def add_mot_options(sc) -> None:
+    """``score``'s MOTChallenge, constant-existence and preset options."""
+    from nllbench.measures.presets import PRESETS
+
+    sc.add_argument(
+        "--format",
+        choices=("auto", "table", "mot"),
+        default="auto",
+        help="input format: auto (.txt: MOTChallenge), table (CSV/Parquet) or mot (MOTChallenge text)",
+    )
+    sc.add_argument(
+        "--mot-conf",
+        choices=("score", "r", "ignore"),
+        default="score",
+        help="MOTChallenge tracks' 7th column: a score to calibrate, r, or ignored (a constant one: absent)",
+    )
+    sc.add_argument(
+        "--mot-box-std-fraction",
+        type=POSITIVE,
+        help="MOTChallenge fill-in: covariance diag((F * width)^2, (F * height)^2) of the box centre",
+    )
+    sc.add_argument(
+        "--fit-constant-existence-on",
+        nargs=2,
+        metavar=("TRACKS", "TRUTH"),
+        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA)",
+    )
+    sc.add_argument(
+        "--preset",
+        choices=PRESETS,
+        help="matching convention (av2, nuscenes, mahalanobis); settings given explicitly override it",
+    )
