@@ -150,3 +150,38 @@ def test_evaluate_has_the_settings_options(capsys):
     text = capsys.readouterr().out
     for flag in ("--hota-threshold", "--distance ", "--distance-dims", "--clear-rule", "--strict-threshold"):
         assert flag in text
+
+
+def test_score_frames_union_and_refusal_from_the_command_line(tmp_path, capsys):
+    """A frame in one table only is refused, naming it; ``--frames union`` scores every frame."""
+    from nllbench.cli import main
+
+    tracks = tmp_path / "tracks.csv"
+    truth = tmp_path / "truth.csv"
+    tracks.write_text("frame,id,x,y,r\n0,1,1.0,1.0,0.9\n1,1,2.0,2.0,0.9\n")
+    truth.write_text("frame,id,x,y\n0,7,1.0,1.0\n1,7,2.0,2.0\n2,7,3.0,3.0\n")
+    out = tmp_path / "m.nc"
+    common = [
+        "score",
+        str(tracks),
+        str(truth),
+        "-o",
+        str(out),
+        "--default-std",
+        "1",
+        "--undetected-rate",
+        "0.5",
+        "--fov",
+        "0",
+        "0",
+        "5",
+        "5",
+    ]
+    assert main(common) == 2
+    err = capsys.readouterr().err
+    assert "1 frame has truth but no tracks (2)" in err and not out.exists()
+    code = main([*common, "--frames", "union"])
+    assert code == 0, capsys.readouterr().err
+    assert "(3 frames)" in capsys.readouterr().out
+    assert main([*common, "--frames", "union", "2"]) == 2
+    assert "--frames: expected 'union' alone or integers" in capsys.readouterr().err

@@ -111,7 +111,7 @@ def _score_one(args: argparse.Namespace, options: dict):
         row, result = score_file(
             *score_inputs(args, args.tracks, args.truth),
             out,
-            frames=args.frames,
+            frames=_frames(args.frames),
             scenario_file=args.scenario_file,
             seed=args.seed,
             per_frame=per_frame,
@@ -300,9 +300,10 @@ def add_parsers(sub) -> None:
     sc.add_argument("--state", nargs="+", default=["x", "y"], help="state columns (first two: position)")
     sc.add_argument(
         "--frames",
-        type=integer(-MAX_INT64 - 1, MAX_INT64),
+        type=_frame_token,
         nargs="+",
-        help="frames to score (default: union of both tables)",
+        help="frames to score: integers, or 'union' for every frame of either table (default: both"
+        " tables must cover the same frames; a frame in one table only is refused, naming it)",
     )
     sc.add_argument("--undetected-rate", type=NON_NEGATIVE, help="fill-in: uniform undetected-object rate")
     sc.add_argument(
@@ -361,3 +362,24 @@ def add_mot_options(sc) -> None:
         choices=PRESETS,
         help="matching convention (av2, nuscenes, mahalanobis); settings given explicitly override it",
     )
+
+
+_FRAME_NUMBER = integer(-MAX_INT64 - 1, MAX_INT64)
+
+
+def _frame_token(text: str):
+    """argparse type of ``--frames``: an integer frame, or the word ``union``."""
+    return "union" if text == "union" else _FRAME_NUMBER(text)
+
+
+def _frames(tokens):
+    """``--frames`` as :func:`nllbench.score` takes it: None, ``"union"`` or a list of integers."""
+    if tokens is None:
+        return None
+    if "union" in tokens:
+        if len(tokens) != 1:
+            raise ValueError(
+                f"--frames: expected 'union' alone or integers, got {' '.join(map(str, tokens))}"
+            )
+        return "union"
+    return tokens
