@@ -7,6 +7,10 @@ that no Python object exists per Gaussian component.
 
 Notation follows Pinto et al., "An Uncertainty-Aware Performance Measure for
 Multi-Object Tracking", IEEE SPL 2021 (eqs. (2)-(6)).
+
+Over 600 lines because the PMBM family's pooled form and its hypotheses view share the
+PPP and multi-Bernoulli validation with the other families; a split into PPP/MB and PMBM
+modules is the next step if it grows.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ No Python object exists per component: a mixture is a frozen dataclass of
 arrays with documented shapes, validated once by its public constructor;
 mixtures derived from validated ones (predicted, scaled, concatenated,
 subsets) are built by the private, trusted :meth:`GaussianMixture._trusted`.
+
+Over 600 lines because the three Gaussian families (components, the weighted mixture,
+per-Bernoulli mixtures) share one log-pdf kernel and one validation; apart, each would
+copy the kernel's calling convention.
 """
 
 from __future__ import annotations
