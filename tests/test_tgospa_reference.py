@@ -1,0 +1,65 @@
+"""The exact T-GOSPA against the frozen MILP it replaced (tests/_tgospa_reference.py): same values to 1e-12.
+
+Random scenes of every shape the solver distinguishes: labelled and
+unlabelled (a fresh estimate identity every frame) estimates, sparse and
+crowded boxes, cut-offs, orders and switch costs from far below to far above
+c (a small gamma makes the truths' own optimal paths collide, so the joint
+route runs), and empty sides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _tgospa_reference import tgospa as frozen
+from test_tgospa import random_case
+
+from nllbench.measures import tgospa as module
+from nllbench.measures._sequences import labelled_sequence
+from nllbench.measures.tgospa import tgospa
+
+
+def case(seed: int):
+    """A random scene and settings (c, p, gamma) drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 40))
+    n, m = int(rng.integers(0, 7)), int(rng.integers(0, 7))
+    T, TI, E, EI = random_case(rng, K, n, m, box=float(rng.choice([2.0, 4.0, 8.0])))
+    if seed % 3 == 1:  # unlabelled estimates
+        EI = [1000 + 10 * k + np.arange(len(e)) for k, e in enumerate(E)]
+    c = float(rng.choice([0.5, 1.0, 2.0]))
+    p = float(rng.choice([1.0, 1.5, 2.0]))
+    gamma = float(rng.choice([0.1, 0.3, 1.0, 2.0, 5.0]))
+    return (T, TI, E, EI), c, p, gamma
+
+
+def check(seed: int) -> None:
+    scene, c, p, gamma = case(seed)
+    want = frozen(*scene, c=c, p=p, gamma=gamma)
+    got = tgospa(*scene, c=c, p=p, gamma=gamma)
+    assert got.value == pytest.approx(want.value, rel=1e-12, abs=1e-300)
+    assert got.localization + got.missed + got.false + got.switches == pytest.approx(got.value**p, rel=1e-12)
+    assert got.exact and got.assignment.shape == want.assignment.shape
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_equals_the_frozen_milp(seed):
+    check(seed)
+
+
+@pytest.mark.slow
+def test_equals_the_frozen_milp_on_500_cases():
+    for seed in range(50, 550):
+        check(seed)
+
+
+def test_the_joint_route_runs_in_these_cases():
+    """At least some of the 50 default cases need the joint solve (truths' own paths collide)."""
+    joint = 0
+    for seed in range(50):
+        (T, TI, E, EI), c, p, gamma = case(seed)
+        X = labelled_sequence(T, TI, "truth", "truth_ids")
+        Y = labelled_sequence(E, EI, "estimates", "estimate_ids", frames=X.frames)
+        _, stats = module._exact_assignment(module._close_entries(X, Y, c, p), X.frames, gamma**p)
+        joint += bool(stats.groups)
+    assert joint >= 5
