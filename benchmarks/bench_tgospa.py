@@ -1,33 +1,51 @@
-"""Benchmark: trajectory GOSPA (exact MILP) on 100 frames x 20 trajectories, against baselines.
+"""Benchmark: exact trajectory GOSPA against the MILP it replaced, per-frame GOSPA, and in frames.
 
-Baselines timed in the same run:
-* the LP relaxation of the same programme (the paper's LP metric), on the same scene;
-* on a small scene (8 frames, 4 true and 4 estimated trajectories), an exact
-  Viterbi over *every* per-frame assignment (the exhaustive route the tests use),
-  next to the MILP on that scene.
+Measured in the same run (both sides interleaved in rounds; the per-round
+ratios' median and minimum, the worst round, are printed):
 
-Also the same scene with a fresh estimated identity at every frame (as from a
-filter without labels), where the exact solve's per-pair spans pay off most.
+* 1,000 frames x 40 true trajectories (births, deaths, estimated with
+  noise, gaps, identity swaps and one-frame false tracks): the solver of
+  :mod:`nllbench.measures._tgospa_solver` against the exact MILP over per-pair
+  spans that ``tgospa`` used before (frozen in ``tests/_tgospa_reference.py``),
+  values compared to 1e-12 relative; and against per-frame GOSPA
+  (``nb.gospa`` on every frame of the same scene), the floor a trajectory
+  measure cannot beat;
+* the time against the number of frames (250 to 4,000) with the fitted
+  exponent (least-squares slope of log time on log frames), and how the
+  minimum was reached (:class:`~nllbench.measures._tgospa_solver.SolveStats`);
+* unlabelled estimates (a fresh identity every frame, as a tracks table
+  without ``id`` gives): time and peak memory (``ru_maxrss`` of a fresh
+  process, and its growth over the process before the call) at 1,000 frames,
+  and the old MILP's at 100 and 200 frames;
+* on 8 frames x 4 x 4 trajectories, exhaustive enumeration (a Viterbi over
+  every joint assignment, as the tests use) must agree.
 
-The scene: 20 true trajectories that are born and die at random frames,
-estimated with noise, some identity swaps, gaps and false tracks.
-
-Run:  python benchmarks/bench_tgospa.py [--repeat N]
+Run:  python benchmarks/bench_tgospa.py [--rounds 3] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.metrics import tgospa
+import nllbench as nb
+from nllbench.measures import _tgospa_solver as solver
+from nllbench.measures._sequences import labelled_sequence
+from nllbench.measures.tgospa import tgospa
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from _tgospa_reference import tgospa as frozen  # noqa: E402
 from test_tgospa import brute_force, random_case  # noqa: E402
+
+C, P, GAMMA = 2.0, 1.0, 2.0
 
 
 def scene(K: int, n: int, rng):
@@ -53,52 +71,158 @@ def scene(K: int, n: int, rng):
     return T, TI, E, EI
 
 
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def unlabelled(E) -> list:
+    """A fresh estimate identity at every frame."""
+    return [10_000_000 + 100 * k + np.arange(len(e)) for k, e in enumerate(E)]
 
 
-def main() -> None:
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def interleaved(sides: dict, rounds: int) -> dict:
+    """Each side once per round, in turn; returns {name: (times list, last output)}."""
+    out = {name: ([], None) for name in sides}
+    for _ in range(rounds):
+        for name, fn in sides.items():
+            t, val = timed(fn)
+            out[name][0].append(t)
+            out[name] = (out[name][0], val)
+    return out
+
+
+def ratios(slow: list, fast: list) -> str:
+    r = np.array(slow) / np.array(fast)
+    return f"median {np.median(r):7.1f}x  min {r.min():7.1f}x"
+
+
+def slope(sizes, times) -> float:
+    return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+
+
+def stats(T, TI, E, EI) -> solver.SolveStats:
+    X = labelled_sequence(T, TI, "truth", "truth_ids")
+    Y = labelled_sequence(E, EI, "estimates", "estimate_ids", frames=X.frames)
+    return solver.exact_assignment(solver.close_entries(X, Y, C, P), GAMMA**P)[1]
+
+
+def per_frame_gospa(T, E) -> float:
+    return sum(nb.gospa(e, t, c=C, p=P).value for t, e in zip(T, E, strict=True))
+
+
+CHILD = """
+import json, resource, sys, time
+import numpy as np
+sys.path.insert(0, {bench!r}); sys.path.insert(0, {tests!r})
+from bench_tgospa import scene, unlabelled
+from {module} import tgospa
+T, TI, E, EI = scene({K}, {n}, np.random.default_rng(0))
+EI = unlabelled(E)
+tgospa(T[:2], TI[:2], E[:2], EI[:2], c={c}, p={p}, gamma={gamma})  # imports, compiled kernels
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+r = tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
+print(json.dumps({{"seconds": time.perf_counter() - t, "value": r.value, "before": before,
+                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+"""
+
+
+def in_child(module: str, K: int, n: int) -> dict:
+    """Time and ru_maxrss (KiB) of one unlabelled call in a fresh process."""
+    code = CHILD.format(
+        bench=str(ROOT / "benchmarks"),
+        tests=str(ROOT / "tests"),
+        module=module,
+        K=K,
+        n=n,
+        c=C,
+        p=P,
+        gamma=GAMMA,
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="200 frames for the comparison with the old MILP")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    T, TI, E, EI = scene(100, 20, rng)
-    exact = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0)
-    lp = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0, method="lp")
-    t_exact = best_time(lambda: tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0), args.repeat)
-    t_lp = best_time(lambda: tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0, method="lp"), args.repeat)
-    print(f"100 frames x 20 true trajectories ({len(exact.estimate_ids)} estimated):")
-    print(f"  exact (MILP): {t_exact * 1e3:8.1f} ms  value {exact.value:.6f}")
+    ok = True
+    K, n = (200 if args.quick else 1000), 40
+    T, TI, E, EI = scene(K, n, np.random.default_rng(0))
+    tgospa(T[:3], TI[:3], E[:3], EI[:3], c=C, p=P, gamma=GAMMA)  # compiled kernels, outside the timings
+    nb.gospa(E[0], T[0], c=C, p=P)
     print(
-        f"  LP relaxation: {t_lp * 1e3:7.1f} ms  value {lp.value:.6f}  (exact/LP time {t_exact / t_lp:.2f}x)"
+        f"{K} frames x {n} true trajectories ({len(np.unique(np.concatenate(EI)))} estimated), c = {C}, "
+        f"p = {P}, gamma = {GAMMA}; {args.rounds} interleaved rounds"
     )
+    res = interleaved(
+        {
+            "exact (new)": lambda: tgospa(T, TI, E, EI, c=C, p=P, gamma=GAMMA),
+            "old MILP": lambda: frozen(T, TI, E, EI, c=C, p=P, gamma=GAMMA),
+            "per-frame GOSPA": lambda: per_frame_gospa(T, E),
+        },
+        args.rounds,
+    )
+    new, old, floor = res["exact (new)"], res["old MILP"], res["per-frame GOSPA"]
+    same = abs(new[1].value - old[1].value) <= 1e-12 * abs(old[1].value)
+    ok &= same
+    for name, (times, _) in res.items():
+        print(f"  {name:16} median {np.median(times):8.3f} s   min {min(times):8.3f} s")
+    print(f"  old MILP / new: {ratios(old[0], new[0])}   values equal to 1e-12: {same} ({new[1].value:.9f})")
     print(
-        f"  decomposition: loc {exact.localization:.3f} missed {exact.missed:.3f} false {exact.false:.3f} "
-        f"switches {exact.switches:.3f} ({exact.n_switches} full, {exact.n_half_switches} half)"
+        f"  new / per-frame GOSPA: median {np.median(np.array(new[0]) / floor[0]):.1f}x, worst "
+        f"{max(np.array(new[0]) / floor[0]):.1f}x (target <= 20x)"
     )
-    fresh = [5000 + 100 * k + np.arange(len(e)) for k, e in enumerate(E)]  # a new identity every frame
-    t_exact = best_time(lambda: tgospa(T, TI, E, fresh, c=2.0, p=1, gamma=2.0), args.repeat)
-    t_lp = best_time(lambda: tgospa(T, TI, E, fresh, c=2.0, p=1, gamma=2.0, method="lp"), 1)
-    print(f"the same with a fresh estimate identity every frame ({sum(len(f) for f in fresh)} estimated):")
-    print(
-        f"  exact (MILP): {t_exact * 1e3:8.1f} ms; LP relaxation: {t_lp * 1e3:8.1f} ms "
-        f"(LP/exact {t_lp / t_exact:.1f}x)"
-    )
+    print(f"  how: {stats(T, TI, E, EI)}")
+
+    print("\ntime against frames (40 trajectories), best of the rounds:")
+    sizes, times = [250, 500, 1000, 2000, 4000], []
+    for k in sizes:
+        Tk, TIk, Ek, EIk = scene(k, n, np.random.default_rng(0))
+        t = min(
+            timed(lambda Tk=Tk, TIk=TIk, Ek=Ek, EIk=EIk: tgospa(Tk, TIk, Ek, EIk, c=C, p=P, gamma=GAMMA))[0]
+            for _ in range(args.rounds)
+        )
+        times.append(t)
+        print(f"  K = {k:5d}  {t:7.3f} s   {stats(Tk, TIk, Ek, EIk)}")
+    exponent = slope(sizes, times)
+    print(f"  fitted exponent K^{exponent:.2f} (target <= about 1.3)")
+    if not args.quick:
+        old_sizes = [250, 500]
+        old_times = [
+            timed(lambda k=k: frozen(*scene(k, n, np.random.default_rng(0)), c=C, p=P, gamma=GAMMA))[0]
+            for k in old_sizes
+        ]
+        old_sizes.append(K)
+        old_times.append(float(np.median(old[0])))
+        listed = ", ".join(f"K = {k} {t:.2f} s" for k, t in zip(old_sizes, old_times, strict=True))
+        print(f"  old MILP: {listed} (the last from the rounds above): K^{slope(old_sizes, old_times):.2f}")
+
+    print("\nunlabelled estimates (a fresh identity every frame), one call in a fresh process:")
+    for module, k in (
+        ("nllbench.measures.tgospa", 1000),
+        ("_tgospa_reference", 100),
+        ("_tgospa_reference", 200),
+    ):
+        if args.quick and k > 100 and module == "_tgospa_reference":
+            continue
+        r = in_child(module, k, n)
+        name = "exact (new)" if module.startswith("nllbench") else "old MILP"
+        print(
+            f"  {name:11} K = {k:4d}: {r['seconds']:7.2f} s, peak RSS {r['peak'] / 1024:7.0f} MiB "
+            f"(+{(r['peak'] - r['before']) / 1024:.0f} MiB in the call), value {r['value']:.6f}"
+        )
+
     small = random_case(np.random.default_rng(3), 8, 4, 4)
-    t_milp = best_time(lambda: tgospa(*small, c=2.0, p=1, gamma=1.0), args.repeat)
-    t_enum = best_time(lambda: brute_force(*small, 2.0, 1, 1.0), 1)
-    assert abs(tgospa(*small, c=2.0, p=1, gamma=1.0).value - brute_force(*small, 2.0, 1, 1.0)) < 1e-9
-    print("8 frames x 4 x 4 trajectories:")
-    print(
-        f"  exact (MILP): {t_milp * 1e3:8.1f} ms; exhaustive Viterbi: {t_enum * 1e3:8.1f} ms "
-        f"(enumeration/MILP {t_enum / t_milp:.1f}x)"
-    )
+    agree = abs(tgospa(*small, c=2.0, p=1, gamma=1.0).value - brute_force(*small, 2.0, 1, 1.0)) < 1e-9
+    print(f"\n8 frames x 4 x 4 trajectories: equal to exhaustive enumeration: {agree}")
+    return 0 if ok and agree else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

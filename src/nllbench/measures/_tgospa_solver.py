@@ -52,6 +52,7 @@ import numba as nb
 import numpy as np
 from scipy import sparse
 from scipy.optimize import LinearConstraint, milp
+from scipy.sparse.csgraph import connected_components
 
 from nllbench.measures._sequences import distances
 
@@ -168,18 +169,12 @@ def exact_assignment(close: Close, switch: float) -> tuple[np.ndarray, SolveStat
     A = _own_paths_all(close, switch)
     a, b = _conflicts(A)
     n_conflicts = int(a.size)
-    parent = np.arange(n)
+    group = np.arange(n)  # each truth's group: the smallest truth in it
     sizes, steps, milps = [], [], []
     while a.size:
-        changed = set()
-        for x, y in zip(a.tolist(), b.tolist(), strict=True):
-            rx, ry = _root(parent, x), _root(parent, y)
-            if rx != ry:
-                parent[max(rx, ry)] = min(rx, ry)
-                changed.add(min(rx, ry))
-        roots = np.array([_root(parent, i) for i in range(n)])
-        for r in sorted({_root(parent, x) for x in changed}):
-            members = np.flatnonzero(roots == r)
+        merged = _merge(group, a, b)
+        for r in np.unique(merged[a]):
+            members = np.flatnonzero(merged == r)
             joint, n_steps = _solve_group(close, members, switch)
             if joint is None:
                 joint = _group_milp(close, members, K, switch)
@@ -187,15 +182,21 @@ def exact_assignment(close: Close, switch: float) -> tuple[np.ndarray, SolveStat
             A[:, members] = joint
             sizes.append(int(members.size))
             steps.append(n_steps)
+        group = merged
         a, b = _conflicts(A)
     return A, SolveStats(n_conflicts, tuple(sizes), tuple(steps), tuple(milps))
 
 
-def _root(parent: np.ndarray, x: int) -> int:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return int(x)
+def _merge(group: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Groups (smallest member per truth) after joining the groups of every a[t] and b[t]."""
+    n = group.size
+    edges = sparse.coo_matrix(
+        (np.ones(a.size + n), (np.concatenate([a, np.arange(n)]), np.concatenate([b, group]))), shape=(n, n)
+    )
+    _, label = connected_components(edges, directed=False)
+    smallest = np.full(label.max(initial=-1) + 1, n)
+    np.minimum.at(smallest, label, np.arange(n))
+    return smallest[label]
 
 
 def _conflicts(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -569,11 +570,11 @@ def _true_cost(grp: _Group, paths: np.ndarray, switch: float) -> float:
     return float(gains.sum()) + switch * float(full.sum()) + switch / 2.0 * float((changed & ~full).sum())
 
 
-def _collisions(paths: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cells est * K + frame held by two or more of the paths (g, K), with how many hold each."""
-    t, k = np.nonzero(paths >= 0)
-    cells, counts = np.unique(paths[t, k] * K + k, return_counts=True)
-    return cells[counts > 1], counts[counts > 1]
+def _collisions(paths: np.ndarray, K: int) -> np.ndarray:
+    """The cells est * K + frame held by two or more of the paths (g, K), sorted."""
+    held = np.sort(paths, axis=0)
+    same = (held[1:] == held[:-1]) & (held[1:] >= 0)
+    return np.unique(held[1:][same] * K + np.nonzero(same)[1])
 
 
 def _cell_usage(paths: np.ndarray, cells: np.ndarray, K: int) -> np.ndarray:
@@ -608,17 +609,32 @@ def _prices(grp: _Group, cells: np.ndarray, lam: np.ndarray):
     return cost, pre, post
 
 
-def _blocked(grp: _Group, paths: np.ndarray):
-    """Span costs and hold prices with every cell the paths (r, K) hold made impossible (inf)."""
-    K = grp.frames
-    t, k = np.nonzero(paths >= 0)
-    used = np.unique(paths[t, k] * K + k)
-    cost = grp.cost.copy()
-    cost[np.isin(grp.key, used)] = np.inf
-    base = grp.est * K
-    pre = np.where(np.searchsorted(used, base + grp.f0) > np.searchsorted(used, base), np.inf, 0.0)
-    post = np.where(np.searchsorted(used, base + K) > np.searchsorted(used, base + grp.f1 + 1), np.inf, 0.0)
-    return cost, pre, post
+@nb.njit(cache=True)
+def _blocked(taken, f0, f1, est, span_ptr, n_est):  # pragma: no cover
+    """For one member's pairs: span positions, pre-holds and post-holds touching a cell the paths
+    ``taken`` (r, K) hold (the span positions as a mask; the holds as flags)."""
+    K = taken.shape[1]
+    pair_of = np.full(n_est, -1, dtype=np.int64)
+    for q in range(f0.size):
+        pair_of[est[q]] = q
+    span = np.zeros(span_ptr[-1], dtype=np.bool_)
+    pre = np.zeros(f0.size, dtype=np.bool_)
+    post = np.zeros(f0.size, dtype=np.bool_)
+    for u in range(taken.shape[0]):
+        for k in range(K):
+            x = taken[u, k]
+            if x < 0:
+                continue
+            q = pair_of[x]
+            if q < 0:
+                continue
+            if k < f0[q]:
+                pre[q] = True
+            elif k > f1[q]:
+                post[q] = True
+            else:
+                span[span_ptr[q] + k - f0[q]] = True
+    return span, pre, post
 
 
 def _member(grp: _Group, t: int, cost: np.ndarray) -> _Group:
@@ -639,15 +655,21 @@ def _member(grp: _Group, t: int, cost: np.ndarray) -> _Group:
     )
 
 
-def _greedy(grp: _Group, switch: float) -> np.ndarray:
-    """A feasible joint path (g, K): member after member, each on its own away from the cells taken."""
-    g, K = grp.size, grp.frames
-    paths = np.full((g, K), -1, dtype=np.int64)
-    for t in range(g):
-        cost, pre, post = _blocked(grp, paths[:t])
-        a, b = grp.member_ptr[t], grp.member_ptr[t + 1]
-        one = _member(grp, t, cost)
-        paths[t] = _own(one, one.cost, pre[a:b], post[a:b], switch, reverse=False)[3][0]
+def _greedy(grp: _Group, own: np.ndarray, switch: float) -> np.ndarray:
+    """A feasible joint path (g, K): member after member, its own path ``own[t]`` where it meets none
+    of those before, else its cheapest path on its own away from the cells they hold."""
+    g = grp.size
+    paths = own.copy()
+    n_est = int(grp.est.max(initial=0)) + 1
+    for t in range(1, g):
+        if not np.any((paths[:t] == paths[t]) & (paths[t] >= 0)):
+            continue
+        one = _member(grp, t, grp.cost)
+        span, pre, post = _blocked(paths[:t], one.f0, one.f1, one.est, one.span_ptr, n_est)
+        cost = np.where(span, np.inf, one.cost)
+        paths[t] = _own(one, cost, np.where(pre, np.inf, 0.0), np.where(post, np.inf, 0.0), switch, False)[3][
+            0
+        ]
     return paths
 
 
@@ -666,51 +688,101 @@ def _survivors(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack
     K, g = grp.frames, grp.size
     lab, none = fwd[0], fwd[1]
     lab_r, none_r = rev[0], rev[1]
-    local, owner = grp.local(), grp.owner()
+    owner = grp.owner()
     through = lab + _flip(grp, lab_r) - cost  # forward + backward through each span position
     first = lab_r[grp.span_ptr[1:] - 1] + pre  # held from the start, then the span and the rest
     last = lab[grp.span_ptr[1:] - 1] + post  # the span, then held to the end
-    scale = np.abs(cost).sum() + np.abs(opt).sum() + switch * K * g
+    finite = np.isfinite(cost)
+    scale = np.abs(cost[finite]).sum() + np.abs(opt).sum() + switch * K * g
     limit = slack + 1e-9 * scale  # rounding: keep rather than drop
-    keep = np.flatnonzero(through - opt[owner[local]] <= limit)
-    frames = grp.f0[local[keep]] + keep - grp.span_ptr[local[keep]]
-    parts = [(owner[local[keep]], frames, _KIND_LABEL, local[keep], grp.cost[keep])]
-    tt, kk = np.nonzero(none + none_r[:, ::-1] - opt[:, None] <= limit)
-    parts.append((tt, kk, _KIND_N, np.full(tt.size, -1), np.zeros(tt.size)))
-    ls = np.flatnonzero((first - opt[owner] <= limit) & (grp.f0 > 0))
-    frames = _ranges(np.zeros(ls.size, dtype=np.int64), grp.f0[ls])
-    ls = np.repeat(ls, grp.f0[ls])
-    parts.append((owner[ls], frames, _KIND_PRE, ls, np.zeros(ls.size)))
-    ls = np.flatnonzero((last - opt[owner] <= limit) & (grp.f1 < K - 1))
-    frames = _ranges(grp.f1[ls] + 1, K - 1 - grp.f1[ls])
-    ls = np.repeat(ls, K - 1 - grp.f1[ls])
-    parts.append((owner[ls], frames, _KIND_POST, ls, np.zeros(ls.size)))
-    member, frame, kind, pair, fc = (
-        np.concatenate([np.broadcast_to(np.asarray(part[i]), len(part[0])) for part in parts])
-        for i in range(5)
+    return _state_lists(
+        K,
+        grp.member_ptr,
+        grp.f0,
+        grp.f1,
+        grp.est,
+        grp.span_ptr,
+        grp.cost,
+        through - opt[owner[grp.local()]] <= limit,
+        none + none_r[:, ::-1] - opt[:, None] <= limit,
+        (first - opt[owner] <= limit) & (grp.f0 > 0),
+        (last - opt[owner] <= limit) & (grp.f1 < K - 1),
     )
-    srt = np.lexsort((pair, kind, frame, member))
-    member, frame, kind, pair, fc = (a[srt] for a in (member, frame, kind, pair, fc))
-    est = np.where(pair >= 0, grp.est[np.maximum(pair, 0)], -1)
-    ptr = np.searchsorted(member * (K + 1) + frame, np.arange(g)[:, None] * (K + 1) + np.arange(K + 1))
-    return ptr.astype(np.int64), kind.astype(np.int64), pair.astype(np.int64), est.astype(np.int64), fc
 
 
-def _windows(ptr: np.ndarray, est: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+@nb.njit(cache=True)
+def _state_lists(
+    K, member_ptr, f0, f1, est, span_ptr, cost, keep_lab, keep_none, keep_pre, keep_post
+):  # pragma: no cover
+    """The kept states as lists per (member, frame): ptr (g, K + 1), kind, pair, estimate, frame cost."""
+    g = member_ptr.size - 1
+    count = np.zeros((g, K), dtype=np.int64)
+    for t in range(g):
+        for k in range(K):
+            count[t, k] += keep_none[t, k]
+        for q in range(member_ptr[t], member_ptr[t + 1]):
+            for k in range(f0[q], f1[q] + 1):
+                count[t, k] += keep_lab[span_ptr[q] + k - f0[q]]
+            if keep_pre[q]:
+                count[t, : f0[q]] += 1
+            if keep_post[q]:
+                count[t, f1[q] + 1 :] += 1
+    ptr = np.empty((g, K + 1), dtype=np.int64)
+    total = 0
+    for t in range(g):
+        for k in range(K):
+            ptr[t, k] = total
+            total += count[t, k]
+        ptr[t, K] = total
+    kind = np.empty(total, dtype=np.int64)
+    pair = np.empty(total, dtype=np.int64)
+    held = np.empty(total, dtype=np.int64)
+    fc = np.zeros(total)
+    at = ptr[:, :K].copy()
+    for t in range(g):
+        for k in range(K):
+            if keep_none[t, k]:
+                kind[at[t, k]], pair[at[t, k]], held[at[t, k]] = _KIND_N, -1, -1
+                at[t, k] += 1
+        for q in range(member_ptr[t], member_ptr[t + 1]):
+            for k in range(f0[q], f1[q] + 1):
+                if keep_lab[span_ptr[q] + k - f0[q]]:
+                    s = at[t, k]
+                    kind[s], pair[s], held[s], fc[s] = _KIND_LABEL, q, est[q], cost[span_ptr[q] + k - f0[q]]
+                    at[t, k] += 1
+            if keep_pre[q]:
+                for k in range(0, f0[q]):
+                    kind[at[t, k]], pair[at[t, k]], held[at[t, k]] = _KIND_PRE, q, est[q]
+                    at[t, k] += 1
+            if keep_post[q]:
+                for k in range(f1[q] + 1, K):
+                    kind[at[t, k]], pair[at[t, k]], held[at[t, k]] = _KIND_POST, q, est[q]
+                    at[t, k] += 1
+    return ptr, kind, pair, held, fc
+
+
+@nb.njit(cache=True)
+def _windows(ptr, est, n_est):  # pragma: no cover
     """Per member, the first and last frame where one of its states holds an estimate another member's
     state may hold in that frame (lo = K, hi = -1 for a member that never meets another)."""
-    g = ptr.shape[0]
-    counts = np.diff(ptr, axis=1).reshape(-1)
-    member = np.repeat(np.repeat(np.arange(g), K), counts)
-    frame = np.repeat(np.tile(np.arange(K), g), counts)
-    held = est >= 0
-    member, frame, e = member[held], frame[held], est[held]
-    key = frame * (int(e.max(initial=0)) + 1) + e
-    _, inverse, n_hold = np.unique(key, return_inverse=True, return_counts=True)
-    shared = n_hold[inverse] >= 2  # held by two members' states (a member holds a cell once per frame)
-    lo, hi = np.full(g, K), np.full(g, -1)
-    np.minimum.at(lo, member[shared], frame[shared])
-    np.maximum.at(hi, member[shared], frame[shared])
+    g, K = ptr.shape[0], ptr.shape[1] - 1
+    seen_frame = np.full(n_est, -1, dtype=np.int64)
+    seen_member = np.full(n_est, -1, dtype=np.int64)
+    lo = np.full(g, K, dtype=np.int64)
+    hi = np.full(g, -1, dtype=np.int64)
+    for k in range(K):
+        for t in range(g):
+            for s in range(ptr[t, k], ptr[t, k + 1]):
+                e = est[s]
+                if e < 0:
+                    continue
+                if seen_frame[e] == k:
+                    u = seen_member[e]
+                    if u != t:
+                        lo[t], hi[t] = min(lo[t], k), max(hi[t], k)
+                        lo[u], hi[u] = min(lo[u], k), max(hi[u], k)
+                else:
+                    seen_frame[e], seen_member[e] = k, t
     return lo, hi
 
 
@@ -943,15 +1015,17 @@ def _solve_group(close: Close, members: np.ndarray, switch: float):
     """
     grp = _group(close, members)
     K = grp.frames
-    best = _greedy(grp, switch)
-    ub = _true_cost(grp, best, switch)
+    best = None
     cells, lam = np.empty(0, dtype=np.int64), np.empty(0)
     best_lb, theta, stall = -np.inf, 1.0, 0
     for step in range(MAX_PRICE_STEPS + 1):
         cost, pre, post = _prices(grp, cells, lam)
         fwd, rev, opt, paths = _own(grp, cost, pre, post, switch)
         lb = float(opt.sum() - lam.sum())
-        hit, _ = _collisions(paths, K)
+        hit = _collisions(paths, K)
+        if best is None:
+            best = _greedy(grp, paths, switch)
+            ub = _true_cost(grp, best, switch)
         if hit.size == 0:
             value = _true_cost(grp, paths, switch)
             if value < ub:
@@ -963,7 +1037,7 @@ def _solve_group(close: Close, members: np.ndarray, switch: float):
             if stall >= 3:
                 theta, stall = theta / 2.0, 0
         ptr, kind, pair, est, fc = _survivors(grp, fwd, rev, opt, cost, pre, post, switch, max(ub - lb, 0.0))
-        lo, hi = _windows(ptr, est, K)
+        lo, hi = _windows(ptr, est, int(grp.est.max(initial=0)) + 1)
         joint, work = _joint_size(ptr, lo, hi)
         if joint <= MAX_JOINT_STATES and work <= min(MAX_JOINT_WORK, FIRST_JOINT_WORK * 2.0**step):
             fv, fb, bv, bn = _list_viterbi(ptr, kind, pair, fc, grp.f0, grp.f1, switch)
