@@ -20,9 +20,11 @@ from nllbench.pipeline.workflow import (
     score_flags,
     score_settings,
     simulate_flags,
+    simulate_provenance,
     tracker_calibration_files,
     tracker_command,
     tracker_tables,
+    truth_input,
     trackers_of_kind,
     validated_config,
 )

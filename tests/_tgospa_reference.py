@@ -36,7 +36,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import LinearConstraint, milp
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.measures._sequences import distances, labelled_sequence
 
 

@@ -12,19 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wilcoxon
 
-from nllbench.pipeline.aggregate import (
+from nllbench.pipeline.cube import (
     LONG_COLUMNS,
-    bootstrap_mean_interval,
     long_table,
+    read_step_cube,
+    step_cube,
+    step_values,
+    write_step_cube,
+)
+from nllbench.pipeline.statistics import (
+    bootstrap_mean_interval,
     paired,
     paired_difference,
     quantile,
     ranking,
-    read_step_cube,
-    step_cube,
-    step_values,
     summarise,
-    write_step_cube,
 )
 
 finite_lists = st.lists(st.floats(0, 1e6), min_size=1, max_size=12)
@@ -93,7 +95,7 @@ def test_paired_difference_with_infinities_keeps_ranks():
 
 def test_batched_wilcoxon_equals_one_call_per_sample():
     """The paired table tests equal-length samples in one vectorised call: same p-values, bit for bit."""
-    from nllbench.pipeline.aggregate import _wilcoxon_p
+    from nllbench.pipeline.statistics import wilcoxon_p
 
     rng = np.random.default_rng(5)
     samples = [None, np.empty(0)]
@@ -104,7 +106,7 @@ def test_batched_wilcoxon_equals_one_call_per_sample():
                 x = np.round(x * 2) / 2  # tied magnitudes
                 x[x == 0] = 0.5
             samples.append(x)
-    got = _wilcoxon_p(samples)
+    got = wilcoxon_p(samples)
     assert math.isnan(got[0]) and got[1] == 1.0
     for x, p in zip(samples[2:], got[2:], strict=True):
         assert p == float(wilcoxon(x, zero_method="wilcox").pvalue)
@@ -324,7 +326,7 @@ SETTING = ("s", "pmb", 10.0, 0.9, 1.0, 1.0, "position")
 
 
 def test_pooled_reliability_is_the_sum_of_the_runs_counts():
-    from nllbench.pipeline.aggregate import pooled_reliability
+    from nllbench.pipeline.pooling import pooled_reliability
 
     rng = np.random.default_rng(5)
     runs = {seed: random_counts(rng) for seed in range(7)}
@@ -345,7 +347,7 @@ def test_pooled_reliability_is_the_sum_of_the_runs_counts():
 def test_pooled_anees_interval_is_the_chi_square_interval_of_the_pooled_pairs():
     from scipy.stats import chi2
 
-    from nllbench.pipeline.aggregate import pooled_calibration
+    from nllbench.pipeline.pooling import pooled_calibration
 
     rng = np.random.default_rng(8)
     runs = {seed: random_counts(rng) for seed in range(4)}
@@ -368,7 +370,7 @@ def test_pooled_anees_interval_is_the_chi_square_interval_of_the_pooled_pairs():
 
 
 def test_scores_undefined_without_bernoullis_have_no_row_never_nan():
-    from nllbench.pipeline.aggregate import pooled_calibration, pooled_reliability
+    from nllbench.pipeline.pooling import pooled_calibration, pooled_reliability
 
     rng = np.random.default_rng(2)
     phd = ("s", "phd", 10.0, 0.9, 1.0, 1.0, "position")
@@ -383,7 +385,7 @@ def test_scores_undefined_without_bernoullis_have_no_row_never_nan():
 def test_infinite_cardinality_log_score_stays_infinite():
     from dataclasses import replace
 
-    from nllbench.pipeline.aggregate import pooled_calibration
+    from nllbench.pipeline.pooling import pooled_calibration
 
     rng = np.random.default_rng(4)
     runs = {0: random_counts(rng), 1: replace(random_counts(rng), card_log_score_sum=math.inf)}

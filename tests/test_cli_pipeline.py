@@ -311,7 +311,7 @@ def test_sigkill_of_a_batch_then_a_rerun_leaves_only_the_output(tmp_path):
     rerun = run_cli(*args[: args.index("--seeds") + 1], "0", "1", "--output-dir", str(out))
     assert rerun.returncode == 0, rerun.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["sim"]
-    assert sorted(p.name for p in out.iterdir()) == ["seed0.nc", "seed1.nc"]
+    assert sorted(p.name for p in out.iterdir()) == [".nllbench-output", "seed0.nc", "seed1.nc"]
 
 
 def test_mbm_step1_nll_is_what_its_posterior_says(tmp_path):

@@ -151,7 +151,7 @@ def test_trusted_scaled_and_tempered_copies_equal_validated_ones():
 
 def test_exact_sums_of_many_hypotheses_equal_one_call_each_bit_for_bit():
     """The exact NLL sums the subset-DP tables of equal size in one logsumexp(axis=1) call."""
-    from nllbench.engine.nll import _log_sum_all, _log_sum_all_many
+    from nllbench.engine.exact import log_sum_all, log_sum_all_many
 
     rng = np.random.default_rng(21)
     problems = []
@@ -163,4 +163,4 @@ def test_exact_sums_of_many_hypotheses_equal_one_call_each_bit_for_bit():
         y = rng.normal(0, 2, (n, 2))
         ppp = nb.PPP.uniform(float(rng.uniform(0.1, 3.0)), [-5, -5], [5, 5])
         problems.append(association_problem(mb, y, ppp.log_intensity(y), ppp.total_rate))
-    assert _log_sum_all_many(problems) == [_log_sum_all(p) for p in problems]
+    assert log_sum_all_many(problems) == [log_sum_all(p) for p in problems]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 import nllbench as nb
 from nllbench.simulation.scenarios import get_scenario, simulate
 from nllbench.store import (
+    MARKER,
     Output,
     SchemaError,
     check_output,
@@ -258,10 +260,10 @@ def test_a_failed_command_leaves_none_of_its_outputs(tmp_path):
     with committed_together(Output(a, "-o"), Output(b, "--output-dir", directory=True)) as (ta, tb):
         ta.write_text("x")
         (tb / "f").write_text("y")
-    assert a.read_text() == "x" and os.listdir(b) == ["f"]
+    assert a.read_text() == "x" and sorted(os.listdir(b)) == [MARKER, "f"]
     with committed_together(Output(b, "--output-dir", directory=True)) as (tb,):
         (tb / "g").write_text("z")
-    assert os.listdir(b) == ["g"] and sorted(os.listdir(tmp_path)) == ["b", "new"]
+    assert sorted(os.listdir(b)) == [MARKER, "g"] and sorted(os.listdir(tmp_path)) == ["b", "new"]
 
 
 KILLED_WRITER = """
@@ -537,3 +539,105 @@ def test_a_pooled_covariance_index_out_of_range_is_refused(tmp_path):
     ds.to_netcdf(bad, engine="netcdf4")
     with pytest.raises(SchemaError, match="bern_cov_index"):
         read_posterior(bad)
+
+
+# ---------------------------------------------------------------------------
+# owned outputs: nllbench replaces only what it wrote, never an input
+# ---------------------------------------------------------------------------
+
+
+def test_a_directory_nllbench_did_not_write_is_refused_and_untouched(tmp_path):
+    thesis = tmp_path / "thesis"
+    thesis.mkdir()
+    (thesis / "thesis.tex").write_text("two years of work")
+    with pytest.raises(
+        ValueError, match=r"--out-dir '.*thesis': refusing to replace a directory .*thesis\.tex"
+    ):
+        with committed_together(Output(thesis, "--out-dir", directory=True)):
+            pytest.fail("the body must not run")
+    assert os.listdir(thesis) == ["thesis.tex"] and sorted(os.listdir(tmp_path)) == ["thesis"]
+    # an empty directory, or one nllbench wrote (it carries the marker), is replaced
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for target in (empty, empty):
+        with committed_together(Output(target, "--out-dir", directory=True)) as (tmp,):
+            (tmp / "a.csv").write_text("x")
+        assert sorted(os.listdir(target)) == [MARKER, "a.csv"]
+    assert json.loads((empty / MARKER).read_text())["written_by"] == "nllbench"
+
+
+def test_a_symlinked_output_directory_is_refused(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(ValueError, match="symbolic link"):
+        check_output(tmp_path / "link", "--out-dir", directory=True)
+
+
+@pytest.mark.parametrize(
+    ("output", "inputs", "why"),
+    [
+        ("met", ["met"], "is the same path as the input"),
+        ("parent", ["parent/sub/met"], "contains the input"),
+        ("met/out", ["met"], "lies inside the input directory"),
+        ("s.nc", ["s.nc"], "is the same path as the input"),
+        ("hard.nc", ["s.nc"], "is the same path as the input"),
+        ("alias/s.nc", ["s.nc"], "is the same path as the input"),
+    ],
+)
+def test_an_output_that_is_contains_or_lies_inside_an_input_is_refused(tmp_path, output, inputs, why):
+    (tmp_path / "parent/sub/met").mkdir(parents=True)
+    (tmp_path / "met").mkdir()
+    (tmp_path / "met" / "seed0.nc").write_text("input")
+    (tmp_path / "s.nc").write_text("input")
+    os.link(tmp_path / "s.nc", tmp_path / "hard.nc")
+    (tmp_path / "alias").symlink_to(tmp_path)
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    directory = not output.endswith(".nc")
+    with pytest.raises(ValueError, match=f"-o '.*{output}': {why} --in '.*{inputs[0]}'"):
+        committed_together(
+            Output(tmp_path / output, "-o", directory), inputs=[("--in", tmp_path / i) for i in inputs]
+        )
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_temporaries_never_nest(tmp_path):
+    # a writer handed a command's temporary (write_posterior(tmp) inside `-o post.nc`) writes it directly
+    from nllbench.store import atomic_file, is_temporary, partial_name
+
+    out = tmp_path / "post.nc"
+    with committed_together(Output(out, "-o")) as (tmp,):
+        assert is_temporary(tmp) and partial_name(tmp) == tmp
+        with atomic_file(tmp) as inner:
+            assert inner == tmp
+            inner.write_text("whole")
+        assert sorted(os.listdir(tmp_path)) == [tmp.name]
+    assert sorted(os.listdir(tmp_path)) == ["post.nc"] and out.read_text() == "whole"
+    # and a directory written inside a command's temporary directory
+    with committed_together(Output(tmp_path / "tables", "--out-dir", directory=True)) as (tmp,):
+        with committed_together(Output(tmp, "--out-dir", directory=True)) as (inner,):
+            assert inner == tmp
+            (inner / "a.csv").write_text("x")
+    assert sorted(os.listdir(tmp_path / "tables")) == [MARKER, "a.csv"]
+    assert sorted(os.listdir(tmp_path)) == ["post.nc", "tables"]
+
+
+def test_a_killed_runs_temporaries_are_removed_by_the_next_write_into_the_directory(tmp_path):
+    # left by a run killed while writing other targets; no live writer holds the directory
+    (tmp_path / ".other.nc.nllbench-partial").write_text("half")
+    (tmp_path / ".batch0.nllbench-partial").mkdir()
+    (tmp_path / ".tables.nllbench-old").mkdir()
+    (tmp_path / "keep.txt").write_text("not ours")
+    with committed_together(Output(tmp_path / "new.csv", "-o")) as (tmp,):
+        tmp.write_text("x")
+    assert sorted(os.listdir(tmp_path)) == ["keep.txt", "new.csv"]
+
+
+def test_a_live_writers_temporaries_are_left_alone(tmp_path):
+    # while one command writes into a directory, another one writing there does not touch its temporary
+    with committed_together(Output(tmp_path / "slow.nc", "-o")) as (slow,):
+        slow.write_text("half")
+        with committed_together(Output(tmp_path / "fast.csv", "-o")) as (fast,):
+            fast.write_text("x")
+        assert slow.read_text() == "half"
+        slow.write_text("whole")
+    assert sorted(os.listdir(tmp_path)) == ["fast.csv", "slow.nc"]

@@ -13,7 +13,7 @@ from matplotlib.colors import to_hex
 
 from nllbench.measures.names import NLL_TERM_MEASURES
 from nllbench.pipeline import plots
-from nllbench.pipeline.aggregate import summarise
+from nllbench.pipeline.statistics import summarise
 
 matplotlib.use("Agg")
 
@@ -170,7 +170,7 @@ def calibration_tables():
 
     from test_aggregate import random_counts
 
-    from nllbench.pipeline.aggregate import pooled_calibration, pooled_reliability
+    from nllbench.pipeline.pooling import pooled_calibration, pooled_reliability
 
     rng = np.random.default_rng(6)
     counts = {}

@@ -18,8 +18,8 @@ from nllbench.filters.pmbm import initial_state, predict, update
 from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.pipeline.runs import evaluate_file, filter_file, simulate_file
 from nllbench.pipeline.workflow import estimator_for, evaluate_settings, filter_settings, simulate_flags
-from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, write_truth_csv
-from nllbench.store import read_posterior, read_scenario
+from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate
+from nllbench.store import read_posterior, read_scenario, write_truth_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["config/config.yaml", "config/quick.yaml", "config/sweep.yaml", ".test/config/config.yaml"]
@@ -362,6 +362,12 @@ def test_gospa_table_mean_and_rms():
     assert len(t) == 1 and t["runs"][0] == 2 and t["steps"][0] == 4
     assert t["mean_gospa"][0] == pytest.approx(2.5)
     assert t["rms_gospa"][0] == pytest.approx(np.sqrt((1 + 9 + 4 + 16) / 4))
+    # standard errors over runs: run means 2 and 3, run means of d^2 5 and 10
+    assert t["mean_gospa_se"][0] == pytest.approx(np.std([2.0, 3.0], ddof=1) / np.sqrt(2))
+    se_square = np.std([5.0, 10.0], ddof=1) / np.sqrt(2)
+    assert t["rms_gospa_se"][0] == pytest.approx(se_square / (2 * np.sqrt(7.5)))
+    one_run = gospa_table(pd.DataFrame([r for r in rows if r["seed"] == 0]))
+    assert np.isnan(one_run["mean_gospa_se"][0]) and np.isnan(one_run["rms_gospa_se"][0])
     with pytest.raises(ValueError, match="expected a column 'measure'"):
         gospa_table(pd.DataFrame(rows).drop(columns="measure"))
     with pytest.raises(ValueError, match="no GOSPA rows"):

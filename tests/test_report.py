@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from nllbench.measures.names import NLL_TERM_MEASURES
-from nllbench.pipeline.aggregate import paired, ranking, summarise
 from nllbench.pipeline.report import agreement, explain, write_leaderboard
+from nllbench.pipeline.statistics import paired, ranking, summarise
 
 TERMS = list(NLL_TERM_MEASURES)
 

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nllbench.cli import _evaluation_settings, _filter_settings, parse
+from nllbench.cli import parse
+from nllbench.cli.data import parsed_filter_settings
+from nllbench.cli.evaluate import parsed_evaluation_settings
 from nllbench.filters import PHDSettings, PMBMSettings
 from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.options import options_of
 from nllbench.pipeline.workflow import (
     Sweep,
     evaluate_settings,
@@ -24,7 +27,7 @@ from nllbench.pipeline.workflow import (
     score_settings,
     validated_config,
 )
-from nllbench.settings import SECTIONS, FilterRunSettings, config_defaults, options_of
+from nllbench.settings import SECTIONS, FilterRunSettings, config_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -39,32 +42,32 @@ def test_every_shipped_config_reaches_the_dataclasses(name):
     f, e = config["filter"], config["evaluation"]
     for filt in Sweep.from_config(config).filters:
         _, args = parse(["filter", "--settings", filter_settings(config, filt, [0, 1])])
-        phd, pmbm, run = _filter_settings(args)
+        phd, pmbm, run = parsed_filter_settings(args)
         assert args.filter == filt
         assert pmbm == PMBMSettings(**{k: f[k] for k in options_of(PMBMSettings)})
         assert phd == PHDSettings(f["phd_prune"], f["phd_merge"], f["phd_cap"])
         assert (run.cphd_max_card, run.estimate_at) == (f["cphd_max_card"], f["estimate_at"])
         _, args = parse(["evaluate", "--settings", evaluate_settings(config, filt, 0)])
-        s = _evaluation_settings(args)
+        s = parsed_evaluation_settings(args)
         assert s.qs == tuple(sorted(e["q"])) and s.estimator == e["estimators"][filt]
         for key in ("marginal", "cutoff", "p", "threshold", "existence_threshold", "theorem_rho", "budget"):
             assert getattr(s, key) == e[key], (name, key)
         assert s.exact is e["exact"] and args.cov_scales == e["cov_scales"] and args.probe_q == e["probe_q"]
     for tracker in config["trackers"]:
         _, args = parse(["score", "--settings", score_settings(config, tracker, e["q"][0], 1.0, 0)])
-        assert _evaluation_settings(args).cutoff == e["cutoff"] and args.tracker == tracker
+        assert parsed_evaluation_settings(args).cutoff == e["cutoff"] and args.tracker == tracker
 
 
 def test_options_given_on_the_command_line_win_over_the_settings_object():
     _, args = parse(["filter", "--settings", json.dumps({"filter": "pmb", "gate": 9.0}), "--gate", "12"])
-    assert _filter_settings(args)[1].gate == 12.0 and args.filter == "pmb"
+    assert parsed_filter_settings(args)[1].gate == 12.0 and args.filter == "pmb"
 
 
 def test_the_command_line_defaults_are_the_dataclasses():
     _, args = parse(["filter", "--filter", "pmbm"])
-    assert _filter_settings(args) == (PHDSettings(), PMBMSettings(), FilterRunSettings())
+    assert parsed_filter_settings(args) == (PHDSettings(), PMBMSettings(), FilterRunSettings())
     _, args = parse(["evaluate"])
-    assert _evaluation_settings(args) == EvaluationSettings()
+    assert parsed_evaluation_settings(args) == EvaluationSettings()
 
 
 def _expected_schema(field: dataclasses.Field) -> dict:
@@ -87,7 +90,7 @@ def _expected_schema(field: dataclasses.Field) -> dict:
 def test_schema_and_dataclasses_agree_and_only_the_dataclasses_hold_defaults(section):
     schema = yaml.safe_load(SCHEMA.read_text())["properties"][section]
     backed = {}
-    for cls, prefix in SECTIONS[section]():
+    for cls, prefix in SECTIONS[section]:
         backed.update({k: f for k, f in options_of(cls, prefix).items() if f.metadata.get("config", True)})
     assert set(backed) == set(config_defaults(section))
     keywords = ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")

@@ -14,6 +14,7 @@ import pytest
 from _tgospa_reference import tgospa as frozen
 from test_tgospa import random_case
 
+from nllbench.measures import _tgospa_group as group
 from nllbench.measures import _tgospa_solver as solver
 from nllbench.measures._sequences import labelled_sequence
 from nllbench.measures.tgospa import tgospa
@@ -68,15 +69,15 @@ def test_the_joint_route_runs_in_these_cases():
 @pytest.mark.parametrize("seed", range(0, 50, 2))
 def test_every_group_by_the_mixed_integer_programme(seed, monkeypatch):
     """The fallback route alone (each colliding group straight to the MILP) gives the same values."""
-    monkeypatch.setattr(solver, "_solve_group", lambda close, members, switch: (None, 0))
+    monkeypatch.setattr(solver, "solve_group", lambda close, members, switch: (None, 0))
     check(seed)
 
 
 @pytest.mark.parametrize("seed", range(1, 50, 2))
 def test_a_tight_joint_budget_forces_price_steps(seed, monkeypatch):
     """With at most two joint states per frame the prices must do the work (or the MILP takes over)."""
-    monkeypatch.setattr(solver, "MAX_JOINT_STATES", 2)
-    monkeypatch.setattr(solver, "FIRST_JOINT_WORK", 1)
+    monkeypatch.setattr(group, "MAX_JOINT_STATES", 2)
+    monkeypatch.setattr(group, "FIRST_JOINT_WORK", 1)
     check(seed)
 
 

@@ -106,7 +106,7 @@ def test_metric_dirs_hold_every_tracker_next_to_every_filter():
     config = config_with(
         {
             "gm": {**GM, "fov": [0, 0, 300, 300]},
-            "other": {"tracks": "t/seed{seed}.csv", "existence_one": True, "default_std": 1.0},
+            "other": {"tracks": "t/c{clutter}_seed{seed}.csv", "existence_one": True, "default_std": 1.0},
         }
     )
     sweep = Sweep.from_config(config)
@@ -163,7 +163,7 @@ def test_tracker_tables_and_gather_tracks(tmp_path):
     for s, t in enumerate(tables):
         Path(t).write_text(f"frame,x,y\n{s},1,2\n")
     out = gather_tracks(tables, [0, 1], tmp_path / "out")
-    assert sorted(p.name for p in out.iterdir()) == ["seed0.csv", "seed1.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".nllbench-output", "seed0.csv", "seed1.csv"]
     assert (out / "seed1.csv").read_text() == Path(tables[1]).read_text()
     with pytest.raises(ValueError, match="run5.csv: tracks table not found"):
         gather_tracks([tables[0], tables[0].replace("run0", "run5")], [0, 5], tmp_path / "out2")
@@ -204,7 +204,7 @@ def test_score_flags_state_every_fill_in_of_the_entry():
     fixed = config_with(
         {
             "f": {
-                "tracks": "t{seed}.csv",
+                "tracks": "t{clutter}_{seed}.csv",
                 "undetected_rate": 0.5,
                 "fov": [0, 0, 1, 1],
                 "default_std": 2.0,
@@ -351,7 +351,7 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
 
 
 def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_path):
-    from nllbench.pipeline.aggregate import fill_ins_table
+    from nllbench.pipeline.pooling import fill_ins_table
     from nllbench.trackers.scoring import FillIns, score_file
 
     tracks, truth = ROOT / "docs/examples/tracks.csv", ROOT / "docs/examples/truth.csv"
@@ -376,3 +376,37 @@ def test_fill_ins_table_groups_equal_records_and_skips_files_without_one(tmp_pat
     (tmp_path / "c").mkdir()
     ds.to_netcdf(tmp_path / "c" / "seed0.nc")
     assert len(fill_ins_table([tmp_path / "c"])) == 0
+
+
+@pytest.mark.parametrize(
+    ("tracks", "missing"),
+    [
+        ("in/run.csv", "seed"),
+        ("in/{scenario}_run{seed}.csv", "clutter"),
+        ("in/c{clutter}_pd{pd}_run{seed}.csv", "scenario"),
+    ],
+)
+def test_a_tracks_pattern_must_tell_every_run_apart(tracks, missing):
+    entry = {"f": {"tracks": tracks, "existence_one": True}}
+    with pytest.raises(ValueError, match=rf"trackers\.f\.tracks: the sweep has \d+ values of {missing}"):
+        config_with(entry, scenarios=["williams15", "chalmers"], clutter_rates=[10, 20])
+    # one value of a field needs no placeholder for it
+    config_with({"f": {"tracks": "in/run{seed}.csv", "existence_one": True}}, clutter_rates=[10])
+
+
+def test_a_tracker_box_whose_low_exceeds_its_high_is_refused_before_any_job():
+    entry = {"f": {"command": "run {tracks_dir}", "undetected_rate": 1.0, "fov": [0, 300, 300, 0]}}
+    with pytest.raises(ValueError, match=r"trackers\.f\.fov: expected each low below its high.*column y"):
+        config_with(entry)
+
+
+def test_config_mistakes_that_only_a_job_would_meet_are_caught_at_validation():
+    config = yaml.safe_load((ROOT / "config" / "quick.yaml").read_text())
+    with pytest.raises(ValueError, match=r"config key results: expected a directory, got ''"):
+        validated_config({**config, "results": ""}, SCHEMA)
+    with pytest.raises(ValueError, match=r"config key results: expected a directory, got '  '"):
+        validated_config({**config, "results": "  "}, SCHEMA)
+    bad_cov = [[1, 0, 0, 0], [0, -1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+    sweep = {**config["sweep"], "mb_birth": [{"r": 0.1, "mean": [0, 0, 0, 0], "cov": bad_cov}]}
+    with pytest.raises(ValueError, match=r"config key sweep\.mb_birth.*positive"):
+        validated_config({**config, "sweep": sweep}, SCHEMA)

@@ -1,18 +1,15 @@
-"""One settings path: config slice -> command-line options -> frozen dataclasses.
+"""The collection of settings: every settings dataclass of the command line and the config.
 
 The frozen settings dataclasses (:class:`nllbench.filters.PMBMSettings`,
 :class:`nllbench.filters.PHDSettings`, :class:`FilterRunSettings`,
-:class:`nllbench.measures.evaluate.EvaluationSettings`) hold the only defaults. Each
-field that a user sets carries its option in its metadata (:func:`option`):
-help text, type, bounds or choices. From that metadata
-
-* :func:`add_options` builds the command-line options (``--gate``,
-  ``--phd-prune``, ``--q``, ...): type, bounds, help and default are never
-  re-typed in the command line;
-* :func:`config_defaults` gives the workflow's defaults of every optional
-  dataclass-backed config key (the schema states their types and bounds but
-  no defaults; a test checks that the schema and the metadata agree);
-* :func:`from_args` builds the dataclass from parsed options.
+:class:`nllbench.measures.evaluate.EvaluationSettings`) hold the only defaults;
+each field that a user sets carries its option (:func:`nllbench.options.option`),
+from which :mod:`nllbench.options` builds the command-line options and the
+dataclass. This module sits above the filters and the measures and sees them
+all: :data:`SECTIONS` names the dataclasses of each config section and
+:func:`config_defaults` gives the workflow's defaults of every optional
+dataclass-backed config key (the schema states their types and bounds but no
+defaults; a test checks that the schema and the metadata agree).
 
 A config key, its option and its dataclass field share one name: the key
 ``phd_prune`` is the option ``--phd-prune`` and ``PHDSettings.prune`` (prefix
@@ -24,100 +21,12 @@ stored in its outputs.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import math
 from dataclasses import dataclass
 
-
-def integer(low: int | None = None):
-    """argparse type: an integer, at least ``low``; argparse names the option in the error."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if low is not None and value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
-        return value
-
-    return parse
-
-
-def number(low: float | None = None, high: float | None = None, *, open_low=False, open_high=False):
-    """argparse type: a finite number in [low, high] (``open_*``: that end excluded); never NaN or inf."""
-    left = "(-inf" if low is None else ("(" if open_low else "[") + f"{low:g}"
-    right = "inf)" if high is None else f"{high:g}" + (")" if open_high else "]")
-    span = f"in {left}, {right}"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        too_low = low is not None and (value <= low if open_low else value < low)
-        too_high = high is not None and (value >= high if open_high else value > high)
-        if not math.isfinite(value) or too_low or too_high:
-            raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
-        return value
-
-    return parse
-
-
-def option(default, help: str, kind: str, **spec):
-    """A settings field with its option: ``kind`` is "number", "integer", "bool" or "choice".
-
-    ``spec``: ``low``, ``high``, ``open_low``, ``open_high`` (bounds of a
-    number; ``low`` of an integer), ``choices`` (a "choice"), ``many`` (a
-    list: ``nargs="+"``), ``name`` (the key and option name when it is not
-    the field's), ``config=False`` (an option with no config key).
-    """
-    if kind not in ("number", "integer", "bool", "choice"):
-        raise ValueError(f"kind: expected number, integer, bool or choice, got {kind!r}")
-    return dataclasses.field(default=default, metadata={"help": help, "kind": kind, **spec})
-
-
-def options_of(cls, prefix: str = "") -> dict[str, dataclasses.Field]:
-    """Key (``prefix`` + the field's name or its ``name``) -> field, for every field with an option."""
-    return {
-        prefix + f.metadata.get("name", f.name): f for f in dataclasses.fields(cls) if "help" in f.metadata
-    }
-
-
-def _parser_type(meta):
-    if meta["kind"] == "number":
-        return number(meta.get("low"), meta.get("high"), open_low=meta.get("open_low", False),
-                      open_high=meta.get("open_high", False))  # fmt: skip
-    if meta["kind"] == "integer":
-        return integer(meta.get("low"))
-    return None
-
-
-def add_options(parser: argparse.ArgumentParser, cls, prefix: str = "", skip=()) -> None:
-    """Add one option per field of ``cls`` with an :func:`option` (not those named in ``skip``)."""
-    for key, f in options_of(cls, prefix).items():
-        if key in skip:
-            continue
-        meta, flag = f.metadata, "--" + key.replace("_", "-")
-        kwargs = dict(dest=key, help=meta["help"], default=f.default)
-        if meta["kind"] == "bool":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kwargs)
-            continue
-        if meta.get("many"):
-            kwargs.update(nargs="+", default=list(f.default) if f.default is not None else None)
-        if meta["kind"] == "choice":
-            kwargs["choices"] = list(meta["choices"])
-        else:
-            kwargs["type"] = _parser_type(meta)
-        parser.add_argument(flag, **kwargs)
-
-
-def from_args(cls, args: argparse.Namespace, prefix: str = "", **extra):
-    """``cls`` from the parsed options of :func:`add_options` (those present), and ``extra``."""
-    values = {f.name: getattr(args, key) for key, f in options_of(cls, prefix).items() if hasattr(args, key)}
-    values.update(extra)
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+from nllbench.filters import PHDSettings, PMBMSettings
+from nllbench.filters.estimates import RULES
+from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.options import option, options_of
 
 
 @dataclass(frozen=True)
@@ -144,7 +53,7 @@ class FilterRunSettings:
         None,
         "estimator rule with --estimate-at update",
         "choice",
-        choices=("round", "greedy", "map", "best_hypothesis", "map_cardinality"),
+        choices=RULES,
         config=False,
     )
     existence_threshold: float = option(
@@ -160,28 +69,18 @@ class FilterRunSettings:
             )
 
 
-def filter_classes() -> list[tuple[type, str]]:
-    """The settings dataclasses of ``nllbench filter`` and the prefix of their keys."""
-    from nllbench.filters import PHDSettings, PMBMSettings
-
-    return [(PMBMSettings, ""), (PHDSettings, "phd_"), (FilterRunSettings, "")]
-
-
-def evaluation_classes() -> list[tuple[type, str]]:
-    """The settings dataclasses of ``nllbench evaluate`` and the prefix of their keys."""
-    from nllbench.measures.evaluate import EvaluationSettings
-
-    return [(EvaluationSettings, "")]
-
-
-#: Config section -> its settings dataclasses (the keys of each section backed by a dataclass field).
-SECTIONS = {"filter": filter_classes, "evaluation": evaluation_classes}
+#: Config section -> its settings dataclasses with the prefix of their keys (``nllbench filter``'s
+#: and ``nllbench evaluate``'s options; the keys of each section backed by a dataclass field).
+SECTIONS: dict[str, tuple[tuple[type, str], ...]] = {
+    "filter": ((PMBMSettings, ""), (PHDSettings, "phd_"), (FilterRunSettings, "")),
+    "evaluation": ((EvaluationSettings, ""),),
+}
 
 
 def config_defaults(section: str) -> dict:
     """Key -> default of every config key of ``section`` backed by a dataclass field (lists for tuples)."""
     out = {}
-    for cls, prefix in SECTIONS[section]():
+    for cls, prefix in SECTIONS[section]:
         for key, f in options_of(cls, prefix).items():
             if f.metadata.get("config", True):
                 out[key] = list(f.default) if isinstance(f.default, tuple) else f.default

@@ -2,6 +2,8 @@
 
 
 rule simulate:
+    input:
+        truth=truth_input(config),
     output:
         scenarios=directory(f"{RESULTS}/scenarios/{SETTING}/batch{{batch}}"),
         timing=f"{RESULTS}/timing/simulate/{SETTING}/batch{{batch}}.csv",
@@ -26,8 +28,7 @@ rule simulate:
             scenario=w.scenario,
             clutter=float(w.clutter),
             pd=float(w.pd),
-            mb_birth=config["sweep"].get("mb_birth"),
-            mb_start=config["sweep"].get("mb_start"),
+            **simulate_provenance(config),
             seeds=SWEEP.batch_seeds(int(w.batch)),
         ),
     shell:

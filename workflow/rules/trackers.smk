@@ -8,6 +8,8 @@ TRACKS = f"{RESULTS}/tracks/{SETTING}/tracker-{{tracker}}/{{part}}"
 
 
 rule simulate_calibration:
+    input:
+        truth=truth_input(config),
     output:
         scenarios=directory(f"{RESULTS}/scenarios/{SETTING}/calibration{{cseed}}"),
     log:
@@ -32,8 +34,7 @@ rule simulate_calibration:
             scenario=w.scenario,
             clutter=float(w.clutter),
             pd=float(w.pd),
-            mb_birth=config["sweep"].get("mb_birth"),
-            mb_start=config["sweep"].get("mb_start"),
+            **simulate_provenance(config),
             seeds=[int(w.cseed)],
         ),
     shell:

@@ -1,3 +1,3 @@
 """The engine: multi-object densities, their transforms, and the NLL with its assignment
-ranking (Murty).
+ranking (Murty); the trajectory NLL's weights and assignment sum.
 """

@@ -175,7 +175,7 @@ def _rank_all(log_p, r, starts, log_lam, total_rate, counts, qrank):
 
 @nb.njit(cache=True)
 def _log_remaining(log_total, listed):
-    """log(N - k) for N = exp(log_total) associations of which k are listed (nll._log_remaining)."""
+    """log(N - k) for N = exp(log_total) associations of which k are listed (batched._log_remaining)."""
     if listed == 0:
         return log_total
     ratio = math.exp(math.log(listed) - log_total)

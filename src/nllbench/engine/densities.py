@@ -18,7 +18,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import gammaln, logsumexp
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.engine.gaussian_mixture import (  # noqa: F401 - the log-pdf re-exported for the NLL
     GaussianMixture,
     Gaussians,

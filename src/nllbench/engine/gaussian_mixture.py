@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 from scipy.special import logsumexp
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 
 _LOG_2PI = math.log(2.0 * math.pi)
 

@@ -42,7 +42,7 @@ from nllbench.filters.gaussian import (
     updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.settings import option
+from nllbench.options import option
 from nllbench.simulation.models import Model
 
 VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
@@ -64,7 +64,7 @@ class PMBMSettings:
         order of the PMB reference code), instead of after.
     """
 
-    # each field's option (help, type, bounds) is its command-line flag and config key (nllbench.settings)
+    # each field's option (help, type, bounds) is its command-line flag and config key (nllbench.options)
     gate: float = option(20.0, "squared Mahalanobis gate (PMBM family)", "number", low=0, open_low=True)
     max_hypotheses: int = option(200, "cap on global hypotheses", "integer", low=1)
     hypothesis_floor: float = option(1e-4, "prune hypotheses below this weight", "number", low=0, high=1)

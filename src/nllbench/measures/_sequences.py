@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 
 
 @dataclass(frozen=True)

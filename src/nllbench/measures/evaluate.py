@@ -51,7 +51,7 @@ from nllbench.measures.metrics import (
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.tgospa import TGOSPAResult, tgospa
 from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
-from nllbench.settings import option
+from nllbench.options import option
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class EvaluationSettings:
         "update" (the filter's own, extracted before pruning and merging).
     """
 
-    # each field with an option is a command-line flag and config key (nllbench.settings)
+    # each field with an option is a command-line flag and config key (nllbench.options)
     qs: tuple[int, ...] = option(
         (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, many=True, name="q"
     )

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.measures._sequences import distances, labelled_sequence
 
 #: The 19 localisation thresholds 0.05, 0.10, ..., 0.95 (as an arange, like the reference).

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,17 @@
 """The names of nllbench's measures and NLL terms, declared once.
 
 Metrics files, the per-step cube, the tables and the figures all use these
-spellings; every other module imports them from here.
+spellings; every other module imports them from here (the engine declares the
+NLL's terms, :data:`NLL_TERMS`, beside the NLL).
 """
 
 from __future__ import annotations
 
 #: The NLL decomposition (:meth:`nllbench.engine.nll.NLLResult.terms`): the terms sum to the value
-#: (Pinto et al., IEEE SPL 2021, eq. (10) and the discussion after it).
-NLL_TERMS = ("localization", "false", "missed", "cardinality", "mixture", "association")
+#: (Pinto et al., IEEE SPL 2021, eq. (10) and the discussion after it); declared with the result
+#: record in the engine, which stands below the measures.
+from nllbench.engine.result import NLL_TERMS
+
 #: The NLL's value, its Murty-budget bounds and its decomposition, per step and Q
 #: (metrics-file variables ``nll_<name>``).
 NLL_STEP = ("value", "lower", "upper", *NLL_TERMS)

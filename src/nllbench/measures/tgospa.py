@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.measures._sequences import labelled_sequence
 from nllbench.measures._tgospa_solver import Close, _highs, close_entries, exact_assignment
 

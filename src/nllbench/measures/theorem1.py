@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.engine.densities import PMBM, PPP, MultiBernoulli, laplace_log_normaliser, log_box_volume
 from nllbench.engine.nll import NLLResult, nll
 from nllbench.measures.metrics import GOSPAResult, gospa

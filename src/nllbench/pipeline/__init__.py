@@ -1,3 +1,5 @@
-"""The pipeline's stages: config validation and rule helpers, file-to-file runs,
-aggregation, figures, the report.
+"""The pipeline's stages: config validation and rule helpers (``workflow``), file-to-file runs
+(``runs``), aggregation (``collect``, ``cube``, ``statistics``, ``pooling``, orchestrated by
+``aggregate``), figures (``plots``), the report (``report``) and the reference GOSPA table
+(``reference``).
 """

@@ -16,12 +16,21 @@ GROUP = ["scenario", "filter", "clutter", "pd"]
 
 
 def gospa_table(steps):
-    """Per (scenario, filter, clutter, pd): runs, steps, mean GOSPA and RMS GOSPA.
+    """Per (scenario, filter, clutter, pd): runs, steps, mean and RMS GOSPA with their standard errors.
 
-    ``steps`` is the long per-step table (:func:`nllbench.pipeline.aggregate.long_table`
+    ``steps`` is the long per-step table (:func:`nllbench.pipeline.cube.long_table`
     of ``tables/steps.nc``; columns scenario, seed, filter, clutter, pd,
     cov_scale, temper, q, step, measure, value); rows of the unprobed posteriors (covariance scale 1, no
     tempering) are used. RMS GOSPA = sqrt(mean over steps and runs of d^2).
+
+    Standard errors treat runs (seeds) as the independent units, since the
+    steps of one run are correlated: ``mean_gospa_se`` is the sample standard
+    deviation (ddof 1) of the per-run means of d over sqrt(runs) (weighted
+    by each run's steps when they differ: the per-run means are combined
+    with weights steps_r / steps, SE = sqrt(sum_r w_r^2) times that standard
+    deviation); ``rms_gospa_se`` follows by the delta method,
+    SE(sqrt(m)) = SE(m) / (2 sqrt(m)) with m the mean of d^2. With one run
+    both are undefined and left empty (NaN).
     """
     import pandas as pd
 
@@ -36,21 +45,37 @@ def gospa_table(steps):
     rows = []
     for key, grp in g.groupby(GROUP, sort=True):
         v = grp["value"].to_numpy(dtype=float)
+        per_run = grp.assign(sq=grp["value"] ** 2).groupby("seed")[["value", "sq"]].agg(["mean", "size"])
+        counts = per_run[("value", "size")].to_numpy(dtype=float)
+        rms = float(np.sqrt(np.mean(v**2)))
+        mean_se = _standard_error(per_run[("value", "mean")].to_numpy(dtype=float), counts)
+        square_se = _standard_error(per_run[("sq", "mean")].to_numpy(dtype=float), counts)
         rows.append(
             {
                 **dict(zip(GROUP, key, strict=True)),
                 "runs": int(grp["seed"].nunique()),
                 "steps": int(v.size),
                 "mean_gospa": float(v.mean()),
-                "rms_gospa": float(np.sqrt(np.mean(v**2))),
+                "mean_gospa_se": mean_se,
+                "rms_gospa": rms,
+                "rms_gospa_se": square_se / (2 * rms) if rms > 0 else (0.0 if square_se == 0 else np.nan),
             }
         )
-    return pd.DataFrame(rows, columns=[*GROUP, "runs", "steps", "mean_gospa", "rms_gospa"])
+    columns = [*GROUP, "runs", "steps", "mean_gospa", "mean_gospa_se", "rms_gospa", "rms_gospa_se"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _standard_error(run_means: np.ndarray, steps: np.ndarray) -> float:
+    """Standard error of the step-weighted mean of per-run means, runs independent (NaN for one run)."""
+    if run_means.size < 2:
+        return float("nan")
+    w = steps / steps.sum()
+    return float(np.std(run_means, ddof=1) * np.sqrt(np.sum(w**2)))
 
 
 def write_gospa_table(tables: str | Path, output: str | Path) -> int:
     """Read the GOSPA of ``tables/steps.nc`` (aggregate), write the table as CSV; return its rows."""
-    from nllbench.pipeline.aggregate import read_long_table
+    from nllbench.pipeline.cube import read_long_table
     from nllbench.store import write_summary_csv
 
     table = gospa_table(read_long_table(tables, ["gospa"]))

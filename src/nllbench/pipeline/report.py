@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.measures.names import NLL_TERM_MEASURES
-from nllbench.pipeline.aggregate import RANKED
+from nllbench.pipeline.statistics import RANKED
 
 SETTING = ["scenario", "clutter", "pd"]
 TERMS = NLL_TERM_MEASURES

@@ -84,7 +84,58 @@ def validated_config(config: dict, schema_path: str | Path) -> dict:
     out = copy.deepcopy(config)
     _fill_defaults(out, schema)
     _fill_dataclass_defaults(out)
+    check_sweep(out)
     check_trackers(out)
+    return out
+
+
+def check_sweep(config: dict) -> None:
+    """Refuse what the schema cannot judge alone, before any job runs (ValueError naming the key).
+
+    ``results`` must name a directory (not empty or blank: every output would
+    be planned at the file system root); ``sweep.mb_birth`` must build a
+    valid birth (finite means, symmetric positive-definite covariances).
+    """
+    from nllbench.simulation.scenarios import mb_birth_mixture
+
+    if not str(config["results"]).strip():
+        raise ValueError(f"config key results: expected a directory, got {config['results']!r}")
+    entries = config["sweep"].get("mb_birth")
+    if entries is not None:
+        try:
+            mb_birth_mixture(entries)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"config key sweep.{exc}") from None
+    check_truth_file(config)
+
+
+def check_truth_file(config: dict) -> None:
+    """``sweep.truth`` must be a readable truth CSV that fits ``sweep.steps`` (errors name the key)."""
+    from nllbench.simulation.scenarios import read_truth_csv
+
+    truth = config["sweep"].get("truth")
+    if truth is None:
+        return
+    if not Path(truth).is_file():
+        raise ValueError(f"config key sweep.truth: expected a truth CSV file, got {truth!r} (no such file)")
+    try:
+        read_truth_csv(truth, config["sweep"].get("steps"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"config key sweep.truth: {exc}") from None
+
+
+def truth_input(config: dict) -> list[str]:
+    """The truth file a simulation job reads (a rule input, so that a changed file re-runs it)."""
+    truth = config["sweep"].get("truth")
+    return [] if truth is None else [str(truth)]
+
+
+def simulate_provenance(config: dict) -> dict:
+    """The sweep keys a simulation depends on beyond the setting (``truth`` only when given)."""
+    s = config["sweep"]
+    out = {"mb_birth": s.get("mb_birth"), "mb_start": s.get("mb_start")}
+    if s.get("truth") is not None:
+        out["truth"] = str(s["truth"])
     return out
 
 
@@ -212,9 +263,12 @@ def estimator_for(config: dict, filter_name: str) -> str:
 
 
 def simulate_flags(config: dict) -> str:
-    """Flags of ``nllbench simulate`` from ``sweep.mb_birth`` and ``sweep.mb_start`` (null: the preset's)."""
+    """Flags of ``nllbench simulate`` from ``sweep.mb_birth``, ``sweep.mb_start`` and ``sweep.truth``
+    (null: the preset's)."""
     s = config["sweep"]
     flags = ""
+    if s.get("truth") is not None:
+        flags += " --truth " + shlex.quote(str(s["truth"]))
     if s.get("mb_birth") is not None:
         flags += " --mb-birth " + shlex.quote(json.dumps(s["mb_birth"], sort_keys=True))
     if s.get("mb_start") is not None:
@@ -325,6 +379,45 @@ def check_trackers(config: dict) -> None:
             raise ValueError(
                 f"{key}.fov: expected {2 * len(state)} numbers (a low, then a high, per state column"
                 f" {state}), got {len(fov)}"
+            )
+        if fov is not None:
+            low, high = fov[: len(state)], fov[len(state) :]
+            bad = [c for c, lo, hi in zip(state, low, high, strict=True) if not lo < hi]
+            if bad:
+                raise ValueError(
+                    f"{key}.fov: expected each low below its high, got low {low} and high {high}"
+                    f" (column {bad[0]})"
+                )
+        if spec.get("tracks") is not None:
+            check_tracks_pattern(config, name)
+
+
+def check_tracks_pattern(config: dict, name: str) -> None:
+    """A ``tracks:`` pattern must tell apart every run it stands for.
+
+    Without ``{seed}`` every seed's truth would be scored against one table
+    (likewise ``{scenario}``, ``{clutter}``, ``{pd}`` when the sweep has several).
+    """
+    import string
+
+    pattern = config["trackers"][name]["tracks"]
+    sweep = config["sweep"]
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
+    except ValueError as exc:
+        raise ValueError(f"config key trackers.{name}.tracks: {exc}, got {pattern!r}") from None
+    runs = {
+        "seed": int(sweep["seeds"]) + len(tracker_calibration_seeds(config, name)),
+        "scenario": len(sweep["scenarios"]),
+        "clutter": len(sweep["clutter_rates"]),
+        "pd": len(sweep["detection_probabilities"]),
+    }
+    for field, count in runs.items():
+        if count > 1 and field not in fields:
+            raise ValueError(
+                f"config key trackers.{name}.tracks: the sweep has {count} values of {field}, so the"
+                f" pattern must contain {{{field}}} (else one table is scored against every {field}),"
+                f" got {pattern!r}"
             )
 
 

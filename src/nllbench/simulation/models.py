@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.engine import _validate as v
+from nllbench.engine import validate as v
 from nllbench.engine.densities import box_volume
 
 # the birth and initial intensities are Gaussian mixtures; the name is re-exported here for

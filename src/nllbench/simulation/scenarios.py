@@ -507,18 +507,6 @@ def read_truth_csv(
     )
 
 
-def write_truth_csv(path, truth: list[np.ndarray], truth_ids: list[np.ndarray]) -> None:
-    """Write per-step truth as the CSV :func:`read_truth_csv` reads (steps from 1, full precision)."""
-    from nllbench.store import write_rows_csv
-
-    rows = [
-        [k + 1, int(i), *(repr(float(v)) for v in x)]
-        for k, (X, ids) in enumerate(zip(truth, truth_ids, strict=True))
-        for x, i in zip(X, ids, strict=True)
-    ]
-    write_rows_csv([*TRUTH_KEY_COLUMNS, "x", "y", "vx", "vy"], rows, path)
-
-
 def simulate_with_truth(
     scenario: Scenario,
     truth: list[np.ndarray],

@@ -1,6 +1,6 @@
 """The store: every file nllbench writes or reads, one module per kind.
 
-* :mod:`~nllbench.store.scenario`: scenario files (truth, measurements, model);
+* :mod:`~nllbench.store.scenario`: scenario files (truth, measurements, model), truth CSVs;
 * :mod:`~nllbench.store.posterior`: posterior files (one density per step);
 * :mod:`~nllbench.store.metrics`: metrics files (one evaluated run);
 * :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
@@ -13,13 +13,18 @@ convention, attributes, schema version) is written down in ``docs/store.md``.
 
 from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, SchemaError
 from nllbench.store.atomic import (
+    MARKER,
     Output,
     atomic_directory,
     atomic_file,
+    check_not_an_input,
     check_output,
+    check_replaceable,
     committed_together,
+    is_temporary,
     partial_name,
     remove_created_dirs,
+    remove_stale_temporaries,
     save_figure,
     write_text,
 )
@@ -32,6 +37,7 @@ from nllbench.store.scenario import (
     read_scenario,
     scenario_identity,
     write_scenario,
+    write_truth_csv,
 )
 from nllbench.store.tables import (
     read_step_cube,
@@ -44,6 +50,7 @@ from nllbench.store.tables import (
 )
 
 __all__ = [
+    "MARKER",
     "SCENARIO_IDENTITY",
     "SCHEMA_VERSION",
     "STATE_NAMES_4D",
@@ -53,8 +60,11 @@ __all__ = [
     "SchemaError",
     "atomic_directory",
     "atomic_file",
+    "check_not_an_input",
     "check_output",
+    "check_replaceable",
     "committed_together",
+    "is_temporary",
     "partial_name",
     "provenance_record",
     "read_calibration_counts",
@@ -63,6 +73,7 @@ __all__ = [
     "read_scenario",
     "read_step_cube",
     "remove_created_dirs",
+    "remove_stale_temporaries",
     "save_figure",
     "scenario_identity",
     "software_versions",
@@ -77,4 +88,5 @@ __all__ = [
     "write_step_cube",
     "write_summary_csv",
     "write_text",
+    "write_truth_csv",
 ]

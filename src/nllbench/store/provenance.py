@@ -9,10 +9,10 @@ import numpy as np
 
 
 def nllbench_version() -> str:
-    """The installed nllbench version (one source: pyproject.toml)."""
-    from nllbench import __version__
+    """The installed nllbench version (one source: pyproject.toml), as ``nllbench.__version__``."""
+    from importlib.metadata import version
 
-    return __version__
+    return version("nllbench")
 
 
 def software_versions() -> dict[str, str]:

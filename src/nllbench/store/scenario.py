@@ -1,5 +1,7 @@
 """Scenario files: truth, measurements and the model that generated them (``content = "scenario"``).
 
+Also the truth alone as CSV (:func:`write_truth_csv`), as ``nllbench simulate --truth`` reads it.
+
 Layout in ``docs/store.md``: ``truth_count(step) -> truth_state, truth_id``;
 ``meas_count(step) -> measurement, meas_origin`` (-1 = clutter); the model's
 matrices and birth / initial mixtures; the scenario's parameters as attributes.
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nllbench.simulation.models import GaussianMixture, Model
+from nllbench.simulation.scenarios import TRUTH_KEY_COLUMNS
 from nllbench.store._netcdf import (
     STATE_NAMES_4D,
     SchemaError,
@@ -27,6 +30,7 @@ from nllbench.store._netcdf import (
     write_dataset,
 )
 from nllbench.store.provenance import truth_digest
+from nllbench.store.tables import write_rows_csv
 
 
 @dataclass(frozen=True)
@@ -170,3 +174,16 @@ def read_scenario(path: str | os.PathLike) -> ScenarioData:
     return ScenarioData(
         truth, [i.astype(np.int64) for i in ids], meas, [o.astype(np.int64) for o in origins], model, attrs
     )
+
+
+def write_truth_csv(path, truth: list[np.ndarray], truth_ids: list[np.ndarray]) -> None:
+    """Write per-step truth as the CSV :func:`nllbench.simulation.scenarios.read_truth_csv` reads.
+
+    Steps from 1, full precision; written atomically (:func:`nllbench.store.tables.write_rows_csv`).
+    """
+    rows = [
+        [k + 1, int(i), *(repr(float(v)) for v in x)]
+        for k, (X, ids) in enumerate(zip(truth, truth_ids, strict=True))
+        for x, i in zip(X, ids, strict=True)
+    ]
+    write_rows_csv([*TRUTH_KEY_COLUMNS, "x", "y", "vx", "vy"], rows, path)

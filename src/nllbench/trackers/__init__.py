@@ -1,3 +1,3 @@
 """Scoring any tracker: tidy track tables, fill-ins, adapters for Stone Soup and
-MOTChallenge.
+MOTChallenge; the trajectory NLL of a labelled tracks table.
 """

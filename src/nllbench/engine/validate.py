@@ -1,4 +1,4 @@
-"""Input validation shared by the public constructors.
+"""Input validation shared by the public constructors (of the engine, the measures and the models).
 
 Every check raises ``ValueError`` (or ``TypeError`` for non-numeric input)
 with a message of the form ``"<name>: expected ..., got ..."`` so that the

@@ -1,0 +1,7 @@
+"""``python -m nllbench.cli``: the ``nllbench`` command line."""
+
+import sys
+
+from nllbench.cli import main
+
+sys.exit(main())

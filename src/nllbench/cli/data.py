@@ -1,0 +1,190 @@
+"""The data commands: ``simulate`` (scenario files) and ``filter`` (a reference filter's posteriors)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nllbench.cli.common import (
+    NON_NEGATIVE,
+    POSITIVE,
+    PROBABILITY,
+    Progress,
+    add_batch_io,
+    add_settings_option,
+    batch_mode,
+    checked_outputs,
+    json_option,
+    provenance_of,
+    seed_files,
+    warner,
+    write_timing,
+)
+from nllbench.options import add_options, from_args, integer, number
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from nllbench.pipeline.runs import simulate_file
+
+    overrides = {
+        "clutter_rate": args.clutter_rate,
+        "p_detection": args.pd,
+        "p_survival": args.ps,
+        "steps": args.steps,
+        "process_noise": args.process_noise,
+        "measurement_noise": args.measurement_noise,
+    }
+    if args.truth_seed is not None:
+        overrides["truth_seed"] = None if args.truth_seed < 0 else args.truth_seed
+    if args.mb_birth is not None:
+        overrides["mb_birth"] = json_option(args.mb_birth, "--mb-birth")
+    if args.mb_start is not None:
+        overrides["mb_start"] = args.mb_start
+    truth = args.truth
+    if truth is not None and args.truth_seed is not None:
+        raise ValueError("simulate: --truth gives the truth; --truth-seed cannot be used with it")
+    config = provenance_of(args)
+    if not batch_mode(args, ("output",), ("output_dir",), "simulate"):
+        if args.seeds:
+            raise ValueError("simulate: --seeds needs --output-dir (a batch); use --seed with -o")
+        with checked_outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
+            sim, sec = simulate_file(args.scenario, args.seed, out, overrides, config, truth)
+            write_timing(timing, [{"item": f"seed{args.seed}", "seconds": sec}])
+        n = sum(len(x) for x in sim.truth)
+        z = sum(len(x) for x in sim.measurements)
+        print(
+            f"wrote {args.output}: {args.scenario}, {len(sim.truth)} steps, {n} object-steps, "
+            f"{z} measurements, seed {args.seed}"
+        )
+        return 0
+    seeds = args.seeds if args.seeds else [args.seed]
+    timing = []
+    with checked_outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (
+        tmp,
+        tt,
+    ):
+        for seed in seeds:
+            _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config, truth)
+            timing.append({"item": f"seed{seed}", "seconds": sec})
+        write_timing(tt, timing)
+    print(f"wrote {len(seeds)} scenario files to {args.output_dir}")
+    return 0
+
+
+def parsed_filter_settings(args):
+    """(PHDSettings, PMBMSettings, FilterRunSettings) of ``nllbench filter`` from its options."""
+    from nllbench.filters import PHDSettings, PMBMSettings
+    from nllbench.settings import FilterRunSettings
+
+    return (
+        from_args(PHDSettings, args, "phd_"),
+        from_args(PMBMSettings, args),
+        from_args(FilterRunSettings, args),
+    )
+
+
+def _filter(args: argparse.Namespace) -> int:
+    from nllbench.pipeline.runs import filter_file
+
+    if args.filter is None:
+        raise ValueError("filter: --filter is required (or the --settings key filter)")
+    phd, pmbm, run = parsed_filter_settings(args)
+    options = dict(
+        max_cardinality=run.cphd_max_card,
+        phd=phd,
+        pmbm=pmbm,
+        config=provenance_of(args),
+        warn=warner("filter"),
+        estimate_at=run.estimate_at,
+        estimator=run.estimator,
+        existence_threshold=run.existence_threshold,
+    )
+    if not batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
+        from nllbench.store import read_scenario
+
+        steps = read_scenario(args.scenario_file).steps
+        progress = Progress(args.filter, steps, enabled=not args.quiet)
+        with checked_outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
+            posts, sec = filter_file(args.scenario_file, args.filter, out, progress=progress, **options)
+            write_timing(timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
+        print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {sec:.2f} s")
+        return 0
+    files = seed_files(args.input_dir)
+    timing = []
+    with checked_outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (
+        tmp,
+        tt,
+    ):
+        for i, f in enumerate(files):
+            _, sec = filter_file(f, args.filter, tmp / f.name, **options)
+            timing.append({"item": f.stem, "seconds": sec})
+            if not args.quiet:
+                print(
+                    f"[{args.filter}] {i + 1}/{len(files)} {f.name} ({sec:.2f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        write_timing(tt, timing)
+    print(f"wrote {len(files)} posterior files to {args.output_dir}")
+    return 0
+
+
+def _add_simulate_parser(sub) -> None:
+    sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
+    sim.add_argument("--scenario", required=True, choices=["williams15", "williams15_mb", "chalmers"])
+    sim.add_argument(
+        "--seed", type=integer(0), default=0, help="seed of the measurement (and truth) generator"
+    )
+    sim.add_argument("--seeds", type=integer(0), nargs="+", help="batch: one file per seed in --output-dir")
+    sim.add_argument("--clutter-rate", type=NON_NEGATIVE, help="expected clutter per scan")
+    sim.add_argument("--pd", type=number(0, 1, open_low=True), help="detection probability")
+    sim.add_argument("--ps", type=PROBABILITY, help="survival probability")
+    sim.add_argument("--steps", type=integer(1), help="number of time steps")
+    sim.add_argument("--process-noise", type=POSITIVE, help="q of the constant-velocity model")
+    sim.add_argument("--measurement-noise", type=POSITIVE, help="std of each position measurement")
+    sim.add_argument("--truth-seed", type=integer(-1), help="seed of the truth (-1: draw it from --seed)")
+    sim.add_argument(
+        "--truth", help="CSV of the truth (columns step, id, x, y, vx, vy; steps from 1): simulate around it"
+    )
+    sim.add_argument(
+        "--mb-birth",
+        help='multi-Bernoulli birth, JSON: [{"r": 0.005, "mean": [x, y, vx, vy], "std": [4 numbers]}, ...]'
+        ' ("cov": a 4 x 4 matrix may replace "std")',
+    )
+    sim.add_argument(
+        "--mb-start",
+        action=argparse.BooleanOptionalAction,
+        help="the MBM filters start from the birth Bernoullis, with no PPP (default: the preset's)",
+    )
+    add_batch_io(
+        sim, "output NetCDF file (one run)", "batch: directory of seed<N>.nc files (written atomically)"
+    )
+    sim.set_defaults(func=_simulate)
+
+
+def _add_filter_parser(sub) -> None:
+    from nllbench.filters import PHDSettings, PMBMSettings
+    from nllbench.settings import FilterRunSettings
+
+    flt = sub.add_parser("filter", help="run a reference filter on a scenario file")
+    flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
+    flt.add_argument(
+        "--filter",
+        choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"],
+        help="the filter (required: here or as the --settings key filter)",
+    )
+    flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")
+    add_batch_io(flt, "output NetCDF posterior file (one run)", "batch: directory for the posterior files")
+    add_settings_option(flt, "seeds")
+    add_options(flt, PMBMSettings)
+    add_options(flt, PHDSettings, "phd_")
+    add_options(flt, FilterRunSettings)
+    flt.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    flt.set_defaults(func=_filter)
+
+
+def add_parsers(sub) -> None:
+    """``simulate`` and ``filter``."""
+    _add_simulate_parser(sub)
+    _add_filter_parser(sub)

@@ -1,0 +1,247 @@
+"""The Murty NLL of a PMBM for several budgets at once (the pass behind ``nb.nll_many``).
+
+``method="murty"`` of :func:`nllbench.engine.nll.nll` and every budget of
+:func:`nllbench.engine.nll.nll_many`: with the per-hypothesis budget (Pinto et
+al., IEEE SPL 2021, eq. (9)) one compiled pass ranks each hypothesis once
+(:mod:`nllbench.engine._mixture`); with the global budget the Q best
+(hypothesis, association) pairs are ranked over all hypotheses together. Both
+bound the associations left out (see docs/nll.md, "Exactness and bounds").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nllbench.engine._mixture import mixture_murty
+from nllbench.engine.assignment import count_assignments, count_assignments_log, murty
+from nllbench.engine.association import (
+    AssociationProblem,
+    association_problem,
+    decomposed_result,
+    impossible,
+    pmbm_problems,
+)
+from nllbench.engine.densities import PMBM, Gaussians, _gaussian_logpdf
+from nllbench.engine.result import NLLResult
+
+
+def nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> list[NLLResult]:
+    """Murty results for several budgets; per-hypothesis budgets share one ranking."""
+    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+        return [impossible(pmbm, {}, "murty", q) for q in qs]  # exp(-Lambda) = 0 multiplies every term
+    if budget == "global":
+        problems, log_w, log_lam = pmbm_problems(pmbm, y)
+        return [
+            _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
+        ]
+    return _nll_pmbm_compiled(pmbm, y, qs)
+
+
+def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResult]:
+    """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench.engine._mixture`).
+
+    Every hypothesis is ranked once, one association beyond the largest
+    budget: for every q the listed associations are the first q found (a
+    prefix that does not depend on the budget, see
+    :func:`nllbench.engine.assignment.ranked_in_search_order`) and the (q+1)-th
+    bounds every unlisted one, so ``nll(q)`` and ``nll_many`` agree to the
+    last bit.
+    """
+    n = y.shape[0]
+    total_rate, log_lam = _ppp_at(pmbm, y)
+    with np.errstate(divide="ignore"):
+        log_w_all = np.log(pmbm.weights)
+    live = np.flatnonzero(pmbm.weights > 0)
+    hyps = [pmbm.hypotheses[h] for h in live]
+    log_p = _shared_logpdf([mb.densities for mb in hyps], y)
+    r = np.concatenate([mb.r for mb in hyps])
+    starts = np.zeros(len(hyps) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(mb) for mb in hyps])
+    n_forced = int(np.sum(log_lam == -np.inf))
+    cumulative = np.concatenate([[0], np.cumsum(r > 0)])
+    alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
+    cap = max(qs) + 2
+    sizes, which = np.unique(alive, return_inverse=True)
+    counts = np.array([_capped_count(n, int(a), n_forced, cap) for a in sizes], dtype=np.int64)[which]
+    log_counts = np.array([count_assignments_log(n, int(a), n_forced) for a in sizes])[which]
+    ranked = mixture_murty(log_p, r, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs)
+    out = []
+    for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
+        if best < 0:
+            h = int(np.argmax(pmbm.weights))
+            i = int(np.searchsorted(live, h))
+            prob = association_problem(
+                pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[i] : starts[i + 1]]
+            )
+            out.append(impossible(pmbm, {h: prob}, "murty", q))
+            continue
+        h = int(live[best])
+        prob = association_problem(
+            pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[best] : starts[best + 1]]
+        )
+        out.append(
+            decomposed_result(value, lower, exact, prob, best_cols, float(log_w_all[h]), n_terms, q, h)
+        )
+    return out
+
+
+def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
+    """min(number of associations, cap), without big integers when the count is clearly larger."""
+    if count_assignments_log(n, m, forced) > math.log(cap) + 1.0:
+        return cap
+    return min(count_assignments(n, m, forced), cap)
+
+
+def _ppp_at(pmbm: PMBM, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """(Lambda, log lambda(y)) of the PMBM's PPP; (0, -inf) without one."""
+    if pmbm.ppp is None:
+        return 0.0, np.full(y.shape[0], -np.inf)
+    return pmbm.ppp.total_rate, pmbm.ppp.log_intensity(y)
+
+
+def _shared_logpdf(families: list, y: np.ndarray) -> np.ndarray:
+    """log p_k(y_l) of every member of ``families``, stacked (M, n).
+
+    Global hypotheses of a PMBM share most single-target hypotheses: a
+    Gaussian that appears in several of them (same mean and factor, bit for
+    bit) is evaluated once. Each entry is computed on its own, so sharing
+    changes no bit.
+    """
+    n = y.shape[0]
+    sizes = [len(f) for f in families]
+    if sum(sizes) == 0 or n == 0:
+        return np.zeros((sum(sizes), n))
+    if not all(isinstance(f, Gaussians) for f in families):
+        return np.concatenate([f.logpdf(y) if len(f) else np.zeros((0, n)) for f in families])
+    means = np.concatenate([f.means for f in families])
+    chol = np.concatenate([f._chol for f in families])
+    log_norm = np.concatenate([f._log_norm for f in families])
+    key = np.concatenate([means, chol.reshape(chol.shape[0], -1), log_norm[:, None]], axis=1)
+    # sort by a fixed linear hash (identical rows hash identically), then
+    # group runs of identical rows: a collision only splits a group
+    weights = np.random.default_rng(20211).uniform(0.5, 1.5, key.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN hash only splits groups
+        order = np.argsort(key @ weights, kind="stable")
+    ordered = key[order]
+    new_group = np.ones(order.size, dtype=bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    first = order[new_group]
+    group = np.empty(order.size, dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
+    unique_p = _gaussian_logpdf(means[first], chol[first], log_norm[first], y)
+    return unique_p[group]
+
+
+def _rank_global(problems, log_w, q: int):
+    """The q best (hypothesis, association) pairs overall (global budget)."""
+    order = sorted(problems, key=lambda h: -log_w[h])
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    rest_by_h: dict[int, float] = {}
+    threshold = math.inf  # the q-th best global cost so far
+    for h in order:
+        prob = problems[h]
+        offset = prob.base - log_w[h]
+        ranked = murty(prob.cost, q, prob.mandatory, threshold - offset)
+        found[h] = (ranked.costs + offset, ranked.columns)
+        rest_by_h[h] = ranked.rest + offset
+        threshold = _trim_to_global_budget(found, rest_by_h, q)
+    return found, rest_by_h
+
+
+def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -> NLLResult:
+    """NLLResult from the listed associations ``found`` (global costs) and the rest bounds."""
+    n = y.shape[0]
+    live = list(problems)
+    costs_by_h = {h: c for h, (c, _) in found.items()}
+    all_costs = np.concatenate([costs_by_h[h] for h in live]) if live else np.empty(0)
+    if all_costs.size == 0:
+        return impossible(pmbm, problems, "murty", q)
+    value = -_logsumexp(-all_costs)
+    # Bounds on the exact NLL: per hypothesis, the unlisted associations sum to
+    # at most (their count) x exp(-rest), and the whole sum to at most the
+    # product of row sums (a permanent bound); keep the smaller.
+    exact = True
+    upper_terms = []
+    n_forced = int(np.sum(log_lam == -np.inf))
+    for h in live:
+        log_listed = _logsumexp(-costs_by_h[h])
+        log_count = count_assignments_log(n, int(np.sum(pmbm.hypotheses[h].r > 0)), n_forced)
+        log_left = _log_remaining(log_count, costs_by_h[h].size)
+        if math.isinf(rest_by_h[h]) or log_left == -math.inf:
+            upper_terms.append(log_listed)
+            continue
+        exact = False
+        by_count = float(np.logaddexp(log_listed, log_left - rest_by_h[h]))
+        by_rows = log_w[h] + _log_row_sum_bound(problems[h])
+        upper_terms.append(max(log_listed, min(by_count, by_rows)))
+    # (min: the per-hypothesis sums may round an ulp away from the global one)
+    lower = value if exact else min(value, -_logsumexp(np.array(upper_terms)))
+    listed = [h for h in live if costs_by_h[h].size]  # not empty: all_costs is not
+    best_h = min(listed, key=lambda h: costs_by_h[h][0])
+    best_cols = found[best_h][1][0]
+    return decomposed_result(
+        value, lower, exact, problems[best_h], best_cols, float(log_w[best_h]), int(all_costs.size), q, best_h
+    )
+
+
+def _logsumexp(a: np.ndarray) -> float:
+    """log(sum(exp(a))) of a 1-D array; -inf for an empty or all -inf array."""
+    if a.size == 0:
+        return -math.inf
+    top = float(np.max(a))
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(float(np.sum(np.exp(a - top))))
+
+
+def _trim_to_global_budget(found, rest_by_h, q: int) -> float:
+    """Keep the q cheapest (hypothesis, association) pairs over ``found``, in place.
+
+    Dropped pairs lower their hypothesis' ``rest``. Returns the q-th cost
+    (``inf`` while fewer than q pairs are kept).
+    """
+    hs = list(found)
+    costs = np.concatenate([found[h][0] for h in hs])
+    if costs.size <= q:
+        return math.inf
+    owner = np.concatenate([np.full(found[h][0].size, h) for h in hs])
+    cut = float(np.partition(costs, q - 1)[q - 1])
+    # keep everything below the cut, then fill up to q with ties at the cut
+    keep = costs < cut
+    ties = np.flatnonzero(costs == cut)[: q - int(keep.sum())]
+    keep[ties] = True
+    for h in hs:
+        mine = owner == h
+        k = keep[mine]
+        c, cols = found[h]
+        if not k.all():
+            rest_by_h[h] = min(rest_by_h[h], float(c[~k].min()))
+            found[h] = (c[k], cols[k])
+    return cut
+
+
+def _log_row_sum_bound(prob: AssociationProblem) -> float:
+    """log of exp(-base) prod_l sum_j exp(-cost[l, j]) >= the sum over all associations.
+
+    Summing over every map of objects to columns, injective or not, can
+    only add non-negative terms.
+    """
+    if prob.cost.shape[0] == 0:
+        return -prob.base
+    a = -prob.cost
+    top = a.max(axis=1)
+    if np.any(top == -np.inf):
+        return -math.inf
+    return -prob.base + float(np.sum(top + np.log(np.exp(a - top[:, None]).sum(axis=1))))
+
+
+def _log_remaining(log_total: float, listed: int) -> float:
+    """log(N - k) for N = exp(log_total) associations of which k are listed."""
+    if listed == 0:
+        return log_total
+    ratio = math.exp(math.log(listed) - log_total)
+    if ratio >= 1.0 - 1e-12:
+        return -math.inf
+    return log_total + math.log1p(-ratio)

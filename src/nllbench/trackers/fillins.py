@@ -1,0 +1,103 @@
+"""What is filled in for what a tracker does not report: :class:`FillIns` and :class:`ScoreCalibration`.
+
+The undetected-object intensity (a uniform Poisson box), the default
+covariance and the score -> existence map, each checked when it is made;
+:mod:`nllbench.trackers.build` applies them and :mod:`nllbench.trackers.fitting`
+fits them on a calibration set.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from nllbench.engine.densities import PPP
+
+
+@dataclass(frozen=True)
+class ScoreCalibration:
+    """r = expit(intercept + slope * score).
+
+    Fitted by :func:`nllbench.trackers.fitting.fit_score_calibration`.
+    """
+
+    intercept: float
+    slope: float
+    n_rows: int = 0
+    n_detections: int = 0
+
+    def __call__(self, score: np.ndarray) -> np.ndarray:
+        return expit(self.intercept + self.slope * np.asarray(score, dtype=float))
+
+    def provenance(self) -> dict:
+        return {
+            "kind": "logistic",
+            "fitted_by": "maximum likelihood of detection outcomes",
+            "intercept": self.intercept,
+            "slope": self.slope,
+            "n_rows": self.n_rows,
+            "n_detections": self.n_detections,
+        }
+
+
+@dataclass(frozen=True)
+class FillIns:
+    """What is filled in for what the tracker does not report.
+
+    undetected_rate : total rate of the uniform undetected-object PPP (0: none).
+    fov_low, fov_high : (d,) box of that PPP in the state columns (None if rate is 0).
+    default_std : std of the isotropic covariance used when the table has none.
+    calibration : score -> r map, used when the table has a score column.
+    existence_one : r = 1 when the table has neither r nor score.
+    fitted_rate : how the rate was obtained (a dict from
+        :func:`nllbench.trackers.fitting.fit_undetected_rate`) or None.
+    """
+
+    undetected_rate: float = 0.0
+    fov_low: tuple[float, ...] | None = None
+    fov_high: tuple[float, ...] | None = None
+    default_std: float | None = None
+    calibration: ScoreCalibration | None = None
+    existence_one: bool = False
+    fitted_rate: dict | None = None
+
+    def __post_init__(self) -> None:
+        rate = float(self.undetected_rate)
+        if not math.isfinite(rate) or rate < 0:
+            raise ValueError(f"undetected_rate: expected a non-negative number, got {self.undetected_rate!r}")
+        object.__setattr__(self, "undetected_rate", rate)
+        if rate > 0 and (self.fov_low is None or self.fov_high is None):
+            raise ValueError("fov: expected the box (low..., high...) of the undetected-object intensity")
+        if self.fov_low is not None or self.fov_high is not None:
+            _check_box(self.fov_low, self.fov_high)
+        if self.default_std is not None:
+            s = float(self.default_std)
+            if not math.isfinite(s) or s <= 0:
+                raise ValueError(f"default_std: expected a positive number, got {self.default_std!r}")
+
+    def ppp(self, dim: int) -> PPP | None:
+        if self.undetected_rate == 0:
+            return None
+        low, high = np.asarray(self.fov_low, dtype=float), np.asarray(self.fov_high, dtype=float)
+        if low.shape != (dim,) or high.shape != (dim,):
+            raise ValueError(
+                f"fov: expected {dim} lower and {dim} upper bounds (one per state column), "
+                f"got {low.size} and {high.size}"
+            )
+        return PPP.uniform(self.undetected_rate, low, high)
+
+
+def _check_box(low, high) -> None:
+    """The fov box: finite bounds, as many upper as lower, every upper above its lower."""
+    lo = np.atleast_1d(np.asarray(low if low is not None else (), dtype=float))
+    hi = np.atleast_1d(np.asarray(high if high is not None else (), dtype=float))
+    if lo.ndim != 1 or lo.shape != hi.shape or lo.size == 0:
+        raise ValueError(f"fov: expected as many lower as upper bounds, got {list(lo)} and {list(hi)}")
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or np.any(hi <= lo):
+        raise ValueError(
+            f"fov: expected finite bounds with every upper above its lower, got low={lo.tolist()}, "
+            f"high={hi.tolist()}"
+        )
