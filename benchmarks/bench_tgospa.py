@@ -14,9 +14,10 @@ ratios' median and minimum, the worst round, are printed):
   exponent (least-squares slope of log time on log frames), and how the
   minimum was reached (:class:`~nllbench.measures._tgospa_solver.SolveStats`);
 * unlabelled estimates (a fresh identity every frame, as a tracks table
-  without ``id`` gives): time and peak memory (``ru_maxrss`` of a fresh
-  process, and its growth over the process before the call) at 1,000 frames,
-  and the old MILP's at 100 and 200 frames;
+  without ``id`` gives): time and memory at 1,000 frames in a fresh process
+  (peak RSS, ``ru_maxrss``, with the process's before the call, and the peak
+  allocated during a second call, ``tracemalloc``), and the old MILP's at 100
+  and 200 frames;
 * on 8 frames x 4 x 4 trajectories, exhaustive enumeration (a Viterbi over
   every joint assignment, as the tests use) must agree.
 
@@ -42,7 +43,9 @@ from nllbench.measures.tgospa import tgospa
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 from _tgospa_reference import tgospa as frozen  # noqa: E402
+from rounds import overhead, rounds, speedup  # noqa: E402
 from test_tgospa import brute_force, random_case  # noqa: E402
 
 C, P, GAMMA = 2.0, 1.0, 2.0
@@ -82,22 +85,6 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
-def interleaved(sides: dict, rounds: int) -> dict:
-    """Each side once per round, in turn; returns {name: (times list, last output)}."""
-    out = {name: ([], None) for name in sides}
-    for _ in range(rounds):
-        for name, fn in sides.items():
-            t, val = timed(fn)
-            out[name][0].append(t)
-            out[name] = (out[name][0], val)
-    return out
-
-
-def ratios(slow: list, fast: list) -> str:
-    r = np.array(slow) / np.array(fast)
-    return f"median {np.median(r):7.1f}x  min {r.min():7.1f}x"
-
-
 def slope(sizes, times) -> float:
     return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
 
@@ -113,7 +100,7 @@ def per_frame_gospa(T, E) -> float:
 
 
 CHILD = """
-import json, resource, sys, time
+import json, resource, sys, time, tracemalloc
 import numpy as np
 sys.path.insert(0, {bench!r}); sys.path.insert(0, {tests!r})
 from bench_tgospa import scene, unlabelled
@@ -124,13 +111,18 @@ tgospa(T[:2], TI[:2], E[:2], EI[:2], c={c}, p={p}, gamma={gamma})  # imports, co
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 r = tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
-print(json.dumps({{"seconds": time.perf_counter() - t, "value": r.value, "before": before,
-                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+seconds = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
+traced = tracemalloc.get_traced_memory()[1]
+print(json.dumps({{"seconds": seconds, "value": r.value, "before": before, "peak": peak, "traced": traced}}))
 """
 
 
 def in_child(module: str, K: int, n: int) -> dict:
-    """Time and ru_maxrss (KiB) of one unlabelled call in a fresh process."""
+    """Time, ru_maxrss (KiB) and the traced peak (bytes, tracemalloc, a second call) of one unlabelled
+    call in a fresh process."""
     code = CHILD.format(
         bench=str(ROOT / "benchmarks"),
         tests=str(ROOT / "tests"),
@@ -160,7 +152,7 @@ def main() -> int:
         f"{K} frames x {n} true trajectories ({len(np.unique(np.concatenate(EI)))} estimated), c = {C}, "
         f"p = {P}, gamma = {GAMMA}; {args.rounds} interleaved rounds"
     )
-    res = interleaved(
+    times, last = rounds(
         {
             "exact (new)": lambda: tgospa(T, TI, E, EI, c=C, p=P, gamma=GAMMA),
             "old MILP": lambda: frozen(T, TI, E, EI, c=C, p=P, gamma=GAMMA),
@@ -168,16 +160,15 @@ def main() -> int:
         },
         args.rounds,
     )
-    new, old, floor = res["exact (new)"], res["old MILP"], res["per-frame GOSPA"]
-    same = abs(new[1].value - old[1].value) <= 1e-12 * abs(old[1].value)
-    ok &= same
-    for name, (times, _) in res.items():
-        print(f"  {name:16} median {np.median(times):8.3f} s   min {min(times):8.3f} s")
-    print(f"  old MILP / new: {ratios(old[0], new[0])}   values equal to 1e-12: {same} ({new[1].value:.9f})")
-    print(
-        f"  new / per-frame GOSPA: median {np.median(np.array(new[0]) / floor[0]):.1f}x, worst "
-        f"{max(np.array(new[0]) / floor[0]):.1f}x (target <= 20x)"
-    )
+    new, old, floor = times["exact (new)"], times["old MILP"], times["per-frame GOSPA"]
+    value, want = last["exact (new)"].value, last["old MILP"].value
+    same = abs(value - want) <= 1e-12 * abs(want)
+    ok &= same and float(np.median(new)) < 0.5
+    for name, t in times.items():
+        print(f"  {name:16} median {np.median(t):8.3f} s   worst {max(t):8.3f} s")
+    print(f"  speed-up per round, old MILP / new: {speedup(old, new)}")
+    print(f"  new / per-frame GOSPA per round: {overhead(new, floor)} (target <= about 20x)")
+    print(f"  values equal to 1e-12: {same} (new {value:.9f}, old {want:.9f})")
     print(f"  how: {stats(T, TI, E, EI)}")
 
     print("\ntime against frames (40 trajectories), best of the rounds:")
@@ -199,7 +190,7 @@ def main() -> int:
             for k in old_sizes
         ]
         old_sizes.append(K)
-        old_times.append(float(np.median(old[0])))
+        old_times.append(float(np.median(old)))
         listed = ", ".join(f"K = {k} {t:.2f} s" for k, t in zip(old_sizes, old_times, strict=True))
         print(f"  old MILP: {listed} (the last from the rounds above): K^{slope(old_sizes, old_times):.2f}")
 
@@ -214,8 +205,9 @@ def main() -> int:
         r = in_child(module, k, n)
         name = "exact (new)" if module.startswith("nllbench") else "old MILP"
         print(
-            f"  {name:11} K = {k:4d}: {r['seconds']:7.2f} s, peak RSS {r['peak'] / 1024:7.0f} MiB "
-            f"(+{(r['peak'] - r['before']) / 1024:.0f} MiB in the call), value {r['value']:.6f}"
+            f"  {name:11} K = {k:4d}: {r['seconds']:7.2f} s, peak RSS {r['peak'] / 1024:5.0f} MiB "
+            f"({r['before'] / 1024:.0f} MiB before the call), allocated in the call "
+            f"{r['traced'] / 2**20:6.1f} MiB (tracemalloc), value {r['value']:.6f}"
         )
 
     small = random_case(np.random.default_rng(3), 8, 4, 4)
