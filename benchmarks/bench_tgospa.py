@@ -10,14 +10,17 @@ ratios' median and minimum, the worst round, are printed):
   values compared to 1e-12 relative; and against per-frame GOSPA
   (``nb.gospa`` on every frame of the same scene), the floor a trajectory
   measure cannot beat;
-* the time against the number of frames (250 to 4,000) with the fitted
-  exponent (least-squares slope of log time on log frames), and how the
-  minimum was reached (:class:`~nllbench.measures._tgospa_solver.SolveStats`);
+* the time against the number of frames (250 to 4,000; labelled and
+  unlabelled estimates) and of true trajectories (10 to 80 at 1,000 frames),
+  with the fitted exponent (least-squares slope of log time on log size;
+  target for frames about 1.3 or less), and how the minimum was reached
+  (:class:`~nllbench.measures._tgospa_solver.SolveStats`); the old MILP's
+  exponent in frames from 250, 500 and 1,000 frames;
 * unlabelled estimates (a fresh identity every frame, as a tracks table
   without ``id`` gives): time and memory at 1,000 frames in a fresh process
-  (peak RSS, ``ru_maxrss``, with the process's before the call, and the peak
-  allocated during a second call, ``tracemalloc``), and the old MILP's at 100
-  and 200 frames;
+  (peak resident memory during the call, VmHWM, with the process's before
+  it, and the peak allocated during a second call, ``tracemalloc``), and the
+  old MILP's at 100 and 200 frames (run first, before the parent grows);
 * on 8 frames x 4 x 4 trajectories, exhaustive enumeration (a Viterbi over
   every joint assignment, as the tests use) must agree.
 
@@ -85,6 +88,28 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
+def rng0():
+    return np.random.default_rng(0)
+
+
+def growth(label: str, sizes: list, make, args) -> float:
+    """Median time over the rounds at each size, and the fitted exponent (slope of log time on log size)."""
+    print(f"\ntime against {label} (median of {args.rounds} calls):")
+    times = []
+    for size in sizes:
+        seq = make(size)
+        t = float(
+            np.median(
+                [timed(lambda seq=seq: tgospa(*seq, c=C, p=P, gamma=GAMMA))[0] for _ in range(args.rounds)]
+            )
+        )
+        times.append(t)
+        print(f"  {size:5d}  {t:7.3f} s   {stats(*seq)}")
+    exponent = slope(sizes, times)
+    print(f"  fitted exponent {exponent:.2f}")
+    return exponent
+
+
 def slope(sizes, times) -> float:
     return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
 
@@ -100,19 +125,19 @@ def per_frame_gospa(T, E) -> float:
 
 
 CHILD = """
-import json, resource, sys, time, tracemalloc
+import json, sys, time, tracemalloc
 import numpy as np
 sys.path.insert(0, {bench!r}); sys.path.insert(0, {tests!r})
-from bench_tgospa import scene, unlabelled
+from bench_tgospa import scene, unlabelled, resident
 from {module} import tgospa
 T, TI, E, EI = scene({K}, {n}, np.random.default_rng(0))
 EI = unlabelled(E)
 tgospa(T[:2], TI[:2], E[:2], EI[:2], c={c}, p={p}, gamma={gamma})  # imports, compiled kernels
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = resident(reset=True)
 t = time.perf_counter()
 r = tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
 seconds = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = resident()
 tracemalloc.start()
 tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
 traced = tracemalloc.get_traced_memory()[1]
@@ -120,9 +145,25 @@ print(json.dumps({{"seconds": seconds, "value": r.value, "before": before, "peak
 """
 
 
+def resident(reset: bool = False) -> float:
+    """This process's resident memory in MiB: now (after resetting the peak) or its peak since the reset.
+
+    Linux: ``/proc/self/status`` (VmRSS, VmHWM), the peak reset by writing 5 to
+    ``/proc/self/clear_refs`` (a process's ``ru_maxrss`` keeps its parent's
+    peak from before the fork, so it cannot be used in a child).
+    """
+    if reset:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    key = "VmRSS:" if reset else "VmHWM:"
+    with open("/proc/self/status") as f:
+        line = next(x for x in f if x.startswith(key))
+    return int(line.split()[1]) / 1024
+
+
 def in_child(module: str, K: int, n: int) -> dict:
-    """Time, ru_maxrss (KiB) and the traced peak (bytes, tracemalloc, a second call) of one unlabelled
-    call in a fresh process."""
+    """Time, resident memory before and at the peak of the call (MiB) and the traced peak (bytes,
+    tracemalloc, a second call) of one unlabelled call in a fresh process."""
     code = CHILD.format(
         bench=str(ROOT / "benchmarks"),
         tests=str(ROOT / "tests"),
@@ -171,18 +212,17 @@ def main() -> int:
     print(f"  values equal to 1e-12: {same} (new {value:.9f}, old {want:.9f})")
     print(f"  how: {stats(T, TI, E, EI)}")
 
-    print("\ntime against frames (40 trajectories), best of the rounds:")
-    sizes, times = [250, 500, 1000, 2000, 4000], []
-    for k in sizes:
-        Tk, TIk, Ek, EIk = scene(k, n, np.random.default_rng(0))
-        t = min(
-            timed(lambda Tk=Tk, TIk=TIk, Ek=Ek, EIk=EIk: tgospa(Tk, TIk, Ek, EIk, c=C, p=P, gamma=GAMMA))[0]
-            for _ in range(args.rounds)
-        )
-        times.append(t)
-        print(f"  K = {k:5d}  {t:7.3f} s   {stats(Tk, TIk, Ek, EIk)}")
-    exponent = slope(sizes, times)
-    print(f"  fitted exponent K^{exponent:.2f} (target <= about 1.3)")
+    exponent = growth(
+        "frames K, 40 trajectories", [250, 500, 1000, 2000, 4000], lambda k: scene(k, n, rng0()), args
+    )
+    growth(
+        "frames K, 40 trajectories, unlabelled estimates",
+        [250, 500, 1000, 2000, 4000],
+        lambda k: (lambda T, TI, E, EI: (T, TI, E, unlabelled(E)))(*scene(k, n, rng0())),
+        args,
+    )
+    growth("true trajectories n, 1,000 frames", [10, 20, 40, 80], lambda m: scene(1000, m, rng0()), args)
+    ok &= exponent <= 1.35
     if not args.quick:
         old_sizes = [250, 500]
         old_times = [
@@ -205,8 +245,8 @@ def main() -> int:
         r = in_child(module, k, n)
         name = "exact (new)" if module.startswith("nllbench") else "old MILP"
         print(
-            f"  {name:11} K = {k:4d}: {r['seconds']:7.2f} s, peak RSS {r['peak'] / 1024:5.0f} MiB "
-            f"({r['before'] / 1024:.0f} MiB before the call), allocated in the call "
+            f"  {name:11} K = {k:4d}: {r['seconds']:7.2f} s, peak RSS {r['peak']:5.0f} MiB "
+            f"({r['before']:.0f} MiB before the call), allocated in the call "
             f"{r['traced'] / 2**20:6.1f} MiB (tracemalloc), value {r['value']:.6f}"
         )
 

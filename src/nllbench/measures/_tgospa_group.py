@@ -18,11 +18,12 @@ import numpy as np
 from nllbench.measures._tgospa_joint import (
     _N,
     _U,
+    _edge_values,
     _joint_paths,
     _list_viterbi,
+    _open_frames,
     _state_lists,
     _window_dp,
-    _windows,
 )
 
 if TYPE_CHECKING:
@@ -232,38 +233,124 @@ def _own(
     return fwd, rev, opt, paths
 
 
+@nb.njit(cache=True)
+def _pair_lookup(member_ptr, est, n_est, t, table):  # pragma: no cover
+    """Fill ``table`` (n_est,) with member t's local pair of each estimate (-1 for none); returns it."""
+    table[:] = -1
+    for q in range(member_ptr[t], member_ptr[t + 1]):
+        table[est[q]] = q
+    return table
+
+
+@nb.njit(cache=True)
+def _path_cost(paths, member_ptr, f0, f1, est, span_ptr, cost, switch, n_est):  # pragma: no cover
+    """The members' cost of the paths (g, K): gains where a held label is on its span, plus switches."""
+    g, K = paths.shape
+    table = np.empty(n_est, dtype=np.int64)
+    gains, full, half = 0.0, 0, 0
+    for t in range(g):
+        _pair_lookup(member_ptr, est, n_est, t, table)
+        for k in range(K):
+            x = paths[t, k]
+            if x >= 0:
+                q = table[x]
+                if f0[q] <= k <= f1[q]:
+                    gains += cost[span_ptr[q] + k - f0[q]]
+            if k and x != paths[t, k - 1]:
+                if x >= 0 and paths[t, k - 1] >= 0:
+                    full += 1
+                else:
+                    half += 1
+    return gains + switch * full + switch / 2.0 * half
+
+
 def _true_cost(grp: _Group, paths: np.ndarray, switch: float) -> float:
     """The members' cost (frame gains plus switches) of the paths (g, K)."""
-    t, k = np.nonzero(paths >= 0)
-    x = paths[t, k]
-    width = int(grp.est.max(initial=0)) + 1
-    have = grp.owner() * width + grp.est  # sorted (by member, then estimate)
-    pos = np.minimum(np.searchsorted(have, t * width + x), max(have.size - 1, 0))
-    inside = (k >= grp.f0[pos]) & (k <= grp.f1[pos])
-    gains = grp.cost[grp.span_ptr[pos[inside]] + k[inside] - grp.f0[pos[inside]]]
-    before, after = paths[:, :-1], paths[:, 1:]
-    changed = before != after
-    full = changed & (before >= 0) & (after >= 0)
-    return float(gains.sum()) + switch * float(full.sum()) + switch / 2.0 * float((changed & ~full).sum())
+    n_est = int(grp.est.max(initial=0)) + 1
+    return _path_cost(paths, grp.member_ptr, grp.f0, grp.f1, grp.est, grp.span_ptr, grp.cost, switch, n_est)
+
+
+@nb.njit(cache=True)
+def _collision_cells(paths, n_est):  # pragma: no cover
+    """The cells est * K + frame held by two or more of the paths (g, K) (each once), and the members
+    that hold one."""
+    g, K = paths.shape
+    seen_frame = np.full(n_est, -1, dtype=np.int64)
+    seen_member = np.full(n_est, -1, dtype=np.int64)
+    counted = np.full(n_est, -1, dtype=np.int64)
+    cells = []
+    involved = np.zeros(g, dtype=np.bool_)
+    for k in range(K):
+        for t in range(g):
+            x = paths[t, k]
+            if x < 0:
+                continue
+            if seen_frame[x] == k:
+                involved[t] = True
+                involved[seen_member[x]] = True
+                if counted[x] != k:
+                    counted[x] = k
+                    cells.append(x * K + k)
+            else:
+                seen_frame[x], seen_member[x] = k, t
+    out = np.empty(len(cells), dtype=np.int64)
+    for i in range(len(cells)):
+        out[i] = cells[i]
+    return out, involved
 
 
 def _collisions(paths: np.ndarray, K: int) -> np.ndarray:
     """The cells est * K + frame held by two or more of the paths (g, K), sorted."""
-    held = np.sort(paths, axis=0)
-    same = (held[1:] == held[:-1]) & (held[1:] >= 0)
-    return np.unique(held[1:][same] * K + np.nonzero(same)[1])
+    n_est = int(paths.max(initial=0)) + 1
+    return np.sort(_collision_cells(paths, n_est)[0])
+
+
+@nb.njit(cache=True)
+def _usage(paths, cells):  # pragma: no cover
+    """How many of the paths (g, K) hold each cell est * K + frame."""
+    g, K = paths.shape
+    use = np.zeros(cells.size)
+    for i in range(cells.size):
+        x, k = cells[i] // K, cells[i] % K
+        for t in range(g):
+            if paths[t, k] == x:
+                use[i] += 1.0
+    return use
 
 
 def _cell_usage(paths: np.ndarray, cells: np.ndarray, K: int) -> np.ndarray:
-    """How many of the paths (g, K) hold each cell est * K + frame (sorted ``cells``)."""
-    t, k = np.nonzero(paths >= 0)
-    held = paths[t, k] * K + k
-    pos = np.minimum(np.searchsorted(cells, held), max(cells.size - 1, 0))
-    hit = cells.size > 0
-    use = np.zeros(cells.size)
-    if hit:
-        np.add.at(use, pos[cells[pos] == held], 1.0)
-    return use
+    """How many of the paths (g, K) hold each cell est * K + frame."""
+    return _usage(paths, cells)
+
+
+@nb.njit(cache=True)
+def _drop_contested_holds(paths, member_ptr, f0, f1, est, n_est):  # pragma: no cover
+    """Remove (in place) every pre- or post-hold of the paths (g, K) that holds a cell another path holds."""
+    g, K = paths.shape
+    seen_frame = np.full(n_est, -1, dtype=np.int64)
+    seen_member = np.full(n_est, -1, dtype=np.int64)
+    contested = np.zeros((g, K), dtype=np.bool_)
+    for k in range(K):
+        for t in range(g):
+            x = paths[t, k]
+            if x < 0:
+                continue
+            if seen_frame[x] == k:
+                contested[t, k] = True
+                contested[seen_member[x], k] = True
+            else:
+                seen_frame[x], seen_member[x] = k, t
+    table = np.empty(n_est, dtype=np.int64)
+    for t in range(g):
+        _pair_lookup(member_ptr, est, n_est, t, table)
+        for k in range(K):
+            if not contested[t, k] or paths[t, k] < 0:
+                continue
+            q = table[paths[t, k]]
+            if k < f0[q]:
+                paths[t, : f0[q]] = -1
+            elif k > f1[q]:
+                paths[t, f1[q] + 1 :] = -1
 
 
 def _prices(grp: _Group, cells: np.ndarray, lam: np.ndarray):
@@ -333,20 +420,26 @@ def _member(grp: _Group, t: int, cost: np.ndarray) -> _Group:
 
 
 def _greedy(grp: _Group, own: np.ndarray, switch: float) -> np.ndarray:
-    """A feasible joint path (g, K): member after member, its own path ``own[t]`` where it meets none
-    of those before, else its cheapest path on its own away from the cells they hold."""
-    g = grp.size
+    """A feasible joint path (g, K) from the members' own paths ``own``.
+
+    First every pre- or post-hold on a contested cell is dropped (it saved a
+    half switch; the others lose nothing by it); then, member after member,
+    one that still meets a member before it takes its cheapest path on its
+    own away from the cells those hold.
+    """
     paths = own.copy()
     n_est = int(grp.est.max(initial=0)) + 1
-    for t in range(1, g):
-        if not np.any((paths[:t] == paths[t]) & (paths[t] >= 0)):
-            continue
-        one = _member(grp, t, grp.cost)
-        span, pre, post = _blocked(paths[:t], one.f0, one.f1, one.est, one.span_ptr, n_est)
-        cost = np.where(span, np.inf, one.cost)
-        paths[t] = _own(one, cost, np.where(pre, np.inf, 0.0), np.where(post, np.inf, 0.0), switch, False)[3][
-            0
-        ]
+    _drop_contested_holds(paths, grp.member_ptr, grp.f0, grp.f1, grp.est, n_est)
+    _, involved = _collision_cells(paths, n_est)
+    done = np.flatnonzero(~involved)  # those meet nobody
+    for t in np.flatnonzero(involved):
+        if np.any((paths[done] == paths[t]) & (paths[t] >= 0)):
+            one = _member(grp, t, grp.cost)
+            span, pre, post = _blocked(paths[done], one.f0, one.f1, one.est, one.span_ptr, n_est)
+            cost = np.where(span, np.inf, one.cost)
+            inf = np.where(pre, np.inf, 0.0), np.where(post, np.inf, 0.0)
+            paths[t] = _own(one, cost, *inf, switch, False)[3][0]
+        done = np.append(done, t)
     return paths
 
 
@@ -387,91 +480,151 @@ def _survivors(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack
 #: Limits of the joint Viterbi (joint states in one frame; transition steps over all frames),
 #: beyond which more price steps are taken.
 MAX_JOINT_STATES = 4096
-MAX_JOINT_WORK = 20_000_000
+MAX_JOINT_WORK = 50_000_000
 #: Transition steps the joint Viterbi may take at the first price step (doubling at each step after):
 #: a price step costs about as much as this many.
-FIRST_JOINT_WORK = 200_000
+FIRST_JOINT_WORK = 2_000_000
 #: Price steps before a group goes to the mixed-integer programme.
 MAX_PRICE_STEPS = 60
 
 
-def _joint_size(ptr: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+def _joint_size(ptr: np.ndarray, open_: np.ndarray) -> tuple[float, float]:
     """Largest number of joint states in a frame, and the transition steps, of :func:`_window_dp`."""
-    K = ptr.shape[1] - 1
-    frames = np.arange(K)
-    inside = (frames >= lo[:, None]) & (frames <= hi[:, None])
-    sizes = np.where(inside, np.diff(ptr, axis=1), 1).astype(float)
+    sizes = np.where(open_, np.diff(ptr, axis=1), 1).astype(float)
     joint = np.exp(np.log(sizes).sum(axis=0))
     return float(joint.max(initial=1.0)), float((joint[1:] * joint[:-1]).sum() * ptr.shape[0])
+
+
+def _joint(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack: float, budget: float):
+    """The joint optimum (K, g) over the states of priced excess <= slack; None when a joint Viterbi
+    (one per component of members that can meet) would exceed :data:`MAX_JOINT_STATES` joint states or
+    ``budget`` transition steps in all."""
+    ptr, kind, pair, est, fc = _survivors(grp, fwd, rev, opt, cost, pre, post, switch, slack)
+    open_, component = _open_frames(ptr, est, int(grp.est.max(initial=0)) + 1)
+    parts = [np.flatnonzero(component == c) for c in np.unique(component)]
+    sizes = [_joint_size(ptr[m], open_[m]) for m in parts]
+    if max(j for j, _ in sizes) > MAX_JOINT_STATES or sum(w for _, w in sizes) > min(MAX_JOINT_WORK, budget):
+        return None
+    fv, fb, bv, bn = _list_viterbi(ptr, kind, pair, fc, grp.f0, grp.f1, switch)
+    enter, leave = _edge_values(ptr, open_, fv, bv)
+    choice = np.full(open_.shape, -1, dtype=np.int64)
+    for m in parts:
+        if not open_[m].any():
+            continue
+        value, choice[m] = _window_dp(
+            ptr[m],
+            kind,
+            pair,
+            est,
+            fc,
+            enter,
+            leave,
+            open_[m],
+            grp.f0,
+            grp.f1,
+            switch,
+            MAX_JOINT_STATES,
+            MAX_JOINT_WORK,
+        )
+        if not np.isfinite(value):
+            return None
+    return _joint_paths(choice, open_, ptr, est, fv, fb, bn).T
 
 
 def solve_group(close: Close, members: np.ndarray, switch: float):
     """The joint optimum (K, g) of ``members``, and the price steps taken; (None, steps) when too large.
 
-    The module docstring, step 4: the upper bound starts from :func:`_greedy`
-    and improves whenever the priced paths do not collide; each step prices
+    The module docstring, step 4: the upper bound is the best of the priced
+    paths repaired by :func:`_greedy` (unchanged where they do not collide); each step prices
     the cells where they collide by a subgradient step of Polyak's length
     theta (UB - LB) / |g|^2 (theta halved after three steps without a better
     bound), until the kept states make a joint Viterbi small enough (a
     budget of :data:`FIRST_JOINT_WORK` transition steps, doubling with every
-    price step, up to :data:`MAX_JOINT_WORK`).
+    price step, up to :data:`MAX_JOINT_WORK`), tried again only once UB - LB
+    has halved since the last try.
     """
     grp = _group(close, members)
     K = grp.frames
-    best = None
-    cells, lam = np.empty(0, dtype=np.int64), np.empty(0)
-    best_lb, theta, stall = -np.inf, 1.0, 0
+    ub = np.inf
+    prices = _Prices.none()
+    best_lb, theta, stall, tried = -np.inf, 1.0, 0, np.inf
     for step in range(MAX_PRICE_STEPS + 1):
-        cost, pre, post = _prices(grp, cells, lam)
+        cost, pre, post = _prices(grp, prices.cells, prices.lam)
         fwd, rev, opt, paths = _own(grp, cost, pre, post, switch)
-        lb = float(opt.sum() - lam.sum())
+        lb = float(opt.sum() - prices.lam.sum())
         hit = _collisions(paths, K)
-        if best is None:
-            best = _greedy(grp, paths, switch)
-            ub = _true_cost(grp, best, switch)
-        if hit.size == 0:
-            value = _true_cost(grp, paths, switch)
-            if value < ub:
-                ub, best = value, paths
+        repaired = _greedy(grp, paths, switch) if hit.size else paths
+        value = _true_cost(grp, repaired, switch)
+        if value < ub:
+            ub = value
         if lb > best_lb:
             best_lb, stall = lb, 0
         else:
             stall += 1
             if stall >= 3:
                 theta, stall = theta / 2.0, 0
-        ptr, kind, pair, est, fc = _survivors(grp, fwd, rev, opt, cost, pre, post, switch, max(ub - lb, 0.0))
-        lo, hi = _windows(ptr, est, int(grp.est.max(initial=0)) + 1)
-        joint, work = _joint_size(ptr, lo, hi)
-        if joint <= MAX_JOINT_STATES and work <= min(MAX_JOINT_WORK, FIRST_JOINT_WORK * 2.0**step):
-            fv, fb, bv, bn = _list_viterbi(ptr, kind, pair, fc, grp.f0, grp.f1, switch)
-            value, choice = _window_dp(
-                ptr,
-                kind,
-                pair,
-                est,
-                fc,
-                fv,
-                bv,
-                lo,
-                hi,
-                grp.f0,
-                grp.f1,
-                switch,
-                MAX_JOINT_STATES,
-                MAX_JOINT_WORK,
-            )
-            if np.isfinite(value):
-                return _joint_paths(choice, lo, hi, ptr, est, fv, fb, bn).T, step
-        new = np.setdiff1d(hit, cells)
-        if new.size:
-            cells = np.concatenate([cells, new])
-            lam = np.concatenate([lam, np.zeros(new.size)])
-            order = np.argsort(cells)
-            cells, lam = cells[order], lam[order]
-        grad = _cell_usage(paths, cells, K) - 1.0
-        grad[(lam <= 0.0) & (grad < 0.0)] = 0.0
-        norm = float(grad @ grad)
-        if norm == 0.0:
+        slack = max(ub - lb, 0.0)
+        if slack <= tried / 2.0:  # a joint Viterbi is worth trying again only once the slack has halved
+            joint = _joint(grp, fwd, rev, opt, cost, pre, post, switch, slack, FIRST_JOINT_WORK * 2.0**step)
+            if joint is not None:
+                return joint, step
+            tried = slack
+        prices = prices.with_cells(np.setdiff1d(hit, prices.cells), K)
+        if not prices.step(_cell_usage(paths, prices.cells, K), theta * max(ub - lb, 0.0)):
             break
-        lam = np.maximum(lam + theta * max(ub - lb, 0.0) / norm * grad, 0.0)
     return None, MAX_PRICE_STEPS
+
+
+@dataclass(frozen=True)
+class _Prices:
+    """Lagrangian prices lam >= 0 on contested cells.
+
+    Cells are grouped in blocks: runs of consecutive frames of one estimate
+    that became contested at the same step (a post-hold against a later use,
+    say). The subgradient step is scaled by 1 / (block size) per cell, so
+    that it moves every contest's total price alike, whatever its length;
+    the prices stay per cell.
+
+    Attributes
+    ----------
+    cells : (C,) int64
+        est * K + frame, sorted.
+    lam : (C,) float
+        The price of each cell.
+    size : (C,) float
+        The size of each cell's block.
+    """
+
+    cells: np.ndarray
+    lam: np.ndarray
+    size: np.ndarray
+
+    @classmethod
+    def none(cls) -> _Prices:
+        return cls(np.empty(0, dtype=np.int64), np.empty(0), np.empty(0))
+
+    def with_cells(self, new: np.ndarray, K: int) -> _Prices:
+        """The prices with the sorted new cells added, at price 0, in blocks of consecutive frames."""
+        if new.size == 0:
+            return self
+        run = np.r_[True, (np.diff(new) != 1) | (new[1:] // K != new[:-1] // K)]
+        block = np.cumsum(run) - 1
+        size = np.bincount(block)[block].astype(float)
+        cells = np.concatenate([self.cells, new])
+        order = np.argsort(cells, kind="stable")
+        return _Prices(
+            cells[order],
+            np.concatenate([self.lam, np.zeros(new.size)])[order],
+            np.concatenate([self.size, size])[order],
+        )
+
+    def step(self, usage: np.ndarray, length: float) -> bool:
+        """One projected, block-scaled subgradient step of Polyak's length (in place of lam);
+        False when the subgradient is 0 (no contested cell, no priced cell left unused)."""
+        grad = usage - 1.0
+        grad[(self.lam <= 0.0) & (grad < 0.0)] = 0.0
+        norm = float(grad @ (grad / self.size))
+        if norm == 0.0:
+            return False
+        self.lam[:] = np.maximum(self.lam + length / norm * grad / self.size, 0.0)
+        return True

@@ -3,9 +3,12 @@
 A member's state at a frame is one of: none, a label on its span, a label
 pre-held (before its span, entered free at its first frame) or post-held
 (after its span, to the end). :func:`_state_lists` lays the kept states out
-per (member, frame), :func:`_windows` finds where members can meet,
-:func:`_list_viterbi` gives each member's best ways before and after,
-:func:`_window_dp` the joint minimum inside the windows and
+per (member, frame); :func:`_open_frames` finds the stretches where a member
+can meet another, split where it has a single state in between;
+:func:`_list_viterbi` gives each member's best ways before and after a
+frame, over its kept states; :func:`_edge_values` what a member brings into
+and out of a stretch; :func:`_window_dp` the joint minimum over the
+stretches, its joint state holding only the members open at the frame; and
 :func:`_joint_paths` the paths.
 """
 
@@ -72,14 +75,22 @@ def _state_lists(
 
 
 @nb.njit(cache=True)
-def _windows(ptr, est, n_est):  # pragma: no cover
-    """Per member, the first and last frame where one of its states holds an estimate another member's
-    state may hold in that frame (lo = K, hi = -1 for a member that never meets another)."""
+def _open_frames(ptr, est, n_est):  # pragma: no cover
+    """(g, K) the frames where a member takes part in the joint recursion, and (g,) its component.
+
+    A member *meets* another at frame k when one of its states there holds
+    an estimate a state of the other may hold there. It takes part from its
+    first to its last meeting, except between two meetings with a *cut* in
+    between: a frame where it has a single state (every path it can take
+    passes there, so its cost splits there). Members that never meet, even
+    through others, are in different components (the smallest member of
+    each names it): their joint problems are independent.
+    """
     g, K = ptr.shape[0], ptr.shape[1] - 1
     seen_frame = np.full(n_est, -1, dtype=np.int64)
     seen_member = np.full(n_est, -1, dtype=np.int64)
-    lo = np.full(g, K, dtype=np.int64)
-    hi = np.full(g, -1, dtype=np.int64)
+    meets = np.zeros((g, K), dtype=np.bool_)
+    parent = np.arange(g)
     for k in range(K):
         for t in range(g):
             for s in range(ptr[t, k], ptr[t, k + 1]):
@@ -89,11 +100,80 @@ def _windows(ptr, est, n_est):  # pragma: no cover
                 if seen_frame[e] == k:
                     u = seen_member[e]
                     if u != t:
-                        lo[t], hi[t] = min(lo[t], k), max(hi[t], k)
-                        lo[u], hi[u] = min(lo[u], k), max(hi[u], k)
+                        meets[t, k] = True
+                        meets[u, k] = True
+                        a, b = _find(parent, t), _find(parent, u)
+                        parent[max(a, b)] = min(a, b)
                 else:
                     seen_frame[e], seen_member[e] = k, t
-    return lo, hi
+    for t in range(g):
+        parent[t] = _find(parent, t)
+    open_ = np.zeros((g, K), dtype=np.bool_)
+    for t in range(g):
+        last, cut_since = -1, False  # the previous meeting; a cut after it
+        for k in range(K):
+            if meets[t, k]:
+                if last >= 0 and not cut_since:
+                    open_[t, last : k + 1] = True
+                open_[t, k] = True
+                last, cut_since = k, False
+            elif ptr[t, k + 1] - ptr[t, k] == 1:
+                cut_since = True
+    return open_, parent
+
+
+@nb.njit(cache=True)
+def _find(parent, x):  # pragma: no cover
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@nb.njit(cache=True)
+def _next_cut(ptr, t, k):  # pragma: no cover
+    """The first frame after k where member t has a single state (K if none)."""
+    K = ptr.shape[1] - 1
+    k += 1
+    while k < K and ptr[t, k + 1] - ptr[t, k] != 1:
+        k += 1
+    return k
+
+
+@nb.njit(cache=True)
+def _edge_values(ptr, open_, fv, bv):  # pragma: no cover
+    """What a member's state brings when it enters (first frame of an open stretch) or leaves (last).
+
+    Between two stretches lies a cut c (:func:`_open_frames`). Entering the
+    first stretch: the forward value (the member's cheapest way there); a
+    later one: the forward value less that of the state at the cut before it.
+    Leaving the last stretch: the backward value; an earlier one: the
+    backward value less that of the state at the cut after it. The pieces add
+    up to the member's cost over all frames.
+    """
+    g, K = ptr.shape[0], ptr.shape[1] - 1
+    enter = np.zeros(fv.size)
+    leave = np.zeros(fv.size)
+    for t in range(g):
+        cut = -1  # the cut after the previous stretch
+        for k in range(K):
+            if not open_[t, k]:
+                continue
+            if k == 0 or not open_[t, k - 1]:
+                base = 0.0 if cut < 0 else fv[ptr[t, cut]]
+                for s in range(ptr[t, k], ptr[t, k + 1]):
+                    enter[s] = fv[s] - base
+            if k == K - 1 or not open_[t, k + 1]:
+                later = False
+                for j in range(k + 1, K):
+                    if open_[t, j]:
+                        later = True
+                        break
+                cut = _next_cut(ptr, t, k) if later else K
+                base = bv[ptr[t, cut]] if later else 0.0
+                for s in range(ptr[t, k], ptr[t, k + 1]):
+                    leave[s] = bv[s] - base
+    return enter, leave
 
 
 @nb.njit(cache=True)
@@ -160,24 +240,24 @@ def _list_viterbi(ptr, kind, pair, fc, f0, f1, switch):  # pragma: no cover
 
 @nb.njit(cache=True)
 def _window_dp(
-    ptr, kind, pair, est, fc, fv, bv, lo, hi, f0, f1, switch, max_states, max_work
+    ptr, kind, pair, est, fc, enter, leave, open_, f0, f1, switch, max_states, max_work
 ):  # pragma: no cover
-    """The cheapest joint path of the members inside their windows, no estimate held twice in a frame.
+    """The cheapest joint path of the members over their open frames, no estimate held twice in a frame.
 
-    Member t takes part in frames lo[t]..hi[t] (its states there:
-    ``ptr[t, k]:ptr[t, k + 1]``); it enters with the forward value of its
-    state at lo[t] and leaves with the backward value at hi[t] (the cheapest
-    ways on its own before and after). Returns (cost, choice (g, K): state
-    index inside the windows, -1 elsewhere); cost is +inf when no joint path
-    exists and NaN when a frame would need more than ``max_states`` joint
-    states or the transitions more than ``max_work`` steps.
+    Member t takes part where ``open_[t, k]`` (its states there:
+    ``ptr[t, k]:ptr[t, k + 1]``), entering and leaving each stretch with
+    :func:`_edge_values`. Returns (cost, choice (g, K): state index where
+    open, -1 elsewhere); cost is +inf when no joint path exists and NaN when
+    a frame would need more than ``max_states`` joint states or the
+    transitions more than ``max_work`` steps.
     """
     g, K = ptr.shape[0], ptr.shape[1] - 1
     choice = np.full((g, K), -1, dtype=np.int64)
     k0, k1 = K, -1
     for t in range(g):
-        if lo[t] <= hi[t]:
-            k0, k1 = min(k0, lo[t]), max(k1, hi[t])
+        for k in range(K):
+            if open_[t, k]:
+                k0, k1 = min(k0, k), max(k1, k)
     if k0 > k1:
         return 0.0, choice
     cap = 1024
@@ -190,13 +270,13 @@ def _window_dp(
     n, work = 1, 0
     for k in range(k0, k1 + 1):
         p_lo, p_hi = start[k - k0], start[k - k0 + 1]
-        for p in range(p_lo, p_hi):  # members leaving after k - 1: their backward values
+        for p in range(p_lo, p_hi):  # members leaving after k - 1
             for t in range(g):
-                if hi[t] == k - 1:
-                    value[p] += bv[combos[p, t]]
+                if combos[p, t] >= 0 and not open_[t, k]:
+                    value[p] += leave[combos[p, t]]
         total = 1
         for t in range(g):
-            if lo[t] <= k <= hi[t]:
+            if open_[t, k]:
                 total *= ptr[t, k + 1] - ptr[t, k]
                 if total > max_states:
                     return np.nan, choice
@@ -206,10 +286,10 @@ def _window_dp(
         for idx in range(total):
             rest = idx
             ok = True
-            enter = 0.0
+            here = 0.0
             for t in range(g):
                 digits[t] = -1
-                if lo[t] <= k <= hi[t]:
+                if open_[t, k]:
                     size = ptr[t, k + 1] - ptr[t, k]
                     digits[t] = ptr[t, k] + rest % size
                     rest //= size
@@ -217,15 +297,16 @@ def _window_dp(
                     for u in range(t):
                         if digits[u] >= 0 and e >= 0 and est[digits[u]] == e:
                             ok = False
-                    enter += fv[digits[t]] if lo[t] == k else fc[digits[t]]
+                    entering = k == 0 or not open_[t, k - 1]
+                    here += enter[digits[t]] if entering else fc[digits[t]]
             if not ok:
                 continue
             best, arg = np.inf, -1
             for p in range(p_lo, p_hi):
-                x = value[p] + enter
+                x = value[p] + here
                 for t in range(g):
-                    if lo[t] < k <= hi[t]:
-                        r, s = combos[p, t], digits[t]
+                    r, s = combos[p, t], digits[t]
+                    if r >= 0 and s >= 0:
                         x += _step_cost(kind[r], pair[r], kind[s], pair[s], k, f0, f1, switch)
                 if x < best:
                     best, arg = x, p
@@ -253,8 +334,8 @@ def _window_dp(
     for p in range(start[k1 - k0 + 1], n):
         x = value[p]
         for t in range(g):
-            if hi[t] == k1:
-                x += bv[combos[p, t]]
+            if combos[p, t] >= 0:
+                x += leave[combos[p, t]]
         if x < best:
             best, arg = x, p
     for k in range(k1, k0 - 1, -1):
@@ -264,28 +345,43 @@ def _window_dp(
 
 
 @nb.njit(cache=True)
-def _joint_paths(choice, lo, hi, ptr, est, fv, fb, bn):  # pragma: no cover
-    """(g, K) estimates held: the joint choice inside each window, the pointers of
-    :func:`_list_viterbi` before and after it (or from the cheapest end, for a member without one)."""
+def _joint_paths(choice, open_, ptr, est, fv, fb, bn):  # pragma: no cover
+    """(g, K) estimates held: the joint choice where open; elsewhere the pointers of
+    :func:`_list_viterbi`: on from a stretch's end to the cut after it (or to the end), back from a
+    stretch's start to that cut (or to the start); a member never open takes its cheapest way."""
     g, K = choice.shape
     out = np.full((g, K), -1, dtype=np.int64)
     for t in range(g):
-        if lo[t] <= hi[t]:
-            for k in range(lo[t], hi[t] + 1):
-                out[t, k] = est[choice[t, k]]
-            s, k0 = choice[t, lo[t]], lo[t]
-            s_end = choice[t, hi[t]]
-            for k in range(hi[t] + 1, K):
-                s_end = bn[s_end]
-                out[t, k] = est[s_end]
-        else:
-            s, k0 = -1, K - 1
-            best = np.inf
-            for r in range(ptr[t, K - 1], ptr[t, K]):
-                if fv[r] < best:
-                    best, s = fv[r], r
-            out[t, K - 1] = est[s]
-        for k in range(k0 - 1, -1, -1):
+        cut, opened = -1, False
+        for k in range(K):
+            if not open_[t, k]:
+                continue
+            out[t, k] = est[choice[t, k]]
+            if k == 0 or not open_[t, k - 1]:  # back to the cut before (or the start)
+                s = choice[t, k]
+                for j in range(k - 1, cut, -1):
+                    s = fb[s]
+                    out[t, j] = est[s]
+            if k == K - 1 or not open_[t, k + 1]:  # on to the cut after (or the end)
+                later = False
+                for j in range(k + 1, K):
+                    if open_[t, j]:
+                        later = True
+                        break
+                cut = _next_cut(ptr, t, k) if later else K - 1
+                s = choice[t, k]
+                for j in range(k + 1, cut + 1):
+                    s = bn[s]
+                    out[t, j] = est[s]
+            opened = True
+        if opened:
+            continue
+        s, best = -1, np.inf
+        for r in range(ptr[t, K - 1], ptr[t, K]):
+            if fv[r] < best:
+                best, s = fv[r], r
+        out[t, K - 1] = est[s]
+        for j in range(K - 2, -1, -1):
             s = fb[s]
-            out[t, k] = est[s]
+            out[t, j] = est[s]
     return out

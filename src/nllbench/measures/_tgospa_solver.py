@@ -34,10 +34,11 @@ of :mod:`nllbench.measures.tgospa` is found in four steps.
    collide), a member state whose priced excess (forward + backward priced
    value through it, less the member's priced minimum) exceeds UB - LB lies
    on no joint path costing at most UB. On the states kept, a joint Viterbi
-   recursion finds the minimum, carrying in its joint state only the
-   members whose kept states can meet another's, between their first and
-   last such frame (:mod:`nllbench.measures._tgospa_joint`); outside that
-   window a member's cheapest way over its kept states meets nobody. When
+   recursion finds the minimum, carrying in its joint state only the members
+   that can meet another at that frame, each over the stretch around such
+   frames bounded by frames where it has a single kept state (every path it
+   can take passes there, so its cost splits there;
+   :mod:`nllbench.measures._tgospa_joint`). When
    the joint states would be too many after the price steps, the group is
    solved as a mixed-integer programme of size linear in the frames
    (:func:`_group_milp`, HiGHS with zero gap) instead; :class:`SolveStats`
