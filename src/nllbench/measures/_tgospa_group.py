@@ -477,22 +477,29 @@ def _survivors(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack
     )
 
 
-#: Limits of the joint Viterbi (joint states in one frame; transition steps over all frames),
-#: beyond which more price steps are taken.
-MAX_JOINT_STATES = 4096
+#: Limits of the joint Viterbi (joint states in one frame; steps over all frames; joint values kept
+#: for the way back), beyond which more price steps are taken.
+MAX_JOINT_STATES = 1 << 16
 MAX_JOINT_WORK = 50_000_000
-#: Transition steps the joint Viterbi may take at the first price step (doubling at each step after):
-#: a price step costs about as much as this many.
-FIRST_JOINT_WORK = 2_000_000
+MAX_JOINT_KEPT = 4_000_000
+#: Steps the joint Viterbi may take at the first price step (doubling at each step after).
+FIRST_JOINT_WORK = 1_000_000
 #: Price steps before a group goes to the mixed-integer programme.
 MAX_PRICE_STEPS = 60
 
 
-def _joint_size(ptr: np.ndarray, open_: np.ndarray) -> tuple[float, float]:
-    """Largest number of joint states in a frame, and the transition steps, of :func:`_window_dp`."""
+def _joint_size(ptr: np.ndarray, open_: np.ndarray) -> tuple[float, float, float]:
+    """Of :func:`_window_dp`: the largest tensor (joint states in a frame), its steps (about the
+    tensor times the states of the members moving on), and the entries it keeps for the way back."""
     sizes = np.where(open_, np.diff(ptr, axis=1), 1).astype(float)
     joint = np.exp(np.log(sizes).sum(axis=0))
-    return float(joint.max(initial=1.0)), float((joint[1:] * joint[:-1]).sum() * ptr.shape[0])
+    along = np.where(open_, sizes, 0.0).sum(axis=0)
+    both = np.maximum(joint, np.r_[1.0, joint[:-1]])
+    return (
+        float(joint.max(initial=1.0)),
+        float((both * (along + 1.0)).sum()),
+        float(joint[open_.any(axis=0)].sum()),
+    )
 
 
 def _joint(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack: float, budget: float):
@@ -502,8 +509,12 @@ def _joint(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack: fl
     ptr, kind, pair, est, fc = _survivors(grp, fwd, rev, opt, cost, pre, post, switch, slack)
     open_, component = _open_frames(ptr, est, int(grp.est.max(initial=0)) + 1)
     parts = [np.flatnonzero(component == c) for c in np.unique(component)]
-    sizes = [_joint_size(ptr[m], open_[m]) for m in parts]
-    if max(j for j, _ in sizes) > MAX_JOINT_STATES or sum(w for _, w in sizes) > min(MAX_JOINT_WORK, budget):
+    sizes = np.array([_joint_size(ptr[m], open_[m]) for m in parts]).reshape(-1, 3)
+    if (
+        sizes[:, 0].max() > MAX_JOINT_STATES
+        or sizes[:, 1].sum() > min(MAX_JOINT_WORK, budget)
+        or sizes[:, 2].sum() > MAX_JOINT_KEPT
+    ):
         return None
     fv, fb, bv, bn = _list_viterbi(ptr, kind, pair, fc, grp.f0, grp.f1, switch)
     enter, leave = _edge_values(ptr, open_, fv, bv)

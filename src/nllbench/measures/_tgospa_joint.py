@@ -239,6 +239,71 @@ def _list_viterbi(ptr, kind, pair, fc, f0, f1, switch):  # pragma: no cover
 
 
 @nb.njit(cache=True)
+def _axis_op(T, dims, a, w, mode):  # pragma: no cover
+    """One axis of the row-major tensor T (shape ``dims``) at position a, by a cost matrix w.
+
+    mode 0 (a member leaves): out[o, i'] = min_i T[o, i, i'] + w[i, 0];
+    mode 1 (a member moves on): out[o, j, i'] = min_i T[o, i, i'] + w[i, j];
+    mode 2 (a member enters): out[o, j, i'] = T[o, i'] + w[0, j].
+    Returns (out, its dims).
+    """
+    outer = 1
+    for x in dims[:a]:
+        outer *= x
+    inner = 1
+    for x in dims[a + 1 :] if mode != 2 else dims[a:]:
+        inner *= x
+    n_in = dims[a] if mode != 2 else 1
+    n_out = 1 if mode == 0 else w.shape[1]
+    out = np.full(outer * n_out * inner, np.inf)
+    for o in range(outer):
+        for j in range(n_out):
+            base_out = (o * n_out + j) * inner
+            for i in range(n_in):
+                c = w[i, j]
+                if c == np.inf:
+                    continue
+                base_in = (o * n_in + i) * inner
+                for r in range(inner):
+                    x = T[base_in + r] + c
+                    if x < out[base_out + r]:
+                        out[base_out + r] = x
+    if mode == 0:
+        new_dims = np.concatenate((dims[:a], dims[a + 1 :]))
+    elif mode == 1:
+        new_dims = dims.copy()
+        new_dims[a] = n_out
+    else:
+        new_dims = np.concatenate((dims[:a], np.array([n_out]), dims[a:]))
+    return out, new_dims
+
+
+@nb.njit(cache=True)
+def _step_matrix(ptr, kind, pair, fc, f0, f1, switch, t, k, mode, enter, leave):  # pragma: no cover
+    """The cost matrix of member t between frames k - 1 and k for :func:`_axis_op`."""
+    if mode == 0:
+        n = ptr[t, k] - ptr[t, k - 1]
+        w = np.empty((n, 1))
+        for i in range(n):
+            w[i, 0] = leave[ptr[t, k - 1] + i]
+        return w
+    m = ptr[t, k + 1] - ptr[t, k]
+    if mode == 2:
+        w = np.empty((1, m))
+        for j in range(m):
+            w[0, j] = enter[ptr[t, k] + j]
+        return w
+    n = ptr[t, k] - ptr[t, k - 1]
+    w = np.empty((n, m))
+    for i in range(n):
+        r = ptr[t, k - 1] + i
+        for j in range(m):
+            s = ptr[t, k] + j
+            w[i, j] = _step_cost(kind[r], pair[r], kind[s], pair[s], k, f0, f1, switch) + fc[s]
+    return w
+
+
+@nb.njit(cache=True)
 def _window_dp(
     ptr, kind, pair, est, fc, enter, leave, open_, f0, f1, switch, max_states, max_work
 ):  # pragma: no cover
@@ -246,10 +311,15 @@ def _window_dp(
 
     Member t takes part where ``open_[t, k]`` (its states there:
     ``ptr[t, k]:ptr[t, k + 1]``), entering and leaving each stretch with
-    :func:`_edge_values`. Returns (cost, choice (g, K): state index where
-    open, -1 elsewhere); cost is +inf when no joint path exists and NaN when
-    a frame would need more than ``max_states`` joint states or the
-    transitions more than ``max_work`` steps.
+    :func:`_edge_values`. The values over the joint states of a frame are a
+    tensor, one axis per member open there; from one frame to the next each
+    member's axis is reduced (it leaves), moved on by its own step costs (a
+    min-plus product, member by member: the joint step cost is the sum of
+    the members') or added (it enters), then joint states holding an
+    estimate twice are set to +inf. Returns (cost, choice (g, K): state index
+    where open, -1 elsewhere); cost is +inf when no joint path exists and NaN
+    when a tensor would exceed ``max_states`` entries or the steps
+    ``max_work``.
     """
     g, K = ptr.shape[0], ptr.shape[1] - 1
     choice = np.full((g, K), -1, dtype=np.int64)
@@ -260,88 +330,131 @@ def _window_dp(
                 k0, k1 = min(k0, k), max(k1, k)
     if k0 > k1:
         return 0.0, choice
-    cap = 1024
-    combos = np.full((cap, g), -1, dtype=np.int64)
-    value = np.zeros(cap)
-    back = np.full(cap, -1, dtype=np.int64)
-    start = np.zeros(k1 - k0 + 3, dtype=np.int64)
-    start[1] = 1  # one empty joint state before k0, value 0
+    stored = []  # each frame's tensor
+    T = np.zeros(1)
+    dims = np.empty(0, dtype=np.int64)
+    work = 0
     digits = np.empty(g, dtype=np.int64)
-    n, work = 1, 0
     for k in range(k0, k1 + 1):
-        p_lo, p_hi = start[k - k0], start[k - k0 + 1]
-        for p in range(p_lo, p_hi):  # members leaving after k - 1
-            for t in range(g):
-                if combos[p, t] >= 0 and not open_[t, k]:
-                    value[p] += leave[combos[p, t]]
-        total = 1
+        a = 0
+        for t in range(g):
+            was = k > k0 and open_[t, k - 1]
+            now = open_[t, k]
+            if not was and not now:
+                continue
+            mode = 1 if was and now else (0 if was else 2)
+            w = _step_matrix(ptr, kind, pair, fc, f0, f1, switch, t, k, mode, enter, leave)
+            work += T.size * w.shape[1]
+            if work > max_work:
+                return np.nan, choice
+            T, dims = _axis_op(T, dims, a, w, mode)
+            if T.size > max_states:
+                return np.nan, choice
+            if mode != 0:
+                a += 1
+        members = np.empty(dims.size, dtype=np.int64)
+        n_open = 0
         for t in range(g):
             if open_[t, k]:
-                total *= ptr[t, k + 1] - ptr[t, k]
-                if total > max_states:
-                    return np.nan, choice
-        work += total * (p_hi - p_lo) * g
-        if work > max_work:
-            return np.nan, choice
-        for idx in range(total):
+                members[n_open] = t
+                n_open += 1
+        any_finite = False
+        for idx in range(T.size):  # an estimate held twice: not a joint state
+            if T[idx] == np.inf:
+                continue
             rest = idx
-            ok = True
-            here = 0.0
-            for t in range(g):
-                digits[t] = -1
-                if open_[t, k]:
-                    size = ptr[t, k + 1] - ptr[t, k]
-                    digits[t] = ptr[t, k] + rest % size
-                    rest //= size
-                    e = est[digits[t]]
-                    for u in range(t):
-                        if digits[u] >= 0 and e >= 0 and est[digits[u]] == e:
-                            ok = False
-                    entering = k == 0 or not open_[t, k - 1]
-                    here += enter[digits[t]] if entering else fc[digits[t]]
-            if not ok:
-                continue
-            best, arg = np.inf, -1
-            for p in range(p_lo, p_hi):
-                x = value[p] + here
-                for t in range(g):
-                    r, s = combos[p, t], digits[t]
-                    if r >= 0 and s >= 0:
-                        x += _step_cost(kind[r], pair[r], kind[s], pair[s], k, f0, f1, switch)
-                if x < best:
-                    best, arg = x, p
-            if best == np.inf:
-                continue
-            if n == cap:
-                cap *= 2
-                grown = np.full((cap, g), -1, dtype=np.int64)
-                grown[:n] = combos[:n]
-                combos = grown
-                v2 = np.zeros(cap)
-                v2[:n] = value[:n]
-                value = v2
-                b2 = np.full(cap, -1, dtype=np.int64)
-                b2[:n] = back[:n]
-                back = b2
-            combos[n] = digits
-            value[n] = best
-            back[n] = arg
-            n += 1
-        start[k - k0 + 2] = n
-        if n == start[k - k0 + 1]:
+            for i in range(n_open - 1, -1, -1):
+                digits[i] = ptr[members[i], k] + rest % dims[i]
+                rest //= dims[i]
+            for i in range(n_open):
+                e = est[digits[i]]
+                if e < 0:
+                    continue
+                for j in range(i):
+                    if est[digits[j]] == e:
+                        T[idx] = np.inf
+            any_finite |= T[idx] < np.inf
+        if not any_finite:
             return np.inf, choice
+        stored.append(T)
+    # the end: every member left open leaves
     best, arg = np.inf, -1
-    for p in range(start[k1 - k0 + 1], n):
-        x = value[p]
-        for t in range(g):
-            if combos[p, t] >= 0:
-                x += leave[combos[p, t]]
+    members = np.empty(dims.size, dtype=np.int64)
+    n_open = 0
+    for t in range(g):
+        if open_[t, k1]:
+            members[n_open] = t
+            n_open += 1
+    for idx in range(T.size):
+        if T[idx] == np.inf:
+            continue
+        x = T[idx]
+        rest = idx
+        for i in range(n_open - 1, -1, -1):
+            x += leave[ptr[members[i], k1] + rest % dims[i]]
+            rest //= dims[i]
         if x < best:
-            best, arg = x, p
-    for k in range(k1, k0 - 1, -1):
-        choice[:, k] = combos[arg]
-        arg = back[arg]
+            best, arg = x, idx
+    if arg < 0:
+        return np.inf, choice
+    _backtrack(stored, arg, k0, k1, ptr, kind, pair, fc, f0, f1, switch, leave, open_, choice)
     return best, choice
+
+
+@nb.njit(cache=True)
+def _joint_index(ptr, open_, k, members_out, dims_out):  # pragma: no cover
+    """The members open at frame k and their state counts (the tensor's axes); returns their number."""
+    n = 0
+    for t in range(ptr.shape[0]):
+        if open_[t, k]:
+            members_out[n] = t
+            dims_out[n] = ptr[t, k + 1] - ptr[t, k]
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def _backtrack(
+    stored, arg, k0, k1, ptr, kind, pair, fc, f0, f1, switch, leave, open_, choice
+):  # pragma: no cover
+    """Write into ``choice`` the joint states of the cheapest path ending at joint index ``arg`` at k1."""
+    g = ptr.shape[0]
+    cur_m, cur_d = np.empty(g, dtype=np.int64), np.empty(g, dtype=np.int64)
+    prev_m, prev_d = np.empty(g, dtype=np.int64), np.empty(g, dtype=np.int64)
+    state = np.full(g, -1, dtype=np.int64)
+    prev_state = np.full(g, -1, dtype=np.int64)
+    for k in range(k1, k0 - 1, -1):
+        n = _joint_index(ptr, open_, k, cur_m, cur_d)
+        rest = arg
+        state[:] = -1
+        for i in range(n - 1, -1, -1):
+            state[cur_m[i]] = ptr[cur_m[i], k] + rest % cur_d[i]
+            rest //= cur_d[i]
+        for t in range(g):
+            if state[t] >= 0:
+                choice[t, k] = state[t]
+        if k == k0:
+            break
+        V = stored[k - 1 - k0]
+        m = _joint_index(ptr, open_, k - 1, prev_m, prev_d)
+        best, arg = np.inf, -1
+        for idx in range(V.size):
+            if V[idx] == np.inf:
+                continue
+            x = V[idx]
+            rest = idx
+            prev_state[:] = -1
+            for i in range(m - 1, -1, -1):
+                prev_state[prev_m[i]] = ptr[prev_m[i], k - 1] + rest % prev_d[i]
+                rest //= prev_d[i]
+            for t in range(g):
+                r, s = prev_state[t], state[t]
+                if r >= 0 and s >= 0:
+                    x += _step_cost(kind[r], pair[r], kind[s], pair[s], k, f0, f1, switch)
+                elif r >= 0:
+                    x += leave[r]
+            if x < best:
+                best, arg = x, idx
 
 
 @nb.njit(cache=True)
