@@ -94,3 +94,38 @@ def test_unlabelled_estimates_take_memory_linear_in_frames():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert r.exact and peak < 20e6
+
+
+def swapping_scene(rng, K: int, n: int, crowd: float):
+    """n trajectories born and dying at random; estimates with noise, gaps, an identity swap every
+    7 frames and one-frame false tracks; ``crowd`` < 1 packs them together (more contests)."""
+    start = rng.integers(0, K // 2, n)
+    stop = start + rng.integers(K // 3, K, n)
+    pos = rng.uniform(0, 20, (n, 2))
+    vel = rng.normal(0, 1, (n, 2))
+    labels = np.arange(n) + 1000
+    T, TI, E, EI = [], [], [], []
+    for k in range(K):
+        pos = pos + vel
+        alive = np.flatnonzero((start <= k) & (k < stop))
+        T.append(crowd * pos[alive])
+        TI.append(alive)
+        if k % 7 == 3:
+            i, j = rng.choice(n, 2, replace=False)
+            labels[[i, j]] = labels[[j, i]]
+        seen = alive[rng.random(alive.size) < 0.85]
+        false = rng.uniform(0, 20, (int(rng.poisson(1.0)), 2))
+        E.append(crowd * np.concatenate([pos[seen] + rng.normal(0, 0.5, (seen.size, 2)), false]))
+        EI.append(np.concatenate([labels[seen], 5000 + 10 * k + np.arange(false.shape[0])]))
+    return T, TI, E, EI
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_swapped_identities_make_large_groups_and_values_stay(seed):
+    """Identities passed between trajectories make post-holds meet later uses: groups of several truths
+    solved by the joint Viterbi over stretches and components."""
+    rng = np.random.default_rng(100 + seed)
+    scene = swapping_scene(rng, 60, 8, crowd=float(rng.choice([0.1, 0.3, 1.0])))
+    c, p, gamma = 2.0, float(rng.choice([1.0, 2.0])), float(rng.choice([0.5, 2.0, 4.0]))
+    want = frozen(*scene, c=c, p=p, gamma=gamma).value
+    assert tgospa(*scene, c=c, p=p, gamma=gamma).value == pytest.approx(want, rel=1e-12)
