@@ -580,10 +580,18 @@ def solve_group(close: Close, members: np.ndarray, switch: float):
             if joint is not None:
                 return joint, step
             tried = slack
-        prices = prices.with_cells(np.setdiff1d(hit, prices.cells), K)
+        prices = prices.with_cells(_not_in(hit, prices.cells), K)
         if not prices.step(_cell_usage(paths, prices.cells, K), theta * max(ub - lb, 0.0)):
             break
     return None, MAX_PRICE_STEPS
+
+
+def _not_in(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The elements of the sorted a that are not in the sorted b."""
+    if b.size == 0:
+        return a
+    pos = np.minimum(np.searchsorted(b, a), b.size - 1)
+    return a[b[pos] != a]
 
 
 @dataclass(frozen=True)
@@ -634,7 +642,7 @@ class _Prices:
         False when the subgradient is 0 (no contested cell, no priced cell left unused)."""
         grad = usage - 1.0
         grad[(self.lam <= 0.0) & (grad < 0.0)] = 0.0
-        norm = float(grad @ (grad / self.size))
+        norm = float((grad * grad / self.size).sum())  # not BLAS: a threaded dot waits for idle cores
         if norm == 0.0:
             return False
         self.lam[:] = np.maximum(self.lam + length / norm * grad / self.size, 0.0)
