@@ -270,7 +270,7 @@ def test_every_shipped_config_names_the_new_keys():
 
 def test_every_new_key_has_one_default():
     """One default each: the schema's (mb_birth, mb_start, estimators) or a dataclass's (the rest)."""
-    from nllbench.pipeline.workflow import validated_config
+    from nllbench.pipeline.config import validated_config
     from nllbench.settings import config_defaults
 
     schema_path = ROOT / "workflow/schemas/config.schema.yaml"

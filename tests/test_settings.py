@@ -20,12 +20,12 @@ from nllbench.cli.evaluate import parsed_evaluation_settings
 from nllbench.filters import PHDSettings, PMBMSettings
 from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.options import options_of
+from nllbench.pipeline.config import validated_config
 from nllbench.pipeline.workflow import (
     Sweep,
     evaluate_settings,
     filter_settings,
     score_settings,
-    validated_config,
 )
 from nllbench.settings import SECTIONS, FilterRunSettings, config_defaults
 

@@ -19,12 +19,12 @@ from nllbench.cli import main
 from nllbench.cli.report import FIGURES
 from nllbench.measures.names import METRIC_STEP_VARIABLES
 from nllbench.pipeline.aggregate import write_tables
+from nllbench.pipeline.config import validated_config
 from nllbench.pipeline.cube import long_table, read_long_table, read_step_cube
 from nllbench.pipeline.workflow import (
     Sweep,
     evaluate_settings,
     filter_settings,
-    validated_config,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -476,7 +476,7 @@ def test_the_reference_study_from_a_truth_file(tmp_path):
     the measurements; a missing or broken file is refused at validation, naming the key."""
     import numpy as np
 
-    from nllbench.pipeline.workflow import validated_config
+    from nllbench.pipeline.config import validated_config
     from nllbench.store.scenario import write_truth_csv
 
     truth = tmp_path / "truth.csv"

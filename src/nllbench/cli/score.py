@@ -10,18 +10,20 @@ from nllbench.cli.common import (
     NON_NEGATIVE,
     POSITIVE,
     add_settings_option,
+    check_text_file,
     checked_outputs,
     provenance_of,
     warner,
     write_timing,
 )
 from nllbench.cli.evaluate import (
+    METRICS_FILES,
     add_evaluation_options,
     one_run_outputs,
     parsed_evaluation_settings,
     print_row,
 )
-from nllbench.options import integer, number
+from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
 
 def _score_fill(args: argparse.Namespace, state, settings):
@@ -98,7 +100,10 @@ def _score_one(args: argparse.Namespace, options: dict):
     from nllbench.trackers.scoring import score_file
 
     summary_path, targets = one_run_outputs(args, ("--per-frame", args.per_frame))
-    with checked_outputs(*targets) as (out, summary, per_frame):
+    inputs = [("TRACKS", args.tracks), ("TRUTH", args.truth), ("--scenario-file", args.scenario_file)]
+    inputs += calibration_inputs(args)
+    check_text_tables(inputs)
+    with checked_outputs(*targets, inputs=inputs) as (out, summary, per_frame):
         fill = _score_fill(args, options["state"], options["settings"])
         row, result = score_file(
             args.tracks,
@@ -122,11 +127,15 @@ def _score_batch(args: argparse.Namespace, options: dict):
 
     settings = options["settings"]
     tables = _seed_tables(args.tracks_dir)
+    check_text_tables([("--tracks-dir", f) for f in tables] + calibration_inputs(args))
     rows, timing = [], []
-    with checked_outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (
-        tmp,
-        tt,
-    ):
+    targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
+    inputs = [
+        ("--tracks-dir", args.tracks_dir),
+        ("--scenario-dir", args.scenario_dir),
+        *calibration_inputs(args),
+    ]
+    with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         fill = _score_fill(args, options["state"], settings)
         for f in tables:
             scenario = Path(args.scenario_dir) / (f.stem + ".nc")
@@ -145,6 +154,22 @@ def _score_batch(args: argparse.Namespace, options: dict):
         write_summary_csv(rows, tmp / "summary.csv")
         write_timing(tt, timing)
     return rows, result
+
+
+def calibration_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(option, path) of the calibration tables: --fit-undetected-on and --fit-score-on, when given."""
+    return [
+        (option, path)
+        for option in ("--fit-undetected-on", "--fit-score-on")
+        for path in getattr(args, option[2:].replace("-", "_")) or []
+    ]
+
+
+def check_text_tables(inputs: list[tuple[str, str | Path | None]]) -> None:
+    """Refuse a .csv input that is not text (gzip, NetCDF, Parquet ... named .csv), naming its option."""
+    for option, path in inputs:
+        if path is not None and Path(path).suffix.lower() == ".csv":
+            check_text_file(path, option, "a text CSV table")
 
 
 def _score_batch_mode(args: argparse.Namespace) -> bool:
@@ -205,7 +230,10 @@ def add_parsers(sub) -> None:
     sc.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     sc.add_argument("--state", nargs="+", default=["x", "y"], help="state columns (first two: position)")
     sc.add_argument(
-        "--frames", type=integer(), nargs="+", help="frames to score (default: union of both tables)"
+        "--frames",
+        type=integer(-MAX_INT64 - 1, MAX_INT64),
+        nargs="+",
+        help="frames to score (default: union of both tables)",
     )
     sc.add_argument("--undetected-rate", type=NON_NEGATIVE, help="fill-in: uniform undetected-object rate")
     sc.add_argument(
@@ -224,7 +252,7 @@ def add_parsers(sub) -> None:
     sc.add_argument("--default-std", type=POSITIVE, help="fill-in: std of the covariance when there is none")
     sc.add_argument("--tracker", default="external", help="tracker name (the metrics file's 'filter')")
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
-    sc.add_argument("--seed", type=integer(0), help="run seed recorded in the metrics file")
+    sc.add_argument("--seed", type=integer(0, MAX_SEED), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))

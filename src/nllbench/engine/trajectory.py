@@ -31,6 +31,9 @@ turns them into weights at given fill-in parameters
 (:func:`trajectory_weights`), and sums the assignments (:func:`assignment_sum`):
 the Q best (Murty), certified bounds, and the exact sum by a subset dynamic
 programme per connected component.
+
+Over 600 lines because these three stages share one set of arrays and one
+compiled pass; split apart, each would re-derive the frame-sorted layout.
 """
 
 from __future__ import annotations

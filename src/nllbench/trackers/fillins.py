@@ -28,6 +28,7 @@ class ScoreCalibration:
     slope: float
     n_rows: int = 0
     n_detections: int = 0
+    threshold: float | None = None  # the matching distance of the detection outcomes it was fitted on
 
     def __call__(self, score: np.ndarray) -> np.ndarray:
         return expit(self.intercept + self.slope * np.asarray(score, dtype=float))
@@ -40,6 +41,7 @@ class ScoreCalibration:
             "slope": self.slope,
             "n_rows": self.n_rows,
             "n_detections": self.n_detections,
+            **({} if self.threshold is None else {"threshold": self.threshold}),
         }
 
 
