@@ -212,7 +212,9 @@ def _result(A: np.ndarray, close: Close, X, Y, c, p, gamma) -> TGOSPAResult:
     kk, ii = np.nonzero(A >= 0)
     entry = close.lookup(kk, ii, A[kk, ii])
     hit = entry >= 0
-    frame_loc = np.bincount(kk[hit], weights=close.dist_p[entry[hit]], minlength=K)
+    frame_loc = np.bincount(kk[hit], weights=close.dist_p[entry[hit]], minlength=K).astype(
+        float
+    )  # int if empty
     n_pairs = np.bincount(kk[hit], minlength=K).astype(float)
     before, after = A[:-1], A[1:]
     changed = before != after
