@@ -20,7 +20,7 @@ ratios' median and minimum, the worst round, are printed):
   without ``id`` gives): time and memory at 1,000 frames in a fresh process
   (peak resident memory during the call, VmHWM, with the process's before
   it, and the peak allocated during a second call, ``tracemalloc``), and the
-  old MILP's at 100 and 200 frames (run first, before the parent grows);
+  old MILP's at 100 and 200 frames (each child resets its peak first);
 * on 8 frames x 4 x 4 trajectories, exhaustive enumeration (a Viterbi over
   every joint assignment, as the tests use) must agree.
 
