@@ -48,16 +48,21 @@ class LabelledSequence:
 
 
 def labelled_sequence(points, ids, name: str, id_name: str, frames: int | None = None) -> LabelledSequence:
-    """Validate K frames of ``(n_k, d)`` points and ``(n_k,)`` distinct integer identities."""
+    """Validate K frames of ``(n_k, d)`` points and ``(n_k,)`` distinct integer identities.
+
+    The checks run on all frames at once; only when one fails are the frames
+    checked one by one, so that the error names the first bad frame.
+    """
     if frames is not None and len(points) != frames:
         raise ValueError(f"{name}: expected {frames} frames, got {len(points)}")
     if len(ids) != len(points):
         raise ValueError(f"{id_name}: expected {len(points)} frames like {name}, got {len(ids)}")
+    fast = _all_at_once(points, ids)
+    if fast is not None:
+        return fast
     pts, labels = [], []
     for k, (x, i) in enumerate(zip(points, ids, strict=True)):
-        arr = v.as_float_array(x, f"{name}[{k}]")
-        if arr.size == 0:
-            arr = np.empty((0, arr.shape[1] if arr.ndim == 2 else 0))
+        arr = _frame_points(v.as_float_array(x, f"{name}[{k}]"))
         if arr.ndim != 2:
             raise ValueError(f"{name}[{k}]: expected a 2-D array of shape (n, d), got shape {arr.shape}")
         v.check_finite(arr, f"{name}[{k}]")
@@ -76,8 +81,51 @@ def labelled_sequence(points, ids, name: str, id_name: str, frames: int | None =
     dims = {p.shape[1] for p in pts if p.shape[0]}
     if len(dims) > 1:
         raise ValueError(f"{name}: expected one state dimension in every frame, got {sorted(dims)}")
-    all_ids = np.unique(np.concatenate(labels)) if labels else np.empty(0, dtype=np.int64)
-    index = [np.searchsorted(all_ids, lab) for lab in labels]
+    return _indexed(pts, labels)
+
+
+def _frame_points(arr: np.ndarray) -> np.ndarray:
+    """An empty frame as (0, d) (d = 0 unless given)."""
+    if arr.size == 0:
+        return np.empty((0, arr.shape[1] if arr.ndim == 2 else 0))
+    return arr
+
+
+def _all_at_once(points, ids) -> LabelledSequence | None:
+    """The sequence when every check passes, else None (then the frame-by-frame checks name the error)."""
+    pts, labels = [], []
+    try:
+        for x, i in zip(points, ids, strict=True):
+            arr = _frame_points(np.asarray(x, dtype=np.float64))
+            lab = np.asarray(i).reshape(-1)
+            if arr.ndim != 2 or lab.size != arr.shape[0] or (lab.size and lab.dtype.kind not in "iu"):
+                return None
+            pts.append(arr)
+            labels.append(lab.astype(np.int64))
+    except (TypeError, ValueError):
+        return None
+    if len({p.shape[1] for p in pts if p.shape[0]}) > 1:
+        return None
+    filled = [p for p in pts if p.shape[0]]
+    if filled and not np.isfinite(np.concatenate(filled)).all():
+        return None
+    if labels:
+        lab = np.concatenate(labels)
+        frame = np.repeat(np.arange(len(labels)), [a.size for a in labels])
+        order = np.lexsort((lab, frame))
+        lab, frame = lab[order], frame[order]
+        if np.any((lab[1:] == lab[:-1]) & (frame[1:] == frame[:-1])):
+            return None
+    return _indexed(pts, labels)
+
+
+def _indexed(pts: list, labels: list) -> LabelledSequence:
+    """Map the identities of every frame to 0..n-1 in sorted order."""
+    if not labels:
+        return LabelledSequence(pts, [], np.empty(0, dtype=np.int64))
+    flat = np.concatenate(labels)
+    all_ids = np.unique(flat)
+    index = np.split(np.searchsorted(all_ids, flat), np.cumsum([a.size for a in labels])[:-1])
     return LabelledSequence(pts, index, all_ids)
 
 
