@@ -21,6 +21,13 @@ from nllbench.cli.evaluate import (
     parsed_evaluation_settings,
     print_row,
 )
+from nllbench.cli.score_trajectory import (
+    add_trajectory_options,
+    check_trajectory_args,
+    print_trajectory,
+    trajectory_options,
+    write_trajectory_tables,
+)
 from nllbench.options import integer, number
 
 
@@ -70,6 +77,7 @@ def _score(args: argparse.Namespace) -> int:
         raise ValueError(
             "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
         )
+    check_trajectory_args(args, batch)
     options = dict(
         state=tuple(args.state), settings=settings, tracker=args.tracker, config=provenance_of(args)
     )
@@ -87,6 +95,7 @@ def _score(args: argparse.Namespace) -> int:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
         print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
         print_row(row, options["settings"].qs)
+    print_trajectory(result)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
     return 0
@@ -98,8 +107,10 @@ def _score_one(args: argparse.Namespace, options: dict):
     from nllbench.trackers.scoring import score_file
 
     summary_path, targets = one_run_outputs(args, ("--per-frame", args.per_frame))
-    with checked_outputs(*targets) as (out, summary, per_frame):
+    tables = (("--per-window", args.per_window, False), ("--per-trajectory", args.per_trajectory, False))
+    with checked_outputs(*targets, *tables) as (out, summary, per_frame, per_window, per_trajectory):
         fill = _score_fill(args, options["state"], options["settings"])
+        trajectory = trajectory_options(args, fill, options["state"], options["settings"])
         row, result = score_file(
             args.tracks,
             args.truth,
@@ -109,9 +120,12 @@ def _score_one(args: argparse.Namespace, options: dict):
             seed=args.seed,
             per_frame=per_frame,
             fill=fill,
+            trajectory=trajectory,
             **options,
         )
         write_summary_csv(row, summary)
+        if trajectory is not None:
+            write_trajectory_tables(result, per_window, per_trajectory)
     return row, result, summary_path
 
 
@@ -128,9 +142,12 @@ def _score_batch(args: argparse.Namespace, options: dict):
         tt,
     ):
         fill = _score_fill(args, options["state"], settings)
+        trajectory = trajectory_options(args, fill, options["state"], settings)
         for f in tables:
             scenario = Path(args.scenario_dir) / (f.stem + ".nc")
-            row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), fill=fill, **options)
+            row, result = score_file(
+                f, scenario, tmp / (f.stem + ".nc"), fill=fill, trajectory=trajectory, **options
+            )
             rows.append(row)
             timing.append(
                 {
@@ -228,4 +245,5 @@ def add_parsers(sub) -> None:
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
+    add_trajectory_options(sc)
     sc.set_defaults(func=_score)

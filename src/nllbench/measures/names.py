@@ -89,3 +89,21 @@ MEASURE_RUN = (
     "cardinality_coverage90",
     "cardinality_log_score_mean",
 )
+
+#: The trajectory NLL's decomposition (``docs/trajectory.md``): the terms sum to the value. The
+#: engine declares the same tuple (:data:`nllbench.engine.trajectory.TRAJECTORY_TERMS`; a test keeps
+#: them equal); spelled out here so that reading the names does not load the compiled engine.
+TRAJECTORY_TERMS = ("localization", "presence", "false", "undetected", "association")
+#: The decomposition's terms as table measures (``trajectory_nll_<term>``).
+TRAJECTORY_TERM_MEASURES = tuple(f"trajectory_nll_{t}" for t in TRAJECTORY_TERMS)
+#: Run-level trajectory NLL of a metrics file and a table (nats per run, the sum over its windows):
+#: the value at Q, its certified bounds and its terms. Present only for labelled outputs (absent
+#: for PHD/CPHD posteriors, whose metrics file says why in the attribute ``trajectory_nll``).
+TRAJECTORY_RUN = ("trajectory_nll", "trajectory_nll_lower", "trajectory_nll_upper", *TRAJECTORY_TERM_MEASURES)
+#: Per-window trajectory NLL of a metrics file (dimension ``trajectory_window``; one window: the run).
+TRAJECTORY_WINDOW = (
+    "trajectory_window_first_frame",
+    "trajectory_window_last_frame",
+    "trajectory_window_nll",
+    "trajectory_window_nll_lower",
+)

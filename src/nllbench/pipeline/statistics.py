@@ -79,6 +79,8 @@ BETTER_LOW = {
     "brier": True,
     "ece": True,
     "cardinality_log_score_mean": True,
+    "trajectory_nll": True,
+    "trajectory_nll_exact": True,
 }
 # scores whose ideal is a value, not an end (ANEES: the state dimension; inside-ellipse share:
 # 0.95; interval coverage: 0.90): compared in paired.csv, never ranked

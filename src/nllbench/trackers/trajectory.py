@@ -28,7 +28,7 @@ from nllbench.engine.trajectory import (
     label_truth_statistics,
     trajectory_weights,
 )
-from nllbench.engine.transforms import POSITION
+from nllbench.engine.transforms import POSITION, _temper
 from nllbench.trackers.build import _covariances, _existence
 from nllbench.trackers.fillins import FillIns, _check_box
 from nllbench.trackers.inputs import read_tables as _tables
@@ -100,7 +100,7 @@ def _mixture_rows(t, mixture: str) -> np.ndarray:
                 f"{t.label}: frame {f} has {int(counts.max())} global hypotheses; the trajectory NLL "
                 "scores one Bernoulli per label, and hypotheses are per frame, not per trajectory. "
                 "Reduce the table to one hypothesis per frame, or score each label's marginal over "
-                "the hypotheses with mixture='marginal'"
+                "the hypotheses with mixture='marginal' (nllbench score: --trajectory-mixture marginal)"
             )
     return t.weight
 
@@ -115,8 +115,15 @@ def prepare(
     fill: FillIns | None = None,
     fov=None,
     mixture: str = "refuse",
+    cov_scale: float = 1.0,
+    temper: tuple[float, float] | None = None,
 ) -> TrajectoryInput:
-    """Validate the tables and lay them out for the engine (see :func:`trajectory_nll`)."""
+    """Validate the tables and lay them out for the engine (see :func:`trajectory_nll`).
+
+    ``cov_scale`` and ``temper`` = (tau, about) are the evaluation's calibration probes
+    (:func:`nllbench.measures.evaluate.probed`): every covariance times ``cov_scale``, every
+    existence probability tempered about ``about`` (:func:`nllbench.engine.transforms.temper_existence`).
+    """
     if mixture not in _MIXTURES:
         raise ValueError(f"mixture: expected one of {_MIXTURES}, got {mixture!r}")
     fill = FillIns() if fill is None else fill
@@ -136,6 +143,9 @@ def prepare(
     weight = _mixture_rows(t, mixture)
     r, r_source = _existence(t, fill)
     covs, cov_source = _covariances(t, fill)
+    if temper is not None and temper[0] != 1.0:
+        r = _temper(r, *temper)
+    covs = covs if cov_scale == 1.0 else cov_scale * covs
     dims = list(range(len(t.state))) if full_state else list(POSITION)
     box = _fov_box(fov, len(t.state), dims)
     rows = np.flatnonzero(live)
