@@ -23,6 +23,7 @@ FIGURES = (
     "reliability",
     "nees",
     "cardinality",
+    "trajectory",
 )
 
 
@@ -84,6 +85,8 @@ def _plot(args: argparse.Namespace) -> int:
             fig = plots.fig_nees(pd.read_csv(tables / "calibration.csv"))
         elif args.figure == "cardinality":
             fig = plots.fig_cardinality(pd.read_csv(tables / "calibration.csv"))
+        elif args.figure == "trajectory":
+            fig = plots.fig_trajectory(summary, q)
         else:
             fig = plots.fig_rank_agreement(summary, q)
     written = plots.save(fig, args.output, provenance_of(args))
