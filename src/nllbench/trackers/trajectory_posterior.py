@@ -47,13 +47,49 @@ def not_applicable_reason(posteriors) -> str:
             d = PMBM.pmb(None, d)
         if not isinstance(d, PMBM):
             return NOT_LABELLED
-        for h, mb in enumerate(d.hypotheses):
-            if len(mb) and (mb.labels is None or np.any(mb.labels < 0)):
-                return (
-                    f"not applicable: step {k}, hypothesis {h}: Bernoullis without track labels "
-                    "(the trajectory NLL scores one trajectory Bernoulli per label)"
-                )
+        hyps = [mb for mb in d.hypotheses if len(mb)]
+        if any(mb.labels is None for mb in hyps) or (
+            hyps and np.concatenate([mb.labels for mb in hyps]).min() < 0
+        ):
+            return (
+                f"not applicable: step {k}: Bernoullis without track labels "
+                "(the trajectory NLL scores one trajectory Bernoulli per label)"
+            )
     return ""
+
+
+def _step_rows(k: int, d: PMBM, dims: list[int]) -> np.ndarray:
+    """(N_k, 2 + 1 + d + d^2 + 1) rows [step, label, r, mean, cov, hypothesis weight] of step ``k``.
+
+    One row per Bernoulli of every hypothesis; a label twice in one hypothesis is an error.
+    """
+    sizes = np.array([len(mb) for mb in d.hypotheses])
+    hyps = [mb for mb in d.hypotheses if len(mb)]
+    dd = len(dims)
+    if not hyps:
+        return np.empty((0, 4 + dd + dd * dd))
+    labels = np.concatenate([mb.labels for mb in hyps])
+    hyp = np.repeat(np.arange(sizes.size), sizes)
+    pairs = np.sort(hyp * (int(labels.max()) + 1) + labels) if labels.min() >= 0 else None
+    if pairs is not None and np.any(pairs[1:] == pairs[:-1]):
+        h = int(pairs[np.flatnonzero(pairs[1:] == pairs[:-1])[0]] // (int(labels.max()) + 1))
+        raise ValueError(
+            f"posteriors: step {k}, hypothesis {h}: a label appears on two Bernoullis; expected one "
+            "Bernoulli per label and hypothesis"
+        )
+    means = np.concatenate([mb.densities.means for mb in hyps])[:, dims]
+    covs = np.concatenate([mb.densities.covs for mb in hyps])[:, dims][:, :, dims]
+    n = labels.size
+    return np.column_stack(
+        [
+            np.full(n, float(k)),
+            labels.astype(np.float64),
+            np.concatenate([mb.r for mb in hyps]),
+            means,
+            covs.reshape(n, dd * dd),
+            np.repeat(d.weights, sizes),
+        ]
+    )
 
 
 def _pooled_rows(posteriors, dims: list[int]):
@@ -62,37 +98,14 @@ def _pooled_rows(posteriors, dims: list[int]):
     Returns (frame (N,), label (N,), weight (N,), r (N,), means (N, d), covs (N, d, d)) over the
     ``dims`` scored; a row is one distinct (step, label, r, mean, covariance).
     """
-    parts = []
-    for k, d in enumerate(posteriors):
-        for h, (mb, w) in enumerate(zip(d.hypotheses, d.weights, strict=True)):
-            n = len(mb)
-            if n == 0:
-                continue
-            if np.unique(mb.labels).size != n:
-                raise ValueError(
-                    f"posteriors: step {k}, hypothesis {h}: a label appears on two Bernoullis; expected one "
-                    "Bernoulli per label and hypothesis"
-                )
-            g = mb.densities
-            means = g.means[:, dims]
-            covs = g.covs[:, dims][:, :, dims]
-            parts.append(
-                np.column_stack(
-                    [np.full(n, k), mb.labels, mb.r, means, covs.reshape(n, -1), np.full(n, w)]
-                ).astype(np.float64)
-            )
     dd = len(dims)
-    if not parts:
+    rows = np.concatenate(
+        [_step_rows(k, d, dims) for k, d in enumerate(posteriors)] or [np.empty((0, 4 + dd + dd * dd))]
+    )
+    if rows.shape[0] == 0:
         empty = np.empty(0)
-        return (
-            empty.astype(np.int64),
-            empty.astype(np.int64),
-            empty,
-            empty,
-            np.empty((0, dd)),
-            np.empty((0, dd, dd)),
-        )
-    rows = np.concatenate(parts)
+        none = np.empty(0, dtype=np.int64)
+        return none, none, empty, empty, np.empty((0, dd)), np.empty((0, dd, dd))
     keys = np.ascontiguousarray(rows[:, :-1])
     # the same single-target hypothesis in several global hypotheses: byte-equal keys, one row
     view = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
@@ -243,7 +256,8 @@ def posterior_trajectory_runs(posteriors, truth, truth_ids, fov_low, fov_high, s
             inputs[s.cov_scale] = (inp, window_statistics(inp))
         inp, (stats, lab, tru, spans) = inputs[s.cov_scale]
         q = int(max(s.qs))
-        R, r_record = unlisted_presence_from_ppp(dens, stats, box)
+        if not out:  # R counts (label, step) pairs without a row: the same at every covariance scale
+            R, r_record = unlisted_presence_from_ppp(dens, stats, box)
         prov = {
             "labels": "the filter's track labels",
             "mixture": "marginal over the global hypotheses (per label and step)",
