@@ -18,12 +18,12 @@ from nllbench.engine.gaussian_mixture import GaussianMixture
 from nllbench.engine.trajectory import TRAJECTORY_TERMS
 from nllbench.engine.transforms import temper_existence
 from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.store import read_metrics, read_posterior, read_scenario
-from nllbench.trackers.trajectory_posterior import (
+from nllbench.measures.trajectory_posterior import (
     NOT_LABELLED,
     not_applicable_reason,
     posterior_trajectory_runs,
 )
+from nllbench.store import read_metrics, read_posterior, read_scenario
 
 LOW, HIGH = np.array([-2.0, -2.0]), np.array([6.0, 6.0])
 BOX = (tuple(LOW), tuple(HIGH))

@@ -152,7 +152,7 @@ class RunMetrics:
     calibration : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CalibrationCounts`
         (of the density the NLL is evaluated on; the Q = max(qs) best association)
     cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
-    trajectory : the run's trajectory NLL (:class:`nllbench.trackers.trajectory_run.TrajectoryRun`),
+    trajectory : the run's trajectory NLL (:class:`nllbench.measures.trajectory.TrajectoryRun`),
         or None (not asked, or a posterior without labels); attached after the evaluation
     """
 

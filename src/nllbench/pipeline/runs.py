@@ -19,6 +19,7 @@ import numpy as np
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.measures.evaluate import EvaluationSettings, evaluate_runs
+from nllbench.measures.trajectory import trajectory_attrs
 from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 from nllbench.store import (
     ScenarioData,
@@ -29,8 +30,6 @@ from nllbench.store import (
     write_posterior,
     write_scenario,
 )
-from nllbench.trackers.checks import NA
-from nllbench.trackers.trajectory_run import trajectory_attrs
 
 
 def default_max_cardinality(truth_counts: list[int], expected_objects: float) -> int:
@@ -297,15 +296,15 @@ def evaluate_file_many(
             **metrics.summary(),
         }
         if isinstance(run, str):
-            row["trajectory_nll"] = NA
+            row["trajectory_nll"] = "n/a"  # not applicable (the text of nllbench.trackers.checks.NA)
         out.append((row, metrics.seconds, metrics.nll_seconds))
     return out
 
 
 def _trajectory_runs(post, data: ScenarioData, settings) -> list | str:
     """The trajectory NLL of a labelled filter's posteriors per settings, or why it does not apply
-    (:func:`nllbench.trackers.trajectory_posterior.posterior_trajectory_runs`)."""
-    from nllbench.trackers.trajectory_posterior import posterior_trajectory_runs
+    (:func:`nllbench.measures.trajectory_posterior.posterior_trajectory_runs`)."""
+    from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
 
     return posterior_trajectory_runs(
         post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings

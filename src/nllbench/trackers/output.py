@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.trajectory import trajectory_attrs
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.run import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE
-from nllbench.trackers.trajectory_run import trajectory_attrs
 
 _SCENARIO_KEYS = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival", "steps")
 

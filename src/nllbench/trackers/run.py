@@ -73,6 +73,9 @@ class ScoreResult:
         for key in self.not_applicable:
             if key in row or key == "trajectory_nll":  # no trajectory NLL was computed without ids
                 row[key] = NA
+        run = self.metrics.trajectory
+        if run is not None and run.exact is None and run.exact_note:  # asked, intractable: never guessed
+            row["trajectory_nll_exact"] = NA
         row["not_applicable"] = " ".join(self.not_applicable)
         row.update({k: self.units[k] for k in unit_values(self.metrics.settings) if k in self.units})
         return row

@@ -31,8 +31,7 @@ import numpy as np
 
 from nllbench.engine.densities import PMBM, Gaussians, MultiBernoulli, log_box_volume
 from nllbench.engine.transforms import POSITION
-from nllbench.trackers.trajectory import TrajectoryInput, window_statistics
-from nllbench.trackers.trajectory_run import TrajectoryRun, score_window
+from nllbench.measures.trajectory import TrajectoryInput, TrajectoryRun, score_window, window_statistics
 
 #: Why a posterior sequence has no trajectory NLL: no Bernoullis (an intensity or i.i.d. cluster).
 NOT_LABELLED = (
