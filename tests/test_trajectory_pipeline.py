@@ -348,3 +348,39 @@ def test_run_record_is_a_frozen_sum_of_windows():
     assert double.value == 2 * run.value and double.terms["localization"] == 2 * run.terms["localization"]
     assert len(double.per_trajectory()) == 2 * len(run.per_trajectory())
     assert double.summary()["trajectory_nll_windows"] == 2
+
+
+def _runs_table():
+    """A per-run table of three filters (the PHD without a trajectory NLL), two clutter rates, 3 seeds."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for f in ("phd", "pmb", "pmbm"):
+        for clutter in (5.0, 10.0):
+            for seed in range(3):
+                base = dict(scenario="williams15", filter=f, clutter=clutter, pd=0.9, cov_scale=1.0)
+                base.update(temper=1.0, marginal="position", seed=seed)
+                values = {
+                    ("nll", 10): rng.normal(12, 1),
+                    ("idf1", 0): rng.uniform(),
+                    ("hota", 0): rng.uniform(),
+                }
+                if f != "phd":
+                    inf = f == "pmbm" and clutter == 10.0 and seed > 0  # median +inf: drawn at the edge
+                    values[("trajectory_nll", 10)] = math.inf if inf else rng.normal(110, 5)
+                rows += [{**base, "q": q, "measure": m, "value": v} for (m, q), v in values.items()]
+    return pd.DataFrame(rows)
+
+
+def test_trajectory_figure_marks_n_a_and_infinite_medians(tmp_path):
+    from nllbench.pipeline.plots import fig_trajectory, save
+    from nllbench.pipeline.statistics import summarise
+
+    summary = summarise(_runs_table())
+    fig = fig_trajectory(summary, 10)
+    assert len(fig.axes) == 4
+    panel = fig.axes[0]
+    texts = [t.get_text() for t in panel.texts]
+    assert "n/a (no track labels): phd" in texts and "inf" in texts
+    legend = [t.get_text() for t in panel.get_legend().get_texts()]
+    assert legend == ["pmb", "pmbm (inf in 2/6 runs)"]
+    assert save(fig, tmp_path / "trajectory.png")[0].stat().st_size > 1000
