@@ -201,8 +201,12 @@ def fit_undetected_trajectories(
     rate, rho = math.exp(res.x[0]), float(expit(res.x[1]))
     R = float(expit(res.x[2])) if fit_unlisted_presence else R0
     value = float(res.fun)
-    # the edges of the parameter box, where the transformed variables cannot reach
-    for cand in ((0.0, rho, R), (rate, 1.0, R)) + (((rate, rho, 0.0),) if fit_unlisted_presence else ()):
+    # the edges of the parameter box, where the transformed variables cannot reach; each edge from the
+    # best point so far, so that a parameter that changes nothing (R without an unlisted frame) ends at it
+    edges = (0, 1, 2) if fit_unlisted_presence else (0, 1)
+    for k in edges:
+        cand = [rate, rho, R]
+        cand[k] = (0.0, 1.0, 0.0)[k]
         v = _edge_value(windows, q, *cand)
         if v <= value:
             (rate, rho, R), value = cand, v
