@@ -230,3 +230,37 @@ def test_intractable_exact_value_is_flagged_not_guessed(tmp_path, monkeypatch):
     assert row["trajectory_nll_exact"] == "n/a" and math.isfinite(float(row["trajectory_nll"]))
     ds = read_metrics(tmp_path / "out.nc")
     assert "trajectory_nll_exact" not in ds.variables and "trajectory_exact_note" in ds.attrs
+
+
+def test_batch_form_scores_every_seed(tmp_path):
+    from nllbench.trackers.scoring import truth_from_scenario
+
+    scen = tmp_path / "scenarios"
+    args = ["simulate", "--scenario", "williams15", "--seeds", "1", "2", "--steps", "5"]
+    assert main([*args, "--output-dir", str(scen)]) == 0
+    tracks_dir = tmp_path / "tracks"
+    tracks_dir.mkdir()
+    rng = np.random.default_rng(0)
+    for seed in (1, 2):
+        truth, _ = truth_from_scenario(scen / f"seed{seed}.nc")
+        noisy = truth.assign(x=truth.x + rng.normal(0, 1, len(truth)), r=0.9, var_x=1.0, var_y=1.0)
+        noisy.assign(id=noisy["id"] + 100).to_csv(tracks_dir / f"seed{seed}.csv", index=False)
+    out = tmp_path / "m"
+    rc = main(
+        ["score", "--tracks-dir", str(tracks_dir), "--scenario-dir", str(scen), "--output-dir", str(out)]
+        + ["--q", "10", "--trajectory", "--unlisted-presence", "0.01", "--fov", "0", "0", "300", "300"]
+    )
+    assert rc == 0
+    summary = pd.read_csv(out / "summary.csv")
+    for seed in (1, 2):
+        want = nb.trajectory_nll(
+            tracks_dir / f"seed{seed}.csv",
+            scen / f"seed{seed}.nc",
+            q=10,
+            fov=((0, 0), (300, 300)),
+            unlisted_presence=0.01,
+            frames=list(range(5)),
+        )
+        got = float(read_metrics(out / f"seed{seed}.nc")["trajectory_nll"].values)
+        assert got == pytest.approx(want.value, rel=1e-12) and math.isfinite(got)
+        assert summary.loc[summary["seed"] == seed, "trajectory_nll"].item() == pytest.approx(got, rel=1e-12)
