@@ -13,6 +13,7 @@ SWEEP_FIGURES = [
     "reliability",
     "nees",
     "cardinality",
+    "trajectory",
 ]
 # report section of each figure
 FIGURE_CATEGORY = {
@@ -22,6 +23,7 @@ FIGURE_CATEGORY = {
     "ranks": "2 Filters",
     "tgospa": "2 Filters",
     "hota": "2 Filters",
+    "trajectory": "2 Filters",
     "calibration": "3 Calibration",
     "reliability": "3 Calibration",
     "nees": "3 Calibration",

@@ -30,6 +30,7 @@ FIGURES = {
     "reliability": "reliability diagrams of the existence probabilities r",
     "nees": "state consistency (ANEES and its chi-square interval)",
     "cardinality": "cardinality calibration (interval coverage and log score)",
+    "trajectory": "trajectory NLL beside the per-frame NLL, IDF1 and HOTA, per labelled filter",
 }
 
 #: The files of a --tables directory each figure reads (example and timing read no tables).
@@ -130,6 +131,8 @@ def _plot(args: argparse.Namespace) -> int:
             fig = plots.fig_nees(pd.read_csv(tables / "calibration.csv"))
         elif args.figure == "cardinality":
             fig = plots.fig_cardinality(pd.read_csv(tables / "calibration.csv"))
+        elif args.figure == "trajectory":
+            fig = plots.fig_trajectory(summary, q)
         else:
             fig = plots.fig_rank_agreement(summary, q)
     written = plots.save(fig, args.output, provenance_of(args))

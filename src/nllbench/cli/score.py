@@ -23,6 +23,13 @@ from nllbench.cli.evaluate import (
     parsed_evaluation_settings,
     print_row,
 )
+from nllbench.cli.score_trajectory import (
+    add_trajectory_options,
+    check_trajectory_args,
+    print_trajectory,
+    trajectory_options,
+    write_trajectory_tables,
+)
 from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
 
@@ -75,6 +82,7 @@ def _score(args: argparse.Namespace) -> int:
         raise ValueError(
             "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
         )
+    check_trajectory_args(args, batch)
     options = dict(
         state=tuple(args.state), settings=settings, tracker=args.tracker, config=provenance_of(args)
     )
@@ -92,6 +100,7 @@ def _score(args: argparse.Namespace) -> int:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
         print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
         print_row(row, options["settings"].qs)
+    print_trajectory(result)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
     return 0
@@ -106,8 +115,16 @@ def _score_one(args: argparse.Namespace, options: dict):
     inputs = [("TRACKS", args.tracks), ("TRUTH", args.truth), ("--scenario-file", args.scenario_file)]
     inputs += calibration_inputs(args)
     check_text_tables(inputs)
-    with checked_outputs(*targets, inputs=inputs) as (out, summary, per_frame):
+    tables = (("--per-window", args.per_window, False), ("--per-trajectory", args.per_trajectory, False))
+    with checked_outputs(*targets, *tables, inputs=inputs) as (
+        out,
+        summary,
+        per_frame,
+        per_window,
+        per_trajectory,
+    ):
         fill = _score_fill(args, options["state"], options["settings"])
+        trajectory = trajectory_options(args, fill, options["state"], options["settings"])
         row, result = score_file(
             *score_inputs(args, args.tracks, args.truth),
             out,
@@ -116,9 +133,12 @@ def _score_one(args: argparse.Namespace, options: dict):
             seed=args.seed,
             per_frame=per_frame,
             fill=fill,
+            trajectory=trajectory,
             **options,
         )
         write_summary_csv(row, summary)
+        if trajectory is not None:
+            write_trajectory_tables(result, per_window, per_trajectory)
     return row, result, summary_path
 
 
@@ -139,9 +159,12 @@ def _score_batch(args: argparse.Namespace, options: dict):
     ]
     with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         fill = _score_fill(args, options["state"], settings)
+        trajectory = trajectory_options(args, fill, options["state"], settings)
         for f in tables:
             scenario = Path(args.scenario_dir) / (f.stem + ".nc")
-            row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), fill=fill, **options)
+            row, result = score_file(
+                f, scenario, tmp / (f.stem + ".nc"), fill=fill, trajectory=trajectory, **options
+            )
             rows.append(row)
             timing.append(
                 {
@@ -327,6 +350,7 @@ def add_parsers(sub) -> None:
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
     add_mot_options(sc)
+    add_trajectory_options(sc)
     sc.set_defaults(func=_score)
 
 

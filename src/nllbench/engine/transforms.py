@@ -164,6 +164,14 @@ def temper_existence(density, tau: float, about: float = 0.4):
     )
 
 
+def temper_probabilities(r: np.ndarray, tau: float, about: float = 0.4) -> np.ndarray:
+    """Existence probabilities ``r`` (any shape) tempered as :func:`temper_existence` tempers a density's.
+
+    ``logit(r') - logit(about) = tau (logit(r) - logit(about))``; r = 0 and r = 1 stay.
+    """
+    return _temper(np.asarray(r, dtype=float), float(tau), float(about))
+
+
 def _temper(r: np.ndarray, tau: float, about: float) -> np.ndarray:
     inner = (r > 0) & (r < 1)
     out = r.copy()

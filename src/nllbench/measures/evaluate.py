@@ -209,6 +209,8 @@ class RunMetrics:
     calibration : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CalibrationCounts`
         (of the density the NLL is evaluated on; the Q = max(qs) best association)
     cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
+    trajectory : the run's trajectory NLL (:class:`nllbench.measures.trajectory.TrajectoryRun`),
+        or None (not asked, or a posterior without labels); attached after the evaluation
     """
 
     qs: tuple[int, ...]
@@ -237,6 +239,7 @@ class RunMetrics:
     calibration: tuple[CalibrationCounts, ...] = ()
     cardinality: tuple[CardinalityScore, ...] = ()
     estimator_empty_steps: int = 0
+    trajectory: object | None = None
 
     @property
     def steps(self) -> int:
@@ -284,6 +287,8 @@ class RunMetrics:
             if self.nll_exact_available.all():
                 values = self.nll_exact_value
                 row["nll_exact"] = float(np.mean(values)) if np.isfinite(values).all() else math.inf
+        if self.trajectory is not None:
+            row.update(self.trajectory.summary())
         return row
 
 

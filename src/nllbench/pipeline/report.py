@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.measures.names import NLL_TERM_MEASURES
-from nllbench.pipeline.statistics import RANKED
+from nllbench.pipeline.statistics import Q_MEASURES, RANKED
 
 SETTING = ["scenario", "clutter", "pd"]
 TERMS = NLL_TERM_MEASURES
@@ -31,7 +31,12 @@ TERM_MEANING = {
     "nll_mixture": "the weight of the best global hypothesis",
     "nll_association": "association uncertainty",
 }
-LABEL = {"nll": "NLL", "gospa_mean": "GOSPA", "mota": "MOTA"}
+LABEL = {"nll": "NLL", "gospa_mean": "GOSPA", "mota": "MOTA", "trajectory_nll": "trajectory NLL"}
+#: The leaderboard cell of a filter without a trajectory NLL (a PHD/CPHD: no track labels).
+TRAJECTORY_NA = (
+    '<td data-sort="" title="not applicable: the posterior has no track labels (PHD/CPHD),'
+    ' or the tracker was scored without --trajectory">n/a</td>'
+)
 
 
 def _fmt(x, digits: int = 2) -> str:
@@ -233,13 +238,14 @@ def _stat_cell(row, centre: str, low: str, high: str) -> str:
 
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
     """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
-    mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); ranks."""
+    mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); the trajectory NLL mean [CI]
+    ("n/a" for a filter without track labels); ranks."""
     settings, filters = settings_and_filters(summary)
     head = (
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median [IQR]</th><th>NLL mean [95 % CI]</th>"  # noqa: E501
         "<th>GOSPA mean [95 % CI]</th><th>MOTA mean [95 % CI]</th><th>T-GOSPA mean [95 % CI]</th>"
-        "<th>HOTA mean [95 % CI]</th><th>rank NLL</th><th>rank GOSPA</th>"
-        "<th>rank MOTA</th></tr>"
+        "<th>HOTA mean [95 % CI]</th><th>trajectory NLL mean [95 % CI]</th><th>rank NLL</th>"
+        "<th>rank GOSPA</th><th>rank MOTA</th><th>rank traj. NLL</th></tr>"
     )
     body = []
     for setting in settings:
@@ -249,9 +255,13 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 continue
             gospa, mota = _row(summary, setting, f, "gospa_mean", 0), _row(summary, setting, f, "mota", 0)
             tgospa, hota = _row(summary, setting, f, "tgospa", 0), _row(summary, setting, f, "hota", 0)
+            traj = _row(summary, setting, f, "trajectory_nll", q)
             rank_cells = []
             for m in RANKED:
-                r = _rank(ranks, setting, f, m, q if m == "nll" else 0)
+                r = _rank(ranks, setting, f, m, q if m in Q_MEASURES else 0)
+                if r is None and m == "trajectory_nll":
+                    rank_cells.append(TRAJECTORY_NA)
+                    continue
                 cls = " class=best" if r == 1 else ""
                 rank_cells.append(
                     f'<td{cls} data-sort="{r if r is not None else ""}">{r if r is not None else "–"}</td>'
@@ -264,6 +274,7 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 + _stat_cell(mota, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(tgospa, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(hota, "mean", "ci95_low", "ci95_high")
+                + (TRAJECTORY_NA if traj is None else _stat_cell(traj, "mean", "ci95_low", "ci95_high"))
                 + "".join(rank_cells)
                 + "</tr>"
             )
@@ -273,7 +284,7 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
 def paired_html(pairs, q: int, styles) -> str:
     """Paired differences (a - b) of NLL, GOSPA and MOTA at covariance scale 1."""
     sel = pairs[(pairs["cov_scale"] == 1.0) & pairs["measure"].isin(RANKED)]
-    sel = sel[((sel["measure"] == "nll") & (sel["q"] == q)) | (sel["q"] == 0)]
+    sel = sel[(sel["measure"].isin(Q_MEASURES) & (sel["q"] == q)) | (sel["q"] == 0)]
     head = (
         "<tr><th class=l>setting</th><th class=l>measure</th><th class=l>filter a</th><th class=l>filter b</th>"  # noqa: E501
         "<th>mean a − b [95 % CI]</th><th>median a − b</th><th>a lower / b lower (seeds)</th>"
@@ -468,7 +479,10 @@ def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path |
 <body>
 <h1>nllbench study: results at a glance</h1>
 <p class=note>NLL: negative log-likelihood of each filter's multi-object posterior at the ground truth
-(Pinto et al., IEEE SPL 2021), per step, in nats; lower is better. GOSPA: per step, lower is better.
+(Pinto et al., IEEE SPL 2021), per step, in nats; lower is better. Trajectory NLL: the negative
+log-likelihood of the true set of trajectories under the labelled output, per run, in nats; it sees
+identities (docs/trajectory.md); n/a for posteriors without track labels (PHD, CPHD).
+GOSPA: per step, lower is better.
 MOTA: higher is better. Intervals over seeds: NLL median [interquartile range] (robust: the NLL is
 heavy-tailed) and, for every mean, a seeded 95 % percentile-bootstrap interval. "inf k/n": runs whose
 posterior gives the truth zero density (NLL = +inf); they are counted, never dropped. Ranks: 1 + the

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.trajectory import trajectory_attrs
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.run import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE
@@ -54,13 +55,16 @@ def score_file(
     seed: int | None = None,
     config: dict | None = None,
     per_frame=None,
+    trajectory=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
     A truth given as a scenario file (``.nc``) is that scenario's truth, and
     labels the run like ``scenario_file``; with a scenario, the frames default
     to its steps 0..K-1, so that step k is the scenario's step k as for the
-    reference filters. Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
+    reference filters. ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
+    to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
+    Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
     from nllbench.store import Output, committed_together, read_scenario, write_metrics
 
@@ -85,8 +89,11 @@ def score_file(
         targets.append(Output(Path(per_frame), "per_frame"))
     # both files checked before scoring and committed together: a failure leaves neither
     with committed_together(*targets) as tmps:
-        result = score(tracks, truth, state=state, frames=frames, fill=fill, settings=settings)
-        write_metrics(result.metrics, tmps[0], score_attrs(result, tracker, extra))
+        result = score(
+            tracks, truth, state=state, frames=frames, fill=fill, settings=settings, trajectory=trajectory
+        )
+        attrs = score_attrs(result, tracker, {**extra, **trajectory_attrs(result.metrics.trajectory)})
+        write_metrics(result.metrics, tmps[0], attrs)
         if per_frame is not None:
             result.per_frame().to_csv(tmps[1], index=False)
     row = {

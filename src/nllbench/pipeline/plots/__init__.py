@@ -12,6 +12,7 @@ One module per section of the workflow's report (``workflow/rules/plot.smk``,
 * :mod:`~nllbench.pipeline.plots.filters` (2 Filters): :func:`fig_vs_clutter`,
   :func:`fig_decomposition`, :func:`fig_nll_vs_q`, :func:`fig_rank_agreement`,
   :func:`fig_tgospa`, :func:`fig_hota_vs_nll`;
+* :mod:`~nllbench.pipeline.plots.trajectory` (2 Filters): :func:`fig_trajectory`;
 * :mod:`~nllbench.pipeline.plots.calibration` (3 Calibration):
   :func:`fig_calibration`, :func:`fig_reliability`, :func:`fig_nees`,
   :func:`fig_cardinality`;
@@ -54,6 +55,7 @@ from nllbench.pipeline.plots.style import (
 )
 from nllbench.pipeline.plots.theory import fig_theorem1
 from nllbench.pipeline.plots.timing import fig_timing
+from nllbench.pipeline.plots.trajectory import fig_trajectory
 
 __all__ = [
     "AXIS_LABEL",
@@ -79,6 +81,7 @@ __all__ = [
     "fig_tgospa",
     "fig_theorem1",
     "fig_timing",
+    "fig_trajectory",
     "fig_vs_clutter",
     "filter_styles",
     "probe_q",
