@@ -164,9 +164,11 @@ def infinite_reason(summary, f: str, q: int, where: dict) -> str:
     terms = infinite_terms(summary, f, q, where)
     if not terms:
         return "the decomposition names no infinite term"
+    if len(terms) == 1:
+        return f"its {terms[0].removeprefix('nll_')} term is +inf: {INFINITE_TERM_REASON[terms[0]]}"
     names = join_words(t.removeprefix("nll_") for t in terms)
-    reasons = "; or ".join(INFINITE_TERM_REASON[t] for t in terms)
-    return f"its {names} term is +inf: {reasons}"
+    reasons = "; ".join(f"{t.removeprefix('nll_')}: {INFINITE_TERM_REASON[t]}" for t in terms)
+    return f"its {names} terms are +inf ({reasons})"
 
 
 def _change(values: dict, label: str, at: str) -> str:
