@@ -189,7 +189,7 @@ max-width:1400px;margin:1.5em auto;padding:0 1em;color:#222}
 .wide{overflow-x:auto;max-width:100%}details{margin:.3em 0}summary{cursor:pointer;padding:.2em 0}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}
-th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap;vertical-align:top}
+th,td{padding:4px 6px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap;vertical-align:top}
 th{background:#f3f5f8;position:sticky;top:0;cursor:pointer;user-select:none}
 th:hover{background:#e4e9f2}td.l,th.l{text-align:left}tr:hover td{background:#fafbfd}
 .ci{color:#777;font-size:11px}.sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:5px;
@@ -243,6 +243,15 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
     settings, filters = settings_and_filters(summary)
     from nllbench.pipeline.plots.captions import NO_IDENTITY, infinite_reason
 
+    def short(setting) -> str:
+        """The setting by what varies in the study (the clutter rate alone in a clutter sweep)."""
+        parts = [
+            setting[0] if len({s[0] for s in settings}) > 1 else "",
+            f"clutter {setting[1]:g}",
+            f"P_D {setting[2]:g}" if len({s[2] for s in settings}) > 1 else "",
+        ]
+        return ", ".join(p for p in parts if p)
+
     head = (
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median<br>[IQR]</th>"
         "<th>NLL mean<br>[95 % CI]</th><th>GOSPA mean<br>[95 % CI]</th><th>MOTA mean<br>[95 % CI]</th>"
@@ -268,7 +277,8 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 )
             mark = IDENTITY_MARK if f in NO_IDENTITY else ""
             body.append(
-                f"<tr><td class=l>{html.escape(_setting_text(setting))}</td>{_filter_cell(f, styles, mark)}"
+                f'<tr><td class=l title="{html.escape(_setting_text(setting))}">'
+                f"{html.escape(short(setting))}</td>{_filter_cell(f, styles, mark)}"
                 + _stat_cell(nll, "median", "q25", "q75", why)
                 + _stat_cell(nll, "mean", "ci95_low", "ci95_high", why)
                 + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
@@ -430,6 +440,8 @@ def paired_html(pairs, q: int, styles) -> str:
 
 def headline(summary, ranks, agree, q: int) -> str:
     """One sentence per setting: the best filters by NLL and GOSPA, and whether the orders agree."""
+    from nllbench.pipeline.plots.style import plural
+
     items = []
     for entry in agree:
         setting = entry["setting"]
@@ -443,7 +455,7 @@ def headline(summary, ranks, agree, q: int) -> str:
             verdict = "NLL and GOSPA order every pair of filters the same way"
         else:
             verdict = (
-                f"NLL and GOSPA disagree on {len(entry['discordant'])} pair(s) of filters "
+                f"NLL and GOSPA disagree on {plural(len(entry['discordant']), 'pair')} of filters "
                 f"({len(sig)} with both paired intervals excluding zero)"
             )
         items.append(

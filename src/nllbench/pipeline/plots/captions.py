@@ -106,6 +106,8 @@ def num(x) -> str:
 def signed(x) -> str:
     """A change with its sign: "+1.2", "-0.35", "0.00"."""
     x = float(x)
+    if np.isfinite(x) and abs(x) < 0.01:  # a change this small reads as 0.00, with its sign
+        return f"{x:+.2f}" if x else "0.00"
     return num(x) if x <= 0 else f"+{num(x)}"
 
 
