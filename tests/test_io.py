@@ -324,115 +324,6 @@ def test_truth_digest_identifies_the_truth(tmp_path):
     assert truth_digest(sim.truth[:3], sim.truth_ids[:3]) != digest
 
 
-# ---------------------------------------------------------------------------
-# metrics files: packed variables (schema version 2)
-# ---------------------------------------------------------------------------
-
-DIM_SIZES = {"step": 5, "q": 2, "alpha": 3}
-
-
-@st.composite
-def metric_variables(draw):
-    """Named variables over subsets of (step, q, alpha) with the dtypes of a metrics file."""
-    out = {}
-    for i in range(draw(st.integers(1, 8))):
-        dims = tuple(draw(st.sampled_from([(), ("step",), ("step", "q"), ("q",), ("alpha",)])))
-        shape = tuple(DIM_SIZES[d] for d in dims)
-        dtype = draw(st.sampled_from([np.float64, np.int64, np.int8]))
-        if dtype is np.float64:
-            elements = st.floats(allow_nan=False, width=64) | st.sampled_from([np.inf, -np.inf, 5e-324])
-        else:
-            info = np.iinfo(dtype)
-            elements = st.integers(max(info.min, -(2**53)), min(info.max, 2**53))
-        values = np.array(
-            draw(st.lists(elements, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
-        )
-        out[f"v{i}"] = (dims, values.astype(dtype).reshape(shape))
-    return out
-
-
-@settings(max_examples=60, deadline=None)
-@given(metric_variables())
-def test_pack_then_unpack_gives_every_variable_back_bit_for_bit(data):
-    from nllbench.store.metrics import pack, unpack
-
-    ds = xr.Dataset(pack(data), coords={d: np.arange(n) for d, n in DIM_SIZES.items()})
-    assert len(ds.data_vars) == len({dims for dims, _ in data.values()})
-    back = unpack(ds)
-    assert set(back.data_vars) == set(data)
-    for name, (dims, values) in data.items():
-        assert back[name].dims == dims
-        assert back[name].dtype == values.dtype
-        np.testing.assert_array_equal(back[name].values, values)
-        assert np.array_equal(np.signbit(back[name].values), np.signbit(values))  # -0.0 stays -0.0
-
-
-def test_pack_refuses_integers_that_float64_cannot_hold():
-    from nllbench.store.metrics import pack
-
-    with pytest.raises(ValueError, match="'big': expected integers within \\+-2\\*\\*53"):
-        pack({"big": (("step",), np.array([2**53 + 1], dtype=np.int64))})
-
-
-def _metrics_file(tmp_path):
-    from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
-    from nllbench.store import write_metrics
-
-    rng = np.random.default_rng(3)
-    truth = [rng.uniform(0, 10, (n, 4)) for n in (1, 2, 0, 2)]
-    ids = [np.arange(len(x)) for x in truth]
-    posts = [
-        nb.MultiBernoulli.gaussian([0.9] * len(x), x + 0.1, np.tile(np.eye(4), (len(x), 1, 1))) for x in truth
-    ]
-    metrics = evaluate_run(posts, truth, ids, [0.0, 0.0], [10.0, 10.0], EvaluationSettings(qs=(1, 3)))
-    path = tmp_path / "seed0.nc"
-    write_metrics(metrics, path, {"seed": 0, "scenario": "s"})
-    return path
-
-
-def test_metrics_file_is_packed_and_reads_as_one_variable_per_measure(tmp_path):
-    from nllbench.measures.names import METRIC_STEP_VARIABLES, NLL_STEP
-    from nllbench.store import read_metrics
-
-    path = _metrics_file(tmp_path)
-    with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as raw:
-        assert raw.attrs["nllbench_schema_version"] == "2"
-        packed = [v for v in raw.data_vars if "members" in raw[v].attrs]
-        assert len(packed) <= 7 and len(raw.data_vars) <= 10  # dims groups and coordinates, not ~90 variables
-    ds = read_metrics(path)
-    for name in (*(f"nll_{t}" for t in NLL_STEP), *METRIC_STEP_VARIABLES):
-        assert name in ds.data_vars
-    assert ds["nll_value"].dims == ("step", "q") and ds["nll_exact"].dtype == np.int8
-    assert ds["n_truth"].dtype == np.int64 and ds["n_truth"].values.tolist() == [1, 2, 0, 2]
-
-
-def test_version_1_metrics_files_read_the_same(tmp_path):
-    """A file written before the packing (one variable per measure) reads as the packed one does."""
-    from nllbench.store import read_metrics
-
-    path = _metrics_file(tmp_path)
-    new = read_metrics(path)
-    old = tmp_path / "old.nc"
-    new.assign_attrs(nllbench_schema_version="1").to_netcdf(old, engine="netcdf4")
-    again = read_metrics(old)
-    assert set(again.variables) == set(new.variables)
-    for name in new.variables:
-        assert again[name].dtype == new[name].dtype
-        np.testing.assert_array_equal(again[name].values, new[name].values)
-
-
-def test_a_packed_variable_with_a_wrong_member_list_is_refused(tmp_path):
-    from nllbench.store import read_metrics
-
-    path = _metrics_file(tmp_path)
-    with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as handle:
-        ds = handle.load()
-    ds["packed_step"].attrs["members"] = "gospa"
-    ds.to_netcdf(path, engine="netcdf4")
-    with pytest.raises(SchemaError, match="variable 'packed_step': expected one row per name"):
-        read_metrics(path)
-
-
 def test_save_figure_and_write_text_leave_nothing_on_failure(tmp_path):
     import matplotlib
 
@@ -491,7 +382,7 @@ def test_posterior_covariances_are_pooled_and_read_back_bit_for_bit(tmp_path):
     write_posterior(steps, path)
     raw = xr.open_dataset(path, decode_cf=False)
     assert "bern_cov" not in raw and raw["bern_cov_pool"].shape == (2, 3)  # 2 distinct of 6 rows
-    assert raw.attrs["nllbench_schema_version"] == "2"
+    assert raw.attrs["nllbench_schema_version"] == "2"  # no mixture Bernoullis: still version 2
     for a, b in zip(steps, read_posterior(path), strict=True):
         assert_same(a, b)
 

@@ -82,7 +82,7 @@ def test_values_equal_nll_of_densities_built_by_hand(seed):
     rng = np.random.default_rng(seed)
     tracks, truth = _random_tables(rng)
     settings = EvaluationSettings(qs=(1, 3, 50))
-    res = nb.score(tracks, truth, fill=nb.FillIns(0.7, *FOV), settings=settings)
+    res = nb.score(tracks, truth, frames="union", fill=nb.FillIns(0.7, *FOV), settings=settings)
     assert res.frames.tolist() == sorted(set(tracks.frame) | set(truth.frame))
     for k, f in enumerate(res.frames.tolist()):
         density, y = _by_hand(tracks, truth, f, 0.7)
@@ -97,11 +97,15 @@ def test_values_equal_nll_of_densities_built_by_hand(seed):
 
 
 def test_empty_frames_have_closed_forms():
-    tracks = pd.DataFrame({"frame": [0, 0], "r": [0.3, 0.6], "x": [1.0, 2.0], "y": [1.0, 2.0]})
+    tracks = pd.DataFrame({"frame": [0, 0], "id": [1, 2], "r": [0.3, 0.6], "x": [1.0, 2.0], "y": [1.0, 2.0]})
     truth = pd.DataFrame({"frame": [1, 1], "id": [1, 2], "x": [3.0, 4.0], "y": [5.0, 6.0]})
     rate, vol = 2.0, 50.0 * 50.0
     res = score(
-        tracks, truth, fill=FillIns(rate, *FOV, default_std=1.0), settings=EvaluationSettings(qs=(1,))
+        tracks,
+        truth,
+        frames="union",
+        fill=FillIns(rate, *FOV, default_std=1.0),
+        settings=EvaluationSettings(qs=(1,)),
     )
     nll = res.metrics.nll["value"][:, 0]
     # frame 0: no truth -> Lambda - sum log(1 - r); frame 1: no track -> PPP closed form
@@ -124,6 +128,7 @@ def test_mixture_file_equals_mbm_built_by_hand():
     res = score(
         EXAMPLES / "tracks_mixture.csv",
         EXAMPLES / "truth.csv",
+        frames=[0, 1, 2, 3],
         fill=FillIns(0.5, (0, 0), (100, 100)),
         settings=EvaluationSettings(qs=(20,)),
     )
@@ -152,14 +157,15 @@ def test_every_example_file_is_valid_and_parquet_round_trips(tmp_path):
 
 
 def test_existence_one_is_explicit_and_warns_of_infinity():
-    tracks = pd.DataFrame({"frame": [0], "x": [1.0], "y": [1.0]})
+    tracks = pd.DataFrame({"frame": [0], "id": [1], "x": [1.0], "y": [1.0]})
     truth = pd.DataFrame({"frame": [0, 1], "id": [1, 1], "x": [1.0, 9.0], "y": [1.0, 9.0]})
     with pytest.raises(ValueError, match="no column 'r' or 'score'"):
-        score(tracks, truth, fill=FillIns(default_std=1.0))
+        score(tracks, truth, frames="union", fill=FillIns(default_std=1.0))
     with pytest.warns(UserWarning, match="makes that frame's NLL infinite"):
         res = score(
             tracks,
             truth,
+            frames="union",
             fill=FillIns(default_std=1.0, existence_one=True),
             settings=EvaluationSettings(qs=(1,)),
         )
@@ -173,7 +179,8 @@ def test_covariance_needs_columns_or_default_std():
     truth = pd.DataFrame({"frame": [0], "id": [1], "x": [1.5], "y": [0.5]})
     with pytest.raises(ValueError, match=r"--default-std"):
         score(tracks, truth)
-    res = score(tracks, truth, fill=FillIns(default_std=2.0), settings=EvaluationSettings(qs=(1,)))
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(tracks, truth, fill=FillIns(default_std=2.0), settings=EvaluationSettings(qs=(1,)))
     mb = nb.MultiBernoulli.gaussian([0.5], [[1.0, 1.0]], [4.0 * np.eye(2)])
     assert res.metrics.nll["value"][0, 0] == pytest.approx(nb.nll(mb, [[1.5, 0.5]]).value)
 
@@ -248,13 +255,14 @@ def test_fitted_rate_is_the_argmin():
     tracks, truth = _random_tables(rng, frames=8)
     fill = FillIns(0.0, *FOV)
     settings = EvaluationSettings(qs=(50,))
-    fit = fit_undetected_rate(tracks, truth, fill=fill, settings=settings)
+    fit = fit_undetected_rate(tracks, truth, frames="union", fill=fill, settings=settings)
     rate = fit["rate"]
     assert 0 < rate <= fit["bracket"][1]
-    at = calibration_nll(tracks, truth, rate, fill=fill, settings=settings)
+    kw = dict(frames="union", fill=fill, settings=settings)
+    at = calibration_nll(tracks, truth, rate, **kw)
     assert at == pytest.approx(fit["calibration_nll"])
     for factor in (0.98, 0.995, 1.005, 1.02):
-        assert calibration_nll(tracks, truth, rate * factor, fill=fill, settings=settings) >= at - 1e-9
+        assert calibration_nll(tracks, truth, rate * factor, **kw) >= at - 1e-9
 
 
 def test_fitted_rate_closed_form_when_objects_are_far_from_every_track():
@@ -264,7 +272,8 @@ def test_fitted_rate_closed_form_when_objects_are_far_from_every_track():
     truth = pd.DataFrame(
         {"frame": [0, 0, 2], "id": [1, 2, 1], "x": [40.0, 30.0, 20.0], "y": [40.0, 10.0, 30.0]}
     )
-    fit = fit_undetected_rate(tracks, truth, fill=FillIns(0.0, *FOV), settings=EvaluationSettings(qs=(1,)))
+    settings = EvaluationSettings(qs=(1,))
+    fit = fit_undetected_rate(tracks, truth, frames="union", fill=FillIns(0.0, *FOV), settings=settings)
     assert fit["rate"] == pytest.approx(3 / 4, rel=1e-6)
 
 
@@ -274,17 +283,18 @@ def test_score_calibration_solves_the_likelihood_equations():
     tracks = tracks.drop(columns="r")
     o = detection_outcomes(validate_tracks(tracks.assign(r=0.5)), validate_truth(truth), 2.0)
     tracks["score"] = o * 1.0 + rng.normal(size=len(tracks))
-    cal = fit_score_calibration(tracks, truth)
+    cal = fit_score_calibration(tracks, truth, frames="union")
     p = cal(tracks["score"].to_numpy())
     # logistic maximum likelihood: sum (p - o) = 0 and sum (p - o) x = 0
     assert np.sum(p - o) == pytest.approx(0.0, abs=1e-6)
     assert np.sum((p - o) * tracks["score"]) == pytest.approx(0.0, abs=1e-6)
     separated = tracks.assign(score=o)
     with pytest.raises(ValueError, match="separate matched from unmatched rows perfectly"):
-        fit_score_calibration(separated, truth)
+        fit_score_calibration(separated, truth, frames="union")
     res = score(
         tracks,
         truth,
+        frames="union",
         fill=FillIns(0.3, *FOV, default_std=None, calibration=cal),
         settings=EvaluationSettings(qs=(1,)),
     )
@@ -469,7 +479,7 @@ def test_stonesoup_existence_probability_becomes_r():
         )
         for k in range(3)
     ]
-    df = tracks_from_stonesoup([Track(states)])
+    df = tracks_from_stonesoup([Track(states)], [s.timestamp for s in states])
     assert df["r"].tolist() == pytest.approx([0.2, 0.5, 0.8])
     assert "score" not in df.columns
     assert df.x.tolist() == pytest.approx([float(s.mean[0]) for s in states])
@@ -483,9 +493,14 @@ def test_empty_tables_and_unusable_fill_ins(tmp_path):
     fill = FillIns(1.0, *FOV, default_std=1.0)
     with pytest.raises(ValueError, match="no frames to score"):
         score(tmp_path / "t.csv", tmp_path / "g.csv", fill=fill)
-    res = score(
-        tmp_path / "t.csv", tmp_path / "g.csv", frames=[0, 1], fill=fill, settings=EvaluationSettings(qs=(1,))
-    )
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(
+            tmp_path / "t.csv",
+            tmp_path / "g.csv",
+            frames=[0, 1],
+            fill=fill,
+            settings=EvaluationSettings(qs=(1,)),
+        )
     assert res.metrics.nll["value"][:, 0].tolist() == [1.0, 1.0]  # empty truth, empty tracks: NLL = Lambda
     tracks = pd.DataFrame({"frame": [0], "r": [0.5], "x": [1.0], "y": [1.0]})
     with pytest.raises(ValueError, match="silently unused"):
@@ -498,7 +513,11 @@ def test_empty_tables_and_unusable_fill_ins(tmp_path):
     truth = pd.DataFrame({"frame": [0], "id": [0], "x": [1.0], "y": [1.0]})
     with pytest.raises(ValueError, match="infinite at every rate"):
         fit_undetected_rate(
-            sure, truth, fill=FillIns(0.0, *FOV, default_std=1.0), settings=EvaluationSettings(qs=(1,))
+            sure,
+            truth,
+            frames="union",
+            fill=FillIns(0.0, *FOV, default_std=1.0),
+            settings=EvaluationSettings(qs=(1,)),
         )
 
 
@@ -602,9 +621,10 @@ def test_batch_scores_scenario_truth_next_to_a_reference_filter(tmp_path, capsys
     assert set(summary[summary["filter"] == "mytracker"]["scenario"]) == {"williams15"}
     both = summary[summary.measure == "nll"].groupby("q")["filter"].nunique()
     assert both.tolist() == [2, 2]
-    res = score(
-        tracks_dir / "seed2.csv", scen / "seed2.nc", fill=FillIns(), settings=EvaluationSettings(qs=(1,))
-    )
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(
+            tracks_dir / "seed2.csv", scen / "seed2.nc", fill=FillIns(), settings=EvaluationSettings(qs=(1,))
+        )
     assert res.fill_ins["theorem1_fov"] == {"low": [0.0, 0.0], "high": [300.0, 300.0]}  # the scenario's
     assert res.frames.tolist() == list(range(8))
     rc = main(["score", "--tracks-dir", str(tracks_dir), "-o", str(tmp_path / "x.nc")])
@@ -618,7 +638,7 @@ def test_fitted_rate_counts_frames_with_no_rows():
     )
     truth = pd.DataFrame({"frame": [0, 1], "id": [1, 1], "x": [40.0, 30.0], "y": [40.0, 10.0]})
     settings = EvaluationSettings(qs=(1,))
-    union = fit_undetected_rate(tracks, truth, fill=FillIns(0.0, *FOV), settings=settings)
+    union = fit_undetected_rate(tracks, truth, frames="union", fill=FillIns(0.0, *FOV), settings=settings)
     every = fit_undetected_rate(
         tracks, truth, frames=[0, 1, 2, 3], fill=FillIns(0.0, *FOV), settings=settings
     )
@@ -636,14 +656,20 @@ def test_full_state_nll_on_four_columns():
     tracks["cov_x_vx"] = 0.1
     truth = pd.DataFrame(means[:2] + 0.1, columns=list(state)).assign(frame=0, id=[1, 2])
     fov = (0, 0, -5, -5), (10, 10, 5, 5)
-    full = score(
-        tracks,
-        truth,
-        state=state,
-        fill=FillIns(0.4, *fov),
-        settings=EvaluationSettings(qs=(10,), marginal="full"),
-    )
-    pos = score(tracks, truth, state=state, fill=FillIns(0.4, *fov), settings=EvaluationSettings(qs=(10,)))
+    tracks["id"] = [1, 2, 3]
+    # the velocities are uniform on [0, 10], partly outside the box's [-5, 5]: named, and still exact
+    with pytest.warns(UserWarning, match="2 truth objects in 1 frame lie outside the fov box"):
+        full = score(
+            tracks,
+            truth,
+            state=state,
+            fill=FillIns(0.4, *fov),
+            settings=EvaluationSettings(qs=(10,), marginal="full"),
+        )
+    with pytest.warns(UserWarning, match="outside the fov box"):
+        pos = score(
+            tracks, truth, state=state, fill=FillIns(0.4, *fov), settings=EvaluationSettings(qs=(10,))
+        )
     P = 0.5 * np.eye(4)
     P[0, 2] = P[2, 0] = 0.1
     mb = nb.MultiBernoulli.gaussian([0.9, 0.5, 0.2], means, np.stack([P] * 3))

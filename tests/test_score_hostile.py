@@ -174,7 +174,7 @@ def tables(tmp_path):
             "argument --fov: expected a finite number",
         ),
         (["--p", "0.5"], "argument --p: expected a finite number in [1, inf)"),
-        (["--q", "0"], "argument --q: expected an integer >= 1"),
+        (["--q", "0"], "argument --q: expected an integer in [1, 1000000]"),
         (["--theorem-rho", "1"], "argument --theorem-rho: expected a finite number in (0, 1)"),
         (["--cutoff", "0"], "argument --cutoff: expected a finite number in (0, inf)"),
         (["--default-std", "-1"], "argument --default-std"),
@@ -300,6 +300,7 @@ def test_ignored_columns_of_both_tables_are_recorded():
 
     tracks = pd.DataFrame({"frame": [0], "x": [1.0], "y": [1.0], "r": [0.5], "note": ["a"]})
     truth = pd.DataFrame({"frame": [0], "id": [1], "x": [1.0], "y": [1.0], "z": [3.0], "var_x": [1.0]})
-    res = score(tracks, truth, fill=FillIns(default_std=1.0))
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(tracks, truth, fill=FillIns(default_std=1.0))
     assert res.fill_ins["ignored_columns"] == ["note"]
     assert res.fill_ins["ignored_truth_columns"] == ["z", "var_x"]

@@ -154,7 +154,8 @@ def test_mixture_table_nll_equals_set_sum_and_nb_nll():
     )
     truth = pd.DataFrame({"frame": [0, 0, 1], "id": [1, 2, 1], "x": [1.2, 6.0, 2.3], "y": [0.9, 6.0, 1.8]})
     low, high, rate = (0.0, 0.0), (10.0, 8.0), 0.3
-    res = score(tracks, truth, fill=FillIns(rate, low, high), settings=EvaluationSettings(qs=(1, 100)))
+    with pytest.warns(UserWarning, match="no column 'id'"):
+        res = score(tracks, truth, fill=FillIns(rate, low, high), settings=EvaluationSettings(qs=(1, 100)))
     hyps = {
         0: (
             [
@@ -202,7 +203,8 @@ def test_fitted_rate_is_the_ml_rate_of_the_scored_density(cov_scale, temper):
     assert 0 < fit["rate"] < 3.0
 
     def total(rate):
-        res = score(tracks, truth, fill=FillIns(rate, *box), settings=settings)
+        with pytest.warns(UserWarning, match="no column 'id'"):
+            res = score(tracks, truth, fill=FillIns(rate, *box), settings=settings)
         return float(res.per_frame().nll_q50.sum())
 
     assert fit["calibration_nll"] == pytest.approx(total(fit["rate"]), rel=1e-9)
@@ -239,6 +241,7 @@ def test_example_mixture_file_nll_equals_set_sum_every_frame():
     res = score(
         examples / "tracks_mixture.csv",
         examples / "truth.csv",
+        frames=[0, 1, 2, 3],
         fill=FillIns(rate, tuple(low), tuple(high)),
         settings=EvaluationSettings(qs=(50,)),
     )

@@ -92,7 +92,7 @@ def test_fit_refuses_without_a_box():
     rng = np.random.default_rng(13)
     tracks, truth = simulate(rng, 2, 3, 1.0, 0.5, 0.0)
     with pytest.raises(ValueError, match="fov"):
-        fit_undetected_trajectories(tracks, truth, fov=None, window=3)
+        fit_undetected_trajectories(tracks, truth, fov=None, window=3, frames="union")
 
 
 def test_fit_gradient_matches_finite_differences():

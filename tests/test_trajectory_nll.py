@@ -309,10 +309,14 @@ def test_unlisted_presence_explains_frames_without_a_row():
 def test_empty_truth_and_empty_tracks():
     tracks, truth = _one([0.3, 0.6])
     empty_truth = truth.iloc[:0]
-    res = nb.trajectory_nll(tracks, empty_truth, exact=True)
+    with pytest.raises(
+        ValueError, match=r"cover different frames: 2 frames have tracks but no truth \(0..1\)"
+    ):
+        nb.trajectory_nll(tracks, empty_truth)
+    res = nb.trajectory_nll(tracks, empty_truth, frames="union", exact=True)
     assert res.value == pytest.approx(-math.log(0.7 * 0.4), rel=1e-14)
     assert res.terms["false"] == res.value and res.per_trajectory().empty
-    res = nb.trajectory_nll(tracks.iloc[:0], truth, undetected=(2.0, 0.5), fov=BOX, exact=True)
+    res = nb.trajectory_nll(tracks.iloc[:0], truth, frames=[0, 1], undetected=(2.0, 0.5), fov=BOX, exact=True)
     want = 2.0 - math.log(2.0 / (1 - 0.25) * (0.5 / 36) ** 2)
     assert res.value == pytest.approx(want, rel=1e-13) and res.terms["undetected"] == res.value
     res = nb.trajectory_nll(tracks.iloc[:0], truth.iloc[:0], frames=[0, 1], undetected=(2.0, 0.5), fov=BOX)
@@ -422,7 +426,7 @@ def test_full_state_and_score_calibration_match_brute_force():
 
     cal = ScoreCalibration(0.3, 2.0)
     scored = tracks.drop(columns="r").assign(score=rng.normal(size=len(tracks)))
-    kw = dict(state=state, undetected=(0.5, 0.5), fov=box)
+    kw = dict(state=state, undetected=(0.5, 0.5), fov=box, frames="union")
     a = nb.trajectory_nll(scored, truth, fill=nb.FillIns(calibration=cal), **kw)
     b = nb.trajectory_nll(scored.assign(r=cal(scored["score"])).drop(columns="score"), truth, **kw)
     assert a.value == b.value and a.fill_ins["existence"] == "score calibration"

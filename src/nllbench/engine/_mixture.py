@@ -6,7 +6,9 @@ global hypothesis h it builds the association cost matrix (eq. (7)-(8)),
 ranks it once with the Murty kernel of :mod:`nllbench.engine.assignment` (to
 ``max(qs) + 1``), and, for every budget q, sums the q best associations of
 every hypothesis in log space and bounds the ones left out. Nothing in the
-loop goes back to Python.
+loop goes back to Python. The hypotheses read their Bernoullis through an
+index into one pool (a pooled PMBM's shared Bernoullis, each evaluated once):
+no Bernoulli is copied per hypothesis.
 
 Summation order: sums of ``log(1 - r)`` (the empty association's cost), the
 log-sum-exp of the listed terms and the row-sum bound are sequential loops
@@ -56,21 +58,23 @@ def _logaddexp(x, y):
 
 
 @nb.njit(cache=True)
-def _cost_matrix(log_p, r, log_lam):
-    """Cost (n, m + n), mandatory (m + n,) and base of one hypothesis (see nll.association_problem)."""
-    m, n = log_p.shape
+def _cost_matrix(log_p, r, rows, log_lam):
+    """Cost (n, m + n), mandatory (m + n,) and base of the hypothesis of pool ``rows`` (m,)
+    (see nll.association_problem)."""
+    m, n = rows.size, log_lam.size
     C = np.full((n, m + n), _INF)
     mand = np.zeros(m + n, dtype=np.bool_)
     base_sum = 0.0
     for k in range(m):
-        log_r = math.log(r[k]) if r[k] > 0 else -_INF
-        log_1mr = math.log1p(-r[k]) if r[k] < 1 else -_INF
-        sure = r[k] == 1.0
+        rk = r[rows[k]]
+        log_r = math.log(rk) if rk > 0 else -_INF
+        log_1mr = math.log1p(-rk) if rk < 1 else -_INF
+        sure = rk == 1.0
         mand[k] = sure
         if not sure:
             base_sum += log_1mr
         for l in range(n):
-            c = -(log_r + log_p[k, l] - (0.0 if sure else log_1mr))
+            c = -(log_r + log_p[rows[k], l] - (0.0 if sure else log_1mr))
             # exp(-c) is 0 in double precision: a forbidden cell (nll.FORBIDDEN_COST)
             C[l, k] = c if c <= MAX_FINITE_COST else _INF
     for l in range(n):
@@ -134,7 +138,7 @@ def _cap(C, count, q):
 
 
 @nb.njit(cache=True)
-def _rank_all(log_p, r, starts, log_lam, total_rate, counts, qrank):
+def _rank_all(log_p, r, index, starts, log_lam, total_rate, counts, qrank):
     """Rank every hypothesis: costs in search order (H, qrank), columns, counts, rests, bases, row bounds."""
     H = starts.size - 1
     n = log_lam.size
@@ -146,7 +150,7 @@ def _rank_all(log_p, r, starts, log_lam, total_rate, counts, qrank):
     rows = np.empty(H)
     for h in range(H):
         a, b = starts[h], starts[h + 1]
-        C, mand, base_sum = _cost_matrix(log_p[a:b], r[a:b], log_lam)
+        C, mand, base_sum = _cost_matrix(log_p, r, index[a:b], log_lam)
         base[h] = total_rate - base_sum
         rows[h] = _row_sum_bound(C)
         if n == 0:
@@ -228,17 +232,19 @@ def _sum_for_budget(q, costs, found, rest, base, rows, log_w, log_counts):
     return value, lower, exact, total, best_h, best_pos
 
 
-def mixture_murty(log_p, r, starts, log_lam, total_rate, log_w, counts, log_counts, qs):
+def mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, log_counts, qs):
     """Per-hypothesis Murty NLL of a mixture for every budget in ``qs``.
 
     Parameters
     ----------
-    log_p : (M, n) float
-        log p_k(y_l) of every Bernoulli of every live hypothesis, stacked.
-    r : (M,) float
+    log_p : (P, n) float
+        log p_k(y_l) of every Bernoulli of the pool the hypotheses share.
+    r : (P,) float
         Their existence probabilities.
+    index : (M,) int
+        The live hypotheses' Bernoullis, in turn, as rows of ``log_p`` and ``r``.
     starts : (H + 1,) int
-        Hypothesis h owns rows ``starts[h]:starts[h + 1]``.
+        Hypothesis h holds rows ``index[starts[h]:starts[h + 1]]``.
     log_lam : (n,) float; total_rate : float
         The PPP at the truth, and its integral.
     log_w : (H,) float
@@ -256,7 +262,16 @@ def mixture_murty(log_p, r, starts, log_lam, total_rate, log_w, counts, log_coun
     """
     qrank = max(qs) + 1
     qrank = int(min(qrank, max(int(np.max(counts, initial=1)), 1)))
-    costs, cols, found, rest, base, rows = _rank_all(log_p, r, starts, log_lam, total_rate, counts, qrank)
+    costs, cols, found, rest, base, rows = _rank_all(
+        np.ascontiguousarray(log_p),
+        r,
+        np.ascontiguousarray(index, dtype=np.int64),
+        starts,
+        log_lam,
+        total_rate,
+        counts,
+        qrank,
+    )
     out = []
     for q in qs:
         value, lower, exact, n_terms, best_h, best_pos = _sum_for_budget(

@@ -23,6 +23,21 @@ import numpy as np
 from nllbench.engine._pruned import _ranked
 
 MAX_FINITE_COST = 1e250  # larger finite costs could overflow when summed
+#: Largest Murty budget: the compiled ranking counts associations in 64-bit signed integers.
+MAX_Q = 2**63 - 1
+
+
+def check_q(q, name: str = "q") -> int:
+    """A Murty budget as an int: an integer in [1, :data:`MAX_Q`] (``bool`` and non-integral numbers refused).
+
+    The error names the parameter (``name``) and the allowed range.
+    """
+    if isinstance(q, bool) or not isinstance(q, (int, np.integer)):
+        raise ValueError(f"{name}: expected a positive integer, got {q!r} (allowed: 1 to 2**63 - 1)")
+    if not 1 <= q <= MAX_Q:
+        shown = f"{q!r}" if abs(q) < 2**128 else f"an integer of {int(q).bit_length()} bits"
+        raise ValueError(f"{name}: expected a positive integer, got {shown} (allowed: 1 to 2**63 - 1)")
+    return int(q)
 
 
 @dataclass(frozen=True)
@@ -91,9 +106,7 @@ def murty(
         raise ValueError(
             f"cost: expected finite magnitudes below {MAX_FINITE_COST:g} (sums must not overflow)"
         )
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise ValueError(f"q: expected a positive integer, got {q!r}")
-    q = int(q)
+    q = check_q(q)
     bound = float(bound)
     if math.isnan(bound):
         raise ValueError("bound: expected a number or inf, got nan")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench.engine.assignment import MAX_FINITE_COST, murty
-from nllbench.engine.densities import PMBM, MultiBernoulli, batched_logpdf
+from nllbench.engine.densities import PMBM, Gaussians, MultiBernoulli, gaussian_logpdf
 from nllbench.engine.result import NLLResult, association_remainder
 
 # Association costs above this are forbidden cells: exp(-1e250) is 0 in double
@@ -58,16 +58,22 @@ def association_problem(
 
     ``log_p`` (m, n), if given, is ``mb.densities.logpdf(y)`` computed beforehand.
     """
-    n = y.shape[0]
-    m = len(mb)
-    r = mb.r
+    if len(mb) and y.shape[0] and log_p is None:
+        log_p = mb.densities.logpdf(y)
+    return problem_of(mb.r, y.shape[0], log_lam, total_rate, log_p)
+
+
+def problem_of(
+    r: np.ndarray, n: int, log_lam: np.ndarray, total_rate: float, log_p: np.ndarray | None
+) -> AssociationProblem:
+    """The association problem of Bernoullis with existence ``r`` (m,) and ``log_p`` (m, n)
+    = log p_k(y_l) at n truth objects (None when m or n is 0)."""
+    m = r.shape[0]
     with np.errstate(divide="ignore"):
         log_r = np.log(r)
         log_1mr = np.log1p(-r)
     if not (m and n):
         log_p = np.zeros((m, n))
-    elif log_p is None:
-        log_p = mb.densities.logpdf(y)
     sure = r == 1.0
     cost = np.full((n, m + n), np.inf)
     # -(log r + log p - log(1 - r)); for r = 1 the (1 - r) factor is absent
@@ -137,7 +143,10 @@ def impossible(pmbm: PMBM, problems: dict[int, AssociationProblem], method: str,
 
 
 def pmbm_problems(pmbm: PMBM, y: np.ndarray):
-    """Per live hypothesis: its association problem; plus log w and log lambda(y)."""
+    """Per live hypothesis: its association problem; plus log w and log lambda(y).
+
+    The Bernoullis are evaluated once each, as the pool's rows (:meth:`PMBM._table`).
+    """
     n = y.shape[0]
     if pmbm.ppp is not None:
         total_rate = pmbm.ppp.total_rate
@@ -147,11 +156,45 @@ def pmbm_problems(pmbm: PMBM, y: np.ndarray):
         log_lam = np.full(n, -np.inf)
     with np.errstate(divide="ignore"):
         log_w = np.log(pmbm.weights)
-    live = [h for h in range(len(pmbm.hypotheses)) if pmbm.weights[h] > 0]
-    hyps = [pmbm.hypotheses[h] for h in live]
-    log_ps = batched_logpdf([mb.densities for mb in hyps], y) if n else [None] * len(hyps)
-    problems = {
-        h: association_problem(mb, y, log_lam, total_rate, lp)
-        for h, mb, lp in zip(live, hyps, log_ps, strict=True)
-    }
+    live = np.flatnonzero(pmbm.weights > 0)
+    families, r, index, starts = pmbm._table(live)
+    log_p = pool_logpdf(families, y)
+    problems = {}
+    for i, h in enumerate(live.tolist()):
+        rows = index[starts[i] : starts[i + 1]]
+        problems[h] = problem_of(r[rows], n, log_lam, total_rate, log_p[rows] if n else None)
     return problems, log_w, log_lam
+
+
+def pool_logpdf(families: list, y: np.ndarray) -> np.ndarray:
+    """log p_k(y_l) of every member of ``families``, stacked (M, n).
+
+    Global hypotheses of a PMBM share most single-target hypotheses: a
+    Gaussian that appears more than once (same mean and factor, bit for bit)
+    is evaluated once. Each entry is computed on its own, so neither this
+    sharing nor evaluating a shared pool instead of each hypothesis' copy
+    changes a bit.
+    """
+    n = y.shape[0]
+    sizes = [len(f) for f in families]
+    if sum(sizes) == 0 or n == 0:
+        return np.zeros((sum(sizes), n))
+    if not all(isinstance(f, Gaussians) for f in families):
+        return np.concatenate([f.logpdf(y) if len(f) else np.zeros((0, n)) for f in families])
+    means = np.concatenate([f.means for f in families])
+    chol = np.concatenate([f._chol for f in families])
+    log_norm = np.concatenate([f._log_norm for f in families])
+    key = np.concatenate([means, chol.reshape(chol.shape[0], -1), log_norm[:, None]], axis=1)
+    # sort by a fixed linear hash (identical rows hash identically), then
+    # group runs of identical rows: a collision only splits a group
+    weights = np.random.default_rng(20211).uniform(0.5, 1.5, key.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN hash only splits groups
+        order = np.argsort(key @ weights, kind="stable")
+    ordered = key[order]
+    new_group = np.ones(order.size, dtype=bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    first = order[new_group]
+    group = np.empty(order.size, dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
+    unique_p = gaussian_logpdf(means[first], chol[first], log_norm[first], y)
+    return unique_p[group]

@@ -18,12 +18,13 @@ from nllbench.engine._mixture import mixture_murty
 from nllbench.engine.assignment import count_assignments, count_assignments_log, murty
 from nllbench.engine.association import (
     AssociationProblem,
-    association_problem,
     decomposed_result,
     impossible,
     pmbm_problems,
+    pool_logpdf,
+    problem_of,
 )
-from nllbench.engine.densities import PMBM, Gaussians, gaussian_logpdf
+from nllbench.engine.densities import PMBM
 from nllbench.engine.result import NLLResult
 
 
@@ -54,37 +55,45 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
     with np.errstate(divide="ignore"):
         log_w_all = np.log(pmbm.weights)
     live = np.flatnonzero(pmbm.weights > 0)
-    hyps = [pmbm.hypotheses[h] for h in live]
-    log_p = _shared_logpdf([mb.densities for mb in hyps], y)
-    r = np.concatenate([mb.r for mb in hyps])
-    starts = np.zeros(len(hyps) + 1, dtype=np.int64)
-    starts[1:] = np.cumsum([len(mb) for mb in hyps])
+    families, r, index, starts = pmbm._table(live)
+    log_p = pool_logpdf(families, y)  # (P, n): each Bernoulli of the pool once
     n_forced = int(np.sum(log_lam == -np.inf))
-    cumulative = np.concatenate([[0], np.cumsum(r > 0)])
+    cumulative = np.concatenate([[0], np.cumsum(r[index] > 0)])
     alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
     cap = max(qs) + 2
     sizes, which = np.unique(alive, return_inverse=True)
     counts = np.array([_capped_count(n, int(a), n_forced, cap) for a in sizes], dtype=np.int64)[which]
     log_counts = np.array([count_assignments_log(n, int(a), n_forced) for a in sizes])[which]
-    ranked = mixture_murty(log_p, r, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs)
+    ranked = mixture_murty(
+        log_p, r, index, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs
+    )
     out = []
     for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
         if best < 0:
             h = int(np.argmax(pmbm.weights))
             i = int(np.searchsorted(live, h))
-            prob = association_problem(
-                pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[i] : starts[i + 1]]
+            prob = problem_of(
+                r[index[starts[i] : starts[i + 1]]], n, log_lam, total_rate, _rows(log_p, index, starts, i)
             )
             out.append(impossible(pmbm, {h: prob}, "murty", q))
             continue
         h = int(live[best])
-        prob = association_problem(
-            pmbm.hypotheses[h], y, log_lam, total_rate, log_p[starts[best] : starts[best + 1]]
+        prob = problem_of(
+            r[index[starts[best] : starts[best + 1]]],
+            n,
+            log_lam,
+            total_rate,
+            _rows(log_p, index, starts, best),
         )
         out.append(
             decomposed_result(value, lower, exact, prob, best_cols, float(log_w_all[h]), n_terms, q, h)
         )
     return out
+
+
+def _rows(log_p: np.ndarray, index: np.ndarray, starts: np.ndarray, i: int) -> np.ndarray | None:
+    """Hypothesis i's rows of ``log_p`` (None when there is no truth object)."""
+    return log_p[index[starts[i] : starts[i + 1]]] if log_p.shape[1] else None
 
 
 def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
@@ -99,39 +108,6 @@ def _ppp_at(pmbm: PMBM, y: np.ndarray) -> tuple[float, np.ndarray]:
     if pmbm.ppp is None:
         return 0.0, np.full(y.shape[0], -np.inf)
     return pmbm.ppp.total_rate, pmbm.ppp.log_intensity(y)
-
-
-def _shared_logpdf(families: list, y: np.ndarray) -> np.ndarray:
-    """log p_k(y_l) of every member of ``families``, stacked (M, n).
-
-    Global hypotheses of a PMBM share most single-target hypotheses: a
-    Gaussian that appears in several of them (same mean and factor, bit for
-    bit) is evaluated once. Each entry is computed on its own, so sharing
-    changes no bit.
-    """
-    n = y.shape[0]
-    sizes = [len(f) for f in families]
-    if sum(sizes) == 0 or n == 0:
-        return np.zeros((sum(sizes), n))
-    if not all(isinstance(f, Gaussians) for f in families):
-        return np.concatenate([f.logpdf(y) if len(f) else np.zeros((0, n)) for f in families])
-    means = np.concatenate([f.means for f in families])
-    chol = np.concatenate([f._chol for f in families])
-    log_norm = np.concatenate([f._log_norm for f in families])
-    key = np.concatenate([means, chol.reshape(chol.shape[0], -1), log_norm[:, None]], axis=1)
-    # sort by a fixed linear hash (identical rows hash identically), then
-    # group runs of identical rows: a collision only splits a group
-    weights = np.random.default_rng(20211).uniform(0.5, 1.5, key.shape[1])
-    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN hash only splits groups
-        order = np.argsort(key @ weights, kind="stable")
-    ordered = key[order]
-    new_group = np.ones(order.size, dtype=bool)
-    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-    first = order[new_group]
-    group = np.empty(order.size, dtype=np.int64)
-    group[order] = np.cumsum(new_group) - 1
-    unique_p = gaussian_logpdf(means[first], chol[first], log_norm[first], y)
-    return unique_p[group]
 
 
 def _rank_global(problems, log_w, q: int):
@@ -167,7 +143,7 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
     n_forced = int(np.sum(log_lam == -np.inf))
     for h in live:
         log_listed = _logsumexp(-costs_by_h[h])
-        log_count = count_assignments_log(n, int(np.sum(pmbm.hypotheses[h].r > 0)), n_forced)
+        log_count = count_assignments_log(n, int(np.sum(pmbm.existence(h) > 0)), n_forced)
         log_left = _log_remaining(log_count, costs_by_h[h].size)
         if math.isinf(rest_by_h[h]) or log_left == -math.inf:
             upper_terms.append(log_listed)

@@ -7,6 +7,10 @@ that no Python object exists per Gaussian component.
 
 Notation follows Pinto et al., "An Uncertainty-Aware Performance Measure for
 Multi-Object Tracking", IEEE SPL 2021 (eqs. (2)-(6)).
+
+Over 600 lines because the PMBM family's pooled form and its hypotheses view share the
+PPP and multi-Bernoulli validation with the other families; a split into PPP/MB and PMBM
+modules is the next step if it grows.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from scipy.special import gammaln, logsumexp
 from nllbench.engine import validate as v
 from nllbench.engine.gaussian_mixture import (  # noqa: F401 - the log-pdf re-exported for the NLL
     GaussianMixture,
+    GaussianMixtures,
     Gaussians,
     batched_logpdf,
     gaussian_logpdf,
 )
+from nllbench.engine.iid_cluster import IIDCluster  # noqa: F401 - re-exported: one home for the densities
 
 # ---------------------------------------------------------------------------
 # single-object density families
@@ -92,7 +98,8 @@ def laplace_log_normaliser(scale, dim: int) -> np.ndarray:
     )
 
 
-SingleObjectDensities = Gaussians | Laplaces
+SingleObjectDensities = Gaussians | GaussianMixtures | Laplaces
+_SINGLE_OBJECT = (Gaussians, GaussianMixtures, Laplaces)
 
 
 def log_box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
@@ -320,12 +327,15 @@ class MultiBernoulli:
 
     Bernoulli k has existence probability ``r[k]`` and single-object density
     ``densities`` member k. ``r = 0`` (never exists) and ``r = 1`` (surely
-    exists) are allowed and handled exactly.
+    exists) are allowed and handled exactly. A Bernoulli's density may be a
+    Gaussian mixture (:class:`GaussianMixtures`, as labelled multi-Bernoulli,
+    GLMB and many PMBM implementations keep it); its point estimate
+    (:attr:`means`) is then the mixture mean.
 
     Attributes
     ----------
     r : (m,) float in [0, 1]
-    densities : Gaussians or Laplaces with m members
+    densities : Gaussians, GaussianMixtures or Laplaces with m members
     labels : (m,) int or None
         Optional track labels (a stable id per Bernoulli); they do not affect
         the density.
@@ -336,8 +346,11 @@ class MultiBernoulli:
     labels: np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.densities, (Gaussians, Laplaces)):
-            raise TypeError(f"densities: expected Gaussians or Laplaces, got {type(self.densities).__name__}")
+        if not isinstance(self.densities, _SINGLE_OBJECT):
+            raise TypeError(
+                "densities: expected Gaussians, GaussianMixtures or Laplaces, "
+                f"got {type(self.densities).__name__}"
+            )
         r = v.probabilities(self.r, "r", len(self.densities))
         object.__setattr__(self, "r", r)
         object.__setattr__(self, "labels", v.labels(self.labels, len(self.densities)))
@@ -346,6 +359,14 @@ class MultiBernoulli:
     def gaussian(cls, r, means, covs, labels=None) -> MultiBernoulli:
         """MB with Gaussian densities; shapes (m,), (m, d), (m, d, d)."""
         return cls(r, Gaussians(means, covs), labels)
+
+    @classmethod
+    def gaussian_mixture(cls, r, weights, means, covs, offsets, labels=None) -> MultiBernoulli:
+        """MB whose Bernoulli k has the Gaussian mixture of components ``offsets[k]:offsets[k + 1]``.
+
+        Shapes (m,), (C,), (C, d), (C, d, d), (m + 1,); see :class:`GaussianMixtures`.
+        """
+        return cls(r, GaussianMixtures(weights, means, covs, offsets), labels)
 
     @classmethod
     def laplace(cls, r, centers, scale) -> MultiBernoulli:
@@ -374,8 +395,8 @@ class MultiBernoulli:
 
     @property
     def means(self) -> np.ndarray:
-        """(m, d) locations (Gaussian means or Laplace centres)."""
-        return self.densities.means if isinstance(self.densities, Gaussians) else self.densities.centers
+        """(m, d) point estimates: Gaussian means, mixture means (the MMSE point) or Laplace centres."""
+        return self.densities.centers if isinstance(self.densities, Laplaces) else self.densities.means
 
 
 # ---------------------------------------------------------------------------
@@ -383,7 +404,7 @@ class MultiBernoulli:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, eq=False)
 class PMBM:
     """Poisson multi-Bernoulli mixture (paper eq. (2)-(4)).
 
@@ -392,59 +413,231 @@ class PMBM:
     with existence probabilities and state uncertainties. An MBM01 is an
     MBM whose existence probabilities are all 0 or 1.
 
+    Built as ``PMBM(ppp, hypotheses, weights)`` (each hypothesis a
+    MultiBernoulli with its own arrays, as filters build them) or as
+    ``PMBM.pooled(ppp, pool, members, weights)``: one MultiBernoulli ``pool``
+    shared by the hypotheses, hypothesis h being its members ``members[h]``,
+    each distinct Bernoulli held once (as posterior files store them and
+    :func:`nllbench.store.read_posterior` returns them). The NLL, the
+    transforms, the estimators and the calibration counts read pool and
+    members without copying a Bernoulli.
+
     Attributes
     ----------
     ppp : PPP or None
         Undetected objects; None means zero intensity.
-    hypotheses : tuple of MultiBernoulli, length H >= 1
-        Global hypotheses; they may hold different numbers of Bernoullis.
     weights : (H,) float, >= 0, summing to 1
+    hypotheses : tuple of MultiBernoulli, length H >= 1
+        Global hypotheses, of any sizes (pooled: built on each access, so
+        prefer :meth:`hypothesis` or :meth:`existence` for one).
+    pool : MultiBernoulli
+        The shared Bernoullis (unpooled: all hypotheses', concatenated on access).
+    members : tuple of (k_h,) int64
+        Hypothesis h's Bernoullis, as indices into ``pool``.
     """
 
     ppp: PPP | None
-    hypotheses: tuple[MultiBernoulli, ...]
     weights: np.ndarray
 
-    def __post_init__(self) -> None:
-        hyps = self.hypotheses
-        if isinstance(hyps, MultiBernoulli):
-            hyps = (hyps,)
-        hyps = tuple(hyps)
+    def __init__(self, ppp: PPP | None, hypotheses, weights) -> None:
+        hyps = (hypotheses,) if isinstance(hypotheses, MultiBernoulli) else tuple(hypotheses)
         if len(hyps) == 0:
             raise ValueError("hypotheses: expected at least one MultiBernoulli, got none")
         for h, mb in enumerate(hyps):
             if not isinstance(mb, MultiBernoulli):
                 raise TypeError(f"hypotheses[{h}]: expected MultiBernoulli, got {type(mb).__name__}")
-        if self.ppp is not None and not isinstance(self.ppp, PPP):
-            raise TypeError(f"ppp: expected PPP or None, got {type(self.ppp).__name__}")
-        dims = {mb.dim for mb in hyps} | ({self.ppp.dim} if self.ppp is not None else set())
-        if len(dims) != 1:
+        _check_ppp_dims(ppp, {mb.dim for mb in hyps}, "hypotheses")
+        weights = v.normalised(weights, "weights", len(hyps))
+        _set_pmbm(self, ppp, weights, hyps, None, None, None)
+
+    @classmethod
+    def pooled(cls, ppp: PPP | None, pool: MultiBernoulli, members, weights) -> PMBM:
+        """The PMBM whose hypothesis h holds the Bernoullis ``members[h]`` of ``pool``.
+
+        Parameters
+        ----------
+        ppp : PPP or None
+        pool : MultiBernoulli with P Bernoullis
+            Shared by the hypotheses: each is stored once however many
+            hypotheses hold it. Its labels, if any, label the members; a
+            hypothesis whose members all have label -1 has none.
+        members : sequence of H >= 1 one-dimensional integer arrays
+            Indices into ``pool`` (0..P-1); an index may appear in several hypotheses.
+        weights : (H,) float, >= 0, summing to 1
+        """
+        if not isinstance(pool, MultiBernoulli):
+            raise TypeError(f"pool: expected MultiBernoulli, got {type(pool).__name__}")
+        parts = [np.asarray(m) for m in members]
+        if not parts:
+            raise ValueError("members: expected at least one hypothesis, got none")
+        for h, idx in enumerate(parts):
+            if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+                raise ValueError(
+                    f"members[{h}]: expected a 1-D integer array, got shape {idx.shape} of {idx.dtype}"
+                )
+        starts = _starts_of([idx.size for idx in parts])
+        index = np.concatenate([idx.astype(np.int64, copy=False) for idx in parts])
+        bad = np.flatnonzero((index < 0) | (index >= len(pool)))
+        if bad.size:
+            h = int(np.searchsorted(starts, bad[0], side="right")) - 1
             raise ValueError(
-                "hypotheses: expected one state dimension for the PPP and every hypothesis, "
-                f"got {sorted(dims)}"
+                f"members[{h}]: expected indices into the pool, 0..{len(pool) - 1}, got {int(index[bad[0]])}"
             )
-        weights = v.normalised(self.weights, "weights", len(hyps))
-        object.__setattr__(self, "hypotheses", hyps)
-        object.__setattr__(self, "weights", weights)
+        _check_ppp_dims(ppp, {pool.dim}, "pool")
+        return cls._of(
+            ppp, v.normalised(weights, "weights", len(parts)), pool=pool, index=index, starts=starts
+        )
+
+    @classmethod
+    def _of(cls, ppp, weights, given=None, pool=None, index=None, starts=None) -> PMBM:
+        """Trusted: hypotheses ``given``, or ``pool`` with ``index`` (M,) and ``starts`` (H + 1,)."""
+        out = object.__new__(cls)
+        _set_pmbm(out, ppp, weights, given, pool, index, starts)
+        return out
 
     @classmethod
     def pmb(cls, ppp: PPP | None, mb: MultiBernoulli) -> PMBM:
         return cls(ppp, (mb,), np.ones(1))
 
     @property
+    def is_pooled(self) -> bool:
+        """True for a PMBM built by :meth:`pooled` (or derived from one)."""
+        return self._given is None
+
+    @property
+    def n_hypotheses(self) -> int:
+        return self.weights.shape[0]
+
+    @property
+    def hypotheses(self) -> tuple[MultiBernoulli, ...]:
+        """The H global hypotheses (a pooled PMBM builds them on each access: copies)."""
+        if self._given is not None:
+            return self._given
+        return tuple(self.hypothesis(h) for h in range(self.n_hypotheses))
+
+    def hypothesis(self, h: int) -> MultiBernoulli:
+        """Global hypothesis ``h`` (of a pooled PMBM: its members, copied out of the pool)."""
+        h = range(self.n_hypotheses)[h]
+        if self._given is not None:
+            return self._given[h]
+        idx = self._index[self._starts[h] : self._starts[h + 1]]
+        labels = None if self._pool.labels is None else self._pool.labels[idx]
+        if labels is not None and labels.size and np.all(labels == -1):
+            labels = None
+        return _trusted(
+            MultiBernoulli, r=self._pool.r[idx], densities=self._pool.densities.subset(idx), labels=labels
+        )
+
+    def existence(self, h: int) -> np.ndarray:
+        """(k_h,) existence probabilities of hypothesis ``h``'s Bernoullis."""
+        h = range(self.n_hypotheses)[h]
+        if self._given is not None:
+            return self._given[h].r
+        return self._pool.r[self._index[self._starts[h] : self._starts[h + 1]]]
+
+    @property
+    def pool(self) -> MultiBernoulli:
+        """The shared Bernoullis (built from hypotheses: all of them concatenated, on each access)."""
+        return self._pool if self._pool is not None else _concatenated(self._given)
+
+    @property
+    def members(self) -> tuple[np.ndarray, ...]:
+        """Each hypothesis' Bernoullis as (k_h,) int64 indices into :attr:`pool` (views)."""
+        index, starts = self._index, self._starts
+        if self._given is not None:
+            starts = _starts_of([len(mb) for mb in self._given])
+            index = np.arange(starts[-1])
+        return tuple(index[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True))
+
+    def _table(self, hyps: np.ndarray) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+        """``(families, r, index, starts)``: rows = the members of ``families`` in turn, with existence
+        ``r``; hypothesis ``hyps[i]`` holds rows ``index[starts[i]:starts[i + 1]]`` (pooled: the pool)."""
+        hyps = np.asarray(hyps, dtype=np.int64)
+        if self._given is not None:
+            mbs = [self._given[h] for h in hyps]
+            starts = _starts_of([len(mb) for mb in mbs])
+            r = np.concatenate([mb.r for mb in mbs]) if mbs else np.empty(0)
+            return [mb.densities for mb in mbs], r, np.arange(starts[-1]), starts
+        lo, hi = self._starts[hyps], self._starts[hyps + 1]
+        if lo.size == self.n_hypotheses and np.array_equal(hyps, np.arange(lo.size)):
+            index, starts = self._index, self._starts
+        else:
+            starts = _starts_of(hi - lo)
+            parts = [self._index[a:b] for a, b in zip(lo, hi, strict=True)]
+            index = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        return [self._pool.densities], self._pool.r, index, starts
+
+    @property
     def dim(self) -> int:
-        return self.hypotheses[0].dim
+        return self._given[0].dim if self._given is not None else self._pool.dim
 
     @property
     def family(self) -> str:
         """'PMB', 'PMBM', 'MB', 'MBM' or 'MBM01' (MBM with every r in {0, 1})."""
-        single = len(self.hypotheses) == 1
+        single = self.n_hypotheses == 1
         if self.ppp is not None:
             return "PMB" if single else "PMBM"
         if single:
             return "MB"
-        zero_one = all(np.all((mb.r == 0) | (mb.r == 1)) for mb in self.hypotheses)
+        if self._given is not None:
+            zero_one = all(np.all((mb.r == 0) | (mb.r == 1)) for mb in self._given)
+        else:
+            r = self._pool.r[self._index]
+            zero_one = bool(np.all((r == 0) | (r == 1)))
         return "MBM01" if zero_one else "MBM"
+
+
+def _check_ppp_dims(ppp, dims: set, name: str) -> None:
+    """``ppp`` is a PPP or None, of the one state dimension in ``dims`` (the Bernoullis')."""
+    if ppp is not None and not isinstance(ppp, PPP):
+        raise TypeError(f"ppp: expected PPP or None, got {type(ppp).__name__}")
+    dims = dims | ({ppp.dim} if ppp is not None else set())
+    if len(dims) != 1:
+        raise ValueError(
+            f"{name}: expected one state dimension for the PPP and every hypothesis, got {sorted(dims)}"
+        )
+
+
+def _set_pmbm(pmbm: PMBM, ppp, weights, given, pool, index, starts) -> None:
+    """Fill a PMBM: hypotheses ``given`` as built, or ``pool`` with ``index`` (M,) and ``starts`` (H + 1,)."""
+    names = ("ppp", "weights", "_given", "_pool", "_index", "_starts")
+    for name, value in zip(names, (ppp, weights, given, pool, index, starts), strict=True):
+        object.__setattr__(pmbm, name, value)
+
+
+def _starts_of(sizes) -> np.ndarray:
+    """(H + 1,) int64 offsets of consecutive blocks of ``sizes`` (H,)."""
+    starts = np.zeros(len(sizes) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum(sizes)
+    return starts
+
+
+def _concatenated(hyps: tuple[MultiBernoulli, ...]) -> MultiBernoulli:
+    """All Bernoullis of ``hyps`` in turn, as one MultiBernoulli (labels -1 where a hypothesis has none)."""
+    full = [mb for mb in hyps if len(mb)] or [hyps[0]]
+    kinds = {type(mb.densities) for mb in full}
+    if kinds == {Gaussians, GaussianMixtures} or kinds == {GaussianMixtures}:
+        dens = GaussianMixtures.concatenate([mb.densities for mb in full])
+        kinds = {GaussianMixtures}
+    if len(kinds) != 1:
+        raise TypeError(
+            f"hypotheses: expected one single-object family to pool, got {sorted(k.__name__ for k in kinds)}"
+        )
+    if kinds == {GaussianMixtures}:
+        pass  # concatenated above (Gaussian members as one-component mixtures)
+    elif isinstance(full[0].densities, Gaussians):
+        names = ("means", "covs", "_chol", "_log_diag", "_log_norm")
+        dens = Gaussians._trusted(*(np.concatenate([getattr(mb.densities, a) for mb in full]) for a in names))
+    else:
+        dens = _trusted(
+            Laplaces,
+            centers=np.concatenate([mb.densities.centers for mb in full]),
+            scales=np.concatenate([mb.densities.scales for mb in full]),
+        )
+    labels = None
+    if any(mb.labels is not None for mb in full):
+        labels = np.concatenate([mb.labels if mb.labels is not None else np.full(len(mb), -1) for mb in full])
+    return _trusted(MultiBernoulli, r=np.concatenate([mb.r for mb in full]), densities=dens, labels=labels)
 
 
 def as_pmbm(density):
@@ -466,70 +659,6 @@ def MBM(hypotheses, weights) -> PMBM:  # noqa: N802 - a density name
 def PMB(ppp: PPP | None, mb: MultiBernoulli) -> PMBM:  # noqa: N802 - a density name
     """Poisson multi-Bernoulli: a PMBM with one hypothesis."""
     return PMBM.pmb(ppp, mb)
-
-
-# ---------------------------------------------------------------------------
-# i.i.d. cluster (CPHD)
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class IIDCluster:
-    """i.i.d. cluster process (CPHD posterior, paper eq. (1)).
-
-    f(X) = |X|! p(|X|) prod_{x in X} s(x), with s(x) = sum_j w_j N(x; m_j, P_j).
-
-    Built as ``IIDCluster(cardinality, weights, means, covs)`` or
-    ``IIDCluster(cardinality, weights, gaussians=...)``.
-
-    Attributes
-    ----------
-    cardinality : (N + 1,) float
-        pmf of the number of objects over n = 0..N (sums to 1); zero beyond N.
-    spatial : GaussianMixture with J components
-        The spatial density s: ``weights`` (J,) summing to 1 and
-        ``gaussians`` (its J components), each also readable on the cluster.
-    """
-
-    cardinality: np.ndarray
-    spatial: GaussianMixture
-
-    def __init__(self, cardinality, weights, means=None, covs=None, *, gaussians: Gaussians | None = None):
-        if gaussians is None:
-            gaussians = Gaussians(means, covs)
-        elif not isinstance(gaussians, Gaussians):
-            raise TypeError(f"gaussians: expected Gaussians, got {type(gaussians).__name__}")
-        card = v.normalised(cardinality, "cardinality")
-        if card.size == 0:
-            raise ValueError("cardinality: expected a pmf over n = 0..N with N >= 0, got an empty array")
-        if len(gaussians) == 0 and np.all(card[1:] == 0):
-            w = np.empty(0)  # surely empty: no spatial density needed
-        else:
-            w = v.normalised(weights, "weights", len(gaussians))
-        object.__setattr__(self, "cardinality", card)
-        object.__setattr__(self, "spatial", GaussianMixture._of_components(w, gaussians))
-
-    @property
-    def weights(self) -> np.ndarray:
-        """(J,) spatial mixture weights (sum to 1)."""
-        return self.spatial.weights
-
-    @property
-    def gaussians(self) -> Gaussians:
-        """The J Gaussian components of the spatial density."""
-        return self.spatial.components
-
-    @property
-    def dim(self) -> int:
-        return self.spatial.dim
-
-    @property
-    def max_cardinality(self) -> int:
-        return self.cardinality.shape[0] - 1
-
-    def log_spatial(self, y: np.ndarray) -> np.ndarray:
-        """log s(y_l), shape (n,)."""
-        return self.spatial.logpdf(y)
 
 
 Density = PPP | PMBM | MultiBernoulli | IIDCluster

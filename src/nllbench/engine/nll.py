@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from nllbench.engine import validate as v
+from nllbench.engine.assignment import check_q
 from nllbench.engine.association import (
     FORBIDDEN_COST,
     AssociationProblem,
@@ -66,7 +67,7 @@ def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypoth
         Ground-truth object states; ``n = 0`` (an empty set) is allowed.
     q : int
         Murty budget: associations kept per hypothesis (or in total with
-        ``budget="global"``).
+        ``budget="global"``); an integer in [1, 2**63 - 1].
     method : {"murty", "exact"}
         ``"murty"``: the Q best associations (paper eq. (9)), exact when Q
         reaches the number of associations. ``"exact"``: every association.
@@ -98,7 +99,7 @@ def nll(density, truth, q: int = 1, method: str = "murty", budget: str = "hypoth
         raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
     if budget not in _BUDGETS:
         raise ValueError(f"budget: expected one of {_BUDGETS}, got {budget!r}")
-    q = _budget_value(q, "q")
+    q = check_q(q, "q")
     density = as_pmbm(density)
     if not isinstance(density, (PPP, IIDCluster, PMBM)):
         raise TypeError(
@@ -122,7 +123,7 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
     """
     if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
         raise TypeError(f"qs: expected a sequence of positive integers, got {qs!r}")
-    qs = [_budget_value(q, f"qs[{i}]") for i, q in enumerate(qs)]
+    qs = [check_q(q, f"qs[{i}]") for i, q in enumerate(qs)]
     if not qs:
         raise ValueError("qs: expected at least one positive integer, got an empty sequence")
     if budget not in _BUDGETS:
@@ -132,13 +133,6 @@ def nll_many(density, truth, qs, budget: str = "hypothesis") -> list[NLLResult]:
         return [nll(density, truth, q=q) for q in qs]
     y = v.truth_set(truth, density.dim)
     return nll_pmbm_murty(density, y, qs, budget)
-
-
-def _budget_value(q, name: str) -> int:
-    """A Murty budget: a positive integer (``bool`` and non-integral numbers refused)."""
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {q!r}")
-    return int(q)
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, _trusted
-from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.engine.gaussian_mixture import GaussianMixture, GaussianMixtures, Gaussians
 
 POSITION = (0, 1)
 
@@ -26,6 +26,11 @@ POSITION = (0, 1)
 def _map(density, fn, box_fn=None):
     """Apply ``fn(Gaussians) -> Gaussians`` to every Gaussian family of ``density``
     and ``box_fn(lows, highs) -> (lows, highs)`` to every uniform PPP box.
+
+    A Gaussian-mixture Bernoulli density has ``fn`` applied to its
+    components (weights kept): the marginal of a mixture is the mixture of
+    the components' marginals, and scaling every component's covariance is
+    the mixture's covariance probe.
 
     The result is built through the densities' private trusted constructor:
     ``density`` was validated when it was built, and ``fn``/``box_fn`` keep
@@ -41,17 +46,25 @@ def _map(density, fn, box_fn=None):
         spatial = _map_mixture(density.spatial, fn)
         return _trusted(IIDCluster, cardinality=density.cardinality, spatial=spatial)
     if isinstance(density, MultiBernoulli):
-        if not isinstance(density.densities, Gaussians):
-            raise TypeError("density: expected Gaussian Bernoulli densities, got Laplace ones")
-        return _trusted(MultiBernoulli, r=density.r, densities=fn(density.densities), labels=density.labels)
+        dens = density.densities
+        if isinstance(dens, GaussianMixtures):
+            return _trusted(MultiBernoulli, r=density.r, densities=dens.map(fn), labels=density.labels)
+        if not isinstance(dens, Gaussians):
+            raise TypeError(f"density: expected Gaussian Bernoulli densities, got {type(dens).__name__}")
+        return _trusted(MultiBernoulli, r=density.r, densities=fn(dens), labels=density.labels)
     if isinstance(density, PMBM):
         ppp = None if density.ppp is None else _map(density.ppp, fn, box_fn)
-        return _trusted(
-            PMBM, ppp=ppp, hypotheses=_map_hypotheses(density.hypotheses, fn), weights=density.weights
-        )
+        if density.is_pooled:  # the shared Bernoullis once; the members stay
+            return _with_bernoullis(density, ppp, _map(density.pool, fn))
+        return PMBM._of(ppp, density.weights, _map_hypotheses(density.hypotheses, fn))
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )
+
+
+def _with_bernoullis(density: PMBM, ppp, pool: MultiBernoulli) -> PMBM:
+    """Pooled ``density`` with ``ppp`` and ``pool`` (a transform of its pool, same size); members kept."""
+    return PMBM._of(ppp, density.weights, pool=pool, index=density._index, starts=density._starts)
 
 
 def _map_mixture(mixture: GaussianMixture, fn) -> GaussianMixture:
@@ -140,8 +153,10 @@ def temper_existence(density, tau: float, about: float = 0.4):
         r = _temper(density.r, tau, about)
         return _trusted(MultiBernoulli, r=r, densities=density.densities, labels=density.labels)
     if isinstance(density, PMBM):
+        if density.is_pooled:
+            return _with_bernoullis(density, density.ppp, temper_existence(density.pool, tau, about))
         hyps = tuple(temper_existence(mb, tau, about) for mb in density.hypotheses)
-        return _trusted(PMBM, ppp=density.ppp, hypotheses=hyps, weights=density.weights)
+        return PMBM._of(density.ppp, density.weights, hyps)
     if isinstance(density, (PPP, IIDCluster)):
         return density
     raise TypeError(

@@ -46,7 +46,7 @@ from nllbench.filters.gaussian import (
     updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.options import option
+from nllbench.options import MAX_CAP, option
 from nllbench.simulation.models import Model
 
 VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
@@ -70,7 +70,7 @@ class PMBMSettings:
 
     # each field's option (help, type, bounds) is its command-line flag and config key (nllbench.options)
     gate: float = option(20.0, "squared Mahalanobis gate (PMBM family)", "number", low=0, open_low=True)
-    max_hypotheses: int = option(200, "cap on global hypotheses", "integer", low=1)
+    max_hypotheses: int = option(200, "cap on global hypotheses", "integer", low=1, high=MAX_CAP)
     hypothesis_floor: float = option(1e-4, "prune hypotheses below this weight", "number", low=0, high=1)
     existence_floor: float = option(1e-5, "prune Bernoullis below this r", "number", low=0, high=1)
     ppp_floor: float = option(1e-5, "prune PPP components below this weight", "number", low=0)
@@ -116,18 +116,16 @@ class PMBMState:
     next_label: int
 
     def to_density(self, with_ppp: bool) -> PMBM:
-        """The posterior as an ``nb.PMBM`` (``with_ppp=False``: an MBM)."""
-        hyps = []
-        for row in self.assoc:
-            s = row[row >= 0]
-            hyps.append(
-                MultiBernoulli(
-                    self.r[s], Gaussians(self.means[s], self.covs[s]), self.track_labels[self.track[s]]
-                )
-            )
+        """The posterior as a pooled ``nb.PMBM`` (``with_ppp=False``: an MBM).
+
+        The STH pool is the PMBM's pool, each global hypothesis its STHs (a
+        row of ``assoc``): every STH is held once, as in the posterior file.
+        """
+        pool = MultiBernoulli(self.r, Gaussians(self.means, self.covs), self.track_labels[self.track])
         w = np.exp(self.log_weights - logsumexp(self.log_weights))
         w = w / w.sum()
-        return PMBM(self.ppp.to_ppp() if with_ppp else None, tuple(hyps), w)
+        members = [row[row >= 0] for row in self.assoc]
+        return PMBM.pooled(self.ppp.to_ppp() if with_ppp else None, pool, members, w)
 
 
 def initial_state(model: Model, variant: str) -> PMBMState:

@@ -1,9 +1,20 @@
-"""Validation of per-frame sequences of labelled point sets (shared by the trajectory measures)."""
+"""Per-frame sequences of labelled point sets and the truth-to-estimate distances (shared by the measures).
+
+The distance between a true state x and an estimate m is Euclidean,
+``||x - m||``, or, given the estimate's covariance P (symmetric positive
+definite), the Mahalanobis distance ``sqrt((x - m)^T P^-1 (x - m))``
+(Mahalanobis, "On the generalised distance in statistics", Proc. National
+Institute of Sciences of India 2, 1936), computed as ``||z||`` with
+``L z = x - m`` solved by forward substitution on the Cholesky factor
+``P = L L^T`` (no explicit inverse).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 from scipy.spatial.distance import cdist
 
@@ -70,10 +81,100 @@ def labelled_sequence(points, ids, name: str, id_name: str, frames: int | None =
     return LabelledSequence(pts, index, all_ids)
 
 
-def distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Euclidean distances ``(n, m)`` between the rows of a (n, d) and b (m, d); dimensions must agree."""
+def distances(a: np.ndarray, b: np.ndarray, chol: np.ndarray | None = None) -> np.ndarray:
+    """Distances ``(n, m)`` between the true states a (n, d) and the estimates b (m, d).
+
+    Euclidean, or with ``chol`` (m, d, d), the lower Cholesky factors of the
+    estimates' covariances, the Mahalanobis distance of each true state from
+    each estimate (module notes). Dimensions must agree.
+    """
     if a.shape[0] and b.shape[0]:
         if a.shape[1] != b.shape[1]:
             raise ValueError(f"estimates: expected dimension {a.shape[1]} like truth, got {b.shape[1]}")
-        return cdist(a, b)
+        if chol is None:
+            return cdist(a, b)
+        return _mahalanobis_kernel(
+            np.ascontiguousarray(a, dtype=np.float64),
+            np.ascontiguousarray(b, dtype=np.float64),
+            np.ascontiguousarray(chol, dtype=np.float64),
+        )
     return np.empty((a.shape[0], b.shape[0]))
+
+
+def covariance_factors(covs, count: int, dim: int, name: str) -> np.ndarray:
+    """Lower Cholesky factors (count, dim, dim) of ``count`` symmetric positive-definite covariances.
+
+    ``covs`` may be any empty array when ``count`` is 0.
+    """
+    if count == 0:
+        arr = v.as_float_array(covs, name)
+        if arr.size:
+            raise ValueError(f"{name}: expected no covariance (there is no estimate), got shape {arr.shape}")
+        return np.empty((0, dim, dim))
+    return v.covariances(covs, name, count, dim)[1]
+
+
+def sequence_factors(covs, points: list, name: str = "estimate_covs") -> list | None:
+    """Per-frame factors of ``covs`` (one (m_k, d, d) array per frame of ``points``), or None."""
+    if covs is None:
+        return None
+    if len(covs) != len(points):
+        raise ValueError(f"{name}: expected {len(points)} frames like the estimates, got {len(covs)}")
+    return [
+        covariance_factors(P, x.shape[0], x.shape[1], f"{name}[{k}]")
+        for k, (P, x) in enumerate(zip(covs, points, strict=True))
+    ]
+
+
+#: Below this and above its inverse, ||z|| is summed scaled by its largest entry (no under/overflow).
+_TINY = 2.0**-500
+
+
+@nb.njit(cache=True)
+def _mahalanobis_kernel(y, means, chol):
+    """(n, m) Mahalanobis distances of the rows of y (n, d) from means (m, d) with factors chol (m, d, d).
+
+    A difference that overflows is taken halved (exact) and the result
+    doubled; a z entry that overflows means a distance beyond the largest
+    float (>= |z_i|): +inf, never NaN.
+    """
+    n, d = y.shape
+    m = means.shape[0]
+    out = np.empty((n, m))
+    diff = np.empty(d)
+    z = np.empty(d)
+    for j in range(m):
+        for i in range(n):
+            half = False
+            for t in range(d):
+                diff[t] = y[i, t] - means[j, t]
+                if not math.isfinite(diff[t]):
+                    half = True
+            if half:
+                for t in range(d):
+                    diff[t] = 0.5 * y[i, t] - 0.5 * means[j, t]
+            top = 0.0
+            for t in range(d):
+                acc = diff[t]
+                for s in range(t):
+                    acc -= chol[j, t, s] * z[s]
+                z[t] = acc / chol[j, t, t]
+                if not math.isfinite(z[t]):
+                    top = math.inf
+                    break
+                top = max(top, abs(z[t]))
+            if top == math.inf or top == 0.0:
+                out[i, j] = top
+                continue
+            if _TINY < top < 1.0 / _TINY:
+                acc = 0.0
+                for t in range(d):
+                    acc += z[t] * z[t]
+                r = math.sqrt(acc)
+            else:
+                acc = 0.0
+                for t in range(d):
+                    acc += (z[t] / top) ** 2
+                r = top * math.sqrt(acc)
+            out[i, j] = 2.0 * r if half else r
+    return out

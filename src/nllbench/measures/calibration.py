@@ -18,7 +18,9 @@ Three panels (all from the posterior the NLL is evaluated on):
   Li, Kirubarajan, *Estimation with Applications to Tracking and Navigation*,
   2001, ch. 5). Also the share of pairs inside their 95 % ellipse
   (NEES <= chi2_{0.95}(d)) and a histogram of the probability integral
-  transform chi2_cdf(NEES; d), uniform when consistent.
+  transform chi2_cdf(NEES; d), uniform when consistent. A Gaussian-mixture
+  density enters with its mean and covariance (moment matching: the NEES
+  of a mixture is not chi-square, so only its first two moments are checked).
 * **Cardinality**: the posterior's distribution of the number of objects
   (PPP: Poisson; i.i.d. cluster: its pmf; PMBM: the hypothesis-weighted
   convolution of a Poisson with the Poisson-binomial of the r's) against the
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from scipy.special import chdtr, chdtri, gammaln, logsumexp
 
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, IIDCluster, MultiBernoulli
 
 RELIABILITY_BINS = 10
 PIT_BINS = 10
@@ -199,18 +201,19 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     if isinstance(density, MultiBernoulli):
         density = PMBM(None, (density,), np.ones(1))
     if isinstance(density, PPP):
-        ppp, hyps, log_w = density, [], np.zeros(1)
+        ppp, rs, log_w = density, [], np.zeros(1)
     elif isinstance(density, PMBM):
-        ppp, hyps, log_w = density.ppp, list(density.hypotheses), _log(density.weights)
+        ppp, log_w = density.ppp, _log(density.weights)
+        rs = [density.existence(h) for h in range(density.n_hypotheses)]  # r of each hypothesis
     else:
         raise TypeError(
             f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
         )
     lam = 0.0 if ppp is None else ppp.total_rate
-    M = max((len(mb) for mb in hyps), default=0)
-    r = np.zeros((max(len(hyps), 1), M))  # padding with r = 0 changes no distribution
-    for h, mb in enumerate(hyps):
-        r[h, : len(mb)] = mb.r
+    M = max((rh.size for rh in rs), default=0)
+    r = np.zeros((max(len(rs), 1), M))  # padding with r = 0 changes no distribution
+    for h, rh in enumerate(rs):
+        r[h, : rh.size] = rh
     mean = lam + float(np.exp(log_w) @ r.sum(axis=1))
     # Poisson tail: P(N_ppp > lam + 12 sqrt(lam) + 40) < 1e-15 for every lam
     K = max(n, M + int(lam + 12 * math.sqrt(lam) + 40))
@@ -263,14 +266,15 @@ def step_counts(
         return _replace(counts, **base)
     if result.best_assignment is None:
         return _replace(counts, unassociated=1, **base)
-    mb = density.hypotheses[result.best_hypothesis]
+    mb = density.hypothesis(result.best_hypothesis)
     cols = np.asarray(result.best_assignment)
     matched = cols < len(mb)
     ks, ls = cols[matched], np.flatnonzero(matched)
     explained = np.zeros(len(mb), dtype=np.int64)
     explained[ks] = 1
     existence = _existence(mb.r, explained)
-    nees = _nees(mb.densities, ks, truth[ls]) if isinstance(mb.densities, Gaussians) else {}
+    dens = mb.densities.moment_matched() if isinstance(mb.densities, GaussianMixtures) else mb.densities
+    nees = _nees(dens, ks, truth[ls]) if isinstance(dens, Gaussians) else {}
     return _replace(counts, **base, **existence, **nees)
 
 

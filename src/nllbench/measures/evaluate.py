@@ -5,6 +5,17 @@
 settings are the defaults: Euclidean distance on position, GOSPA/OSPA cut-off
 2 and p = 1, CLEAR MOT / identity threshold 2 (inclusive).
 
+Distance of the point measures: Euclidean on the first ``distance_dims``
+state columns (2: x, y, which for a 3-D state x, y, z, ... is the bird's-eye
+centre distance of the driving benchmarks; 3: x, y, z), or, with
+``distance="mahalanobis"``, the Mahalanobis distance under each estimate's
+covariance block on those columns for the matching measures (CLEAR MOT,
+identity, HOTA). GOSPA, OSPA and trajectory GOSPA stay Euclidean on those
+columns: they are metrics, and a distance that depends on which argument
+carries the covariance is not one. The NLL's position marginal and the
+Theorem 1 check stay on x, y. Named conventions (Argoverse 2, nuScenes, a
+chi-square gate) are in :mod:`nllbench.measures.presets`.
+
 Conventions
 -----------
 * NLL: on the position marginal by default (comparable with GOSPA), or on
@@ -34,12 +45,14 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from nllbench.engine.assignment import check_q
 from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
 from nllbench.measures.hota import HOTAResult, hota
 from nllbench.measures.metrics import (
+    CLEAR_RULES,
     ClearMOTResult,
     GOSPAResult,
     IdentityResult,
@@ -51,7 +64,10 @@ from nllbench.measures.metrics import (
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.tgospa import TGOSPAResult, tgospa
 from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
-from nllbench.options import option
+from nllbench.options import MAX_Q, option
+
+#: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
+DISTANCES = ("euclidean", "mahalanobis")
 
 
 @dataclass(frozen=True)
@@ -78,11 +94,18 @@ class EvaluationSettings:
         None: the family's default).
     estimate_at : "posterior" (estimates from the stored posterior) or
         "update" (the filter's own, extracted before pruning and merging).
+    distance : "euclidean" or "mahalanobis" (the matching measures' distance; module notes).
+    distance_dims : the number of leading state columns every distance of the
+        point measures is on (2: x, y, the bird's-eye view of a 3-D state).
+    clear_rule : CLEAR MOT matching, "motmetrics" (py-motmetrics, nuScenes) or
+        "trackeval" (TrackEval, Argoverse 2); see :func:`~nllbench.measures.metrics.clear_mot`.
+    strict_threshold : CLEAR MOT and identity pairs match when d < ``threshold``
+        (the nuScenes devkit) instead of d <= ``threshold``.
     """
 
     # each field with an option is a command-line flag and config key (nllbench.options)
     qs: tuple[int, ...] = option(
-        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, many=True, name="q"
+        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, high=MAX_Q, many=True, name="q"
     )
     marginal: str = option(
         "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
@@ -102,7 +125,10 @@ class EvaluationSettings:
     theorem_rho: float = option(
         0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
     )
-    theorem_scale: float | None = None
+    theorem_scale: float | None = option(
+        None, "metric scale of the Theorem 1 check (default: the scale at which k = rho)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
     budget: str = option(
         "hypothesis",
         "Murty budget per hypothesis (the paper) or global",
@@ -110,24 +136,61 @@ class EvaluationSettings:
         choices=("hypothesis", "global"),
     )
     exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
-    tgospa_gamma: float | None = None
-    hota_threshold: float | None = None
+    tgospa_gamma: float | None = option(
+        None, "trajectory-GOSPA switch cost (default: --cutoff)", "number", low=0, open_low=True, config=False
+    )
+    hota_threshold: float | None = option(
+        None, "distance at which the HOTA similarity reaches 0 (default: --threshold)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
     estimator: str | None = option(
         None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
     )
     estimate_at: str = "posterior"
+    distance: str = option(
+        "euclidean", "distance of CLEAR MOT, IDF1 and HOTA matching (GOSPA stays Euclidean)", "choice",
+        choices=DISTANCES, config=False,
+    )  # fmt: skip
+    distance_dims: int = option(
+        2, "leading state columns the point measures' distances are on (2: bird's-eye x, y)", "integer",
+        low=1, config=False,
+    )  # fmt: skip
+    clear_rule: str = option(
+        "motmetrics", "CLEAR MOT matching rule: py-motmetrics (nuScenes) or TrackEval (Argoverse 2)",
+        "choice", choices=CLEAR_RULES, config=False,
+    )  # fmt: skip
+    strict_threshold: bool = option(
+        False, "CLEAR MOT and IDF1 pairs match when d < threshold (nuScenes) instead of d <= threshold",
+        "bool", config=False,
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         if self.estimator is not None and self.estimator not in RULES:
             raise ValueError(f"estimator: expected one of {RULES} or None, got {self.estimator!r}")
         if self.estimate_at not in ("posterior", "update"):
             raise ValueError(f"estimate_at: expected 'posterior' or 'update', got {self.estimate_at!r}")
-        qs = tuple(int(q) for q in self.qs)
-        if not qs or any(q < 1 for q in qs) or len(set(qs)) != len(qs):
+        if isinstance(self.qs, (str, bytes)) or not hasattr(self.qs, "__iter__"):
+            raise ValueError(
+                f"qs: expected a sequence of distinct positive integers, got {self.qs!r} "
+                "(allowed: 1 to 2**63 - 1)"
+            )
+        qs = tuple(check_q(q, f"qs[{i}]") for i, q in enumerate(self.qs))
+        if not qs or len(set(qs)) != len(qs):
             raise ValueError(f"qs: expected distinct positive integers, got {self.qs!r}")
         object.__setattr__(self, "qs", tuple(sorted(qs)))
         if self.marginal not in ("position", "full"):
             raise ValueError(f"marginal: expected 'position' or 'full', got {self.marginal!r}")
+        if self.distance not in DISTANCES:
+            raise ValueError(f"distance: expected one of {DISTANCES}, got {self.distance!r}")
+        if self.clear_rule not in CLEAR_RULES:
+            raise ValueError(f"clear_rule: expected one of {CLEAR_RULES}, got {self.clear_rule!r}")
+        dims = self.distance_dims
+        if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1:
+            raise ValueError(f"distance_dims: expected a positive integer, got {dims!r}")
+        object.__setattr__(self, "distance_dims", int(dims))
+        if not isinstance(self.strict_threshold, (bool, np.bool_)):
+            raise TypeError(f"strict_threshold: expected True or False, got {self.strict_threshold!r}")
+        object.__setattr__(self, "strict_threshold", bool(self.strict_threshold))
 
 
 @dataclass(frozen=True)
@@ -320,13 +383,14 @@ def evaluate_runs(
             nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
             card = nlls[s].cardinality
         steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
-    est_pos = [pt.states[:, list(POSITION)] for _, pt in steps]
+    est_pts = [pt.points for _, pt in steps]
     est_ids, fresh = [], -1
     for _, pt in steps:  # fresh identities are numbered across the whole run
         labels, fresh = _fresh_identities(pt.labels, fresh)
         est_ids.append(labels)
-    truth_pos = [pt.truth_pos for _, pt in steps]
-    sequence = _sequence_measures(truth_pos, truth_ids, est_pos, est_ids, first)
+    truth_pts = [pt.truth_points for _, pt in steps]
+    est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
+    sequence = _sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
     seconds = time.perf_counter() - t0
     return [_run_metrics(steps, s, sequence, seconds) for s in settings]
 
@@ -372,8 +436,10 @@ class _StepPoints:
     states: np.ndarray  # (m, d) estimates
     labels: np.ndarray  # (m,) their labels, as given
     estimator_empty: bool
-    truth_pos: np.ndarray  # (n, 2)
-    gospa: GOSPAResult  # of the positions
+    truth_points: np.ndarray  # (n, e) the truth on the distance columns (e = distance_dims)
+    points: np.ndarray  # (m, e) the estimates on them
+    covs: np.ndarray | None  # (m, e, e) the estimates' covariance blocks there (None: not Gaussian)
+    gospa: GOSPAResult  # on the distance columns
     ospa: float
     theorem1: Theorem1Result  # on the truth inside the field of view
     theorem1_excluded: int
@@ -415,17 +481,28 @@ def _step_nll(
 def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
     """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and their measures."""
     density = probed(density, replace(settings, cov_scale=1.0))
-    states, labels = _step_estimates(density, k, estimates, settings)
+    states, labels, covs = _step_estimates(density, k, estimates, settings)
     empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
     pos, truth_pos = states[:, list(POSITION)], X[:, list(POSITION)]
+    e = settings.distance_dims
+    if e > X.shape[1]:
+        raise ValueError(f"distance_dims: expected at most {X.shape[1]} (the state dimension), got {e}")
+    pts, truth_pts = states[:, :e], X[:, :e]
+    if settings.distance == "mahalanobis" and covs is None:
+        source = "the filter's own estimates" if estimates is not None else "the posterior is not Gaussian"
+        raise ValueError(
+            f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
+        )
     inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
     return _StepPoints(
         states,
         labels,
         bool(empty),
-        truth_pos,
-        gospa(pos, truth_pos, c=settings.cutoff, p=settings.p),
-        ospa(pos, truth_pos, c=settings.cutoff, p=settings.p).value,
+        truth_pts,
+        pts,
+        None if covs is None else covs[:, :e, :e],
+        gospa(pts, truth_pts, c=settings.cutoff, p=settings.p),
+        ospa(pts, truth_pts, c=settings.cutoff, p=settings.p).value,
         theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
         int((~inside).sum()),
     )
@@ -459,7 +536,7 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
         per_step(lambda pt: pt.gospa.missed),
         per_step(lambda pt: pt.gospa.false),
         per_step(lambda pt: pt.ospa),
-        per_step(lambda pt: pt.truth_pos.shape[0], np.int64),
+        per_step(lambda pt: pt.truth_points.shape[0], np.int64),
         per_step(lambda pt: pt.states.shape[0], np.int64),
         clear,
         identity,
@@ -502,15 +579,15 @@ def _exact_nll(density, y: np.ndarray) -> float | None:
 
 
 def _step_estimates(density, k: int, estimates: Sequence | None, settings: EvaluationSettings):
-    """Step ``k``'s states (m, d) and a writable copy of their labels (m,).
+    """Step ``k``'s states (m, d), a writable copy of their labels (m,), their covariances (m, d, d) or None.
 
-    The filter's own estimates when given, else the estimator's.
+    The filter's own estimates when given (no covariances), else the estimator's.
     """
     if estimates is None:
         est = estimate(density, settings.existence_threshold, settings.estimator)
-        return est.states, est.labels.copy()
+        return est.states, est.labels.copy(), est.covs
     states, labels = (np.asarray(a) for a in estimates[k])
-    return states.reshape(-1, density.dim), labels.astype(np.int64).copy()
+    return states.reshape(-1, density.dim), labels.astype(np.int64).copy(), None
 
 
 def _fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
@@ -529,10 +606,20 @@ def _fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
     return labels, fresh
 
 
-def _sequence_measures(truth_pos, truth_ids, est_pos, est_ids, settings: EvaluationSettings):
-    """The whole-run measures on positions: CLEAR MOT, identity scores, trajectory GOSPA, HOTA."""
-    cm = clear_mot(truth_pos, truth_ids, est_pos, est_ids, settings.threshold)
-    ids = identity_scores(truth_pos, truth_ids, est_pos, est_ids, settings.threshold)
-    tg = tgospa(truth_pos, truth_ids, est_pos, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
-    ho = hota(truth_pos, truth_ids, est_pos, est_ids, settings.hota_threshold or settings.threshold)
+def _sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings: EvaluationSettings):
+    """The whole-run measures on the distance columns: CLEAR MOT, identity scores, trajectory GOSPA, HOTA.
+
+    ``est_covs`` (the estimates' covariance blocks per step, or None) make the
+    matching measures' distance Mahalanobis; trajectory GOSPA stays Euclidean.
+    """
+    gate = settings.threshold
+    if settings.strict_threshold:  # d < t is d <= the float below t
+        gate = float(np.nextafter(gate, 0.0))
+    cm = clear_mot(
+        truth_pts, truth_ids, est_pts, est_ids, gate, rule=settings.clear_rule, estimate_covs=est_covs
+    )
+    ids = identity_scores(truth_pts, truth_ids, est_pts, est_ids, gate, estimate_covs=est_covs)
+    tg = tgospa(truth_pts, truth_ids, est_pts, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
+    zero = settings.hota_threshold or settings.threshold
+    ho = hota(truth_pts, truth_ids, est_pts, est_ids, zero, estimate_covs=est_covs)
     return cm, ids, tg, ho

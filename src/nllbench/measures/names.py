@@ -7,6 +7,8 @@ NLL's terms, :data:`NLL_TERMS`, beside the NLL).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 #: The NLL decomposition (:meth:`nllbench.engine.nll.NLLResult.terms`): the terms sum to the value
 #: (Pinto et al., IEEE SPL 2021, eq. (10) and the discussion after it); declared with the result
 #: record in the engine, which stands below the measures.
@@ -89,3 +91,161 @@ MEASURE_RUN = (
     "cardinality_coverage90",
     "cardinality_log_score_mean",
 )
+
+
+class MetricsVariable(NamedTuple):
+    """How one variable of a metrics file is described and stored (:data:`METRICS_VARIABLES`).
+
+    long_name : str
+        CF ``long_name``. It names the unit where the ``units`` attribute cannot: "nats" for
+        negative log-likelihoods, "state units" for distances.
+    units : str or None
+        CF ``units`` (a UDUNITS string): ``"1"`` for dimensionless numbers (shares, scores, and
+        negative log-likelihoods, whose unit, the nat, has no UDUNITS symbol: UDUNITS reads
+        ``"nat"`` as nano-atmospheres). None: no ``units`` attribute, for counts and flags
+        (dimensionless, CF 3.1) and for distances, which are in the unit of the scenario's
+        state (not recorded by nllbench).
+    kind : str
+        ``"float"`` (float64), ``"count"`` (integers; int64 in memory) or ``"flag"`` (0/1,
+        int8 in memory, with CF ``flag_values`` and ``flag_meanings``).
+    flag_meanings : str
+        For a flag: the CF ``flag_meanings`` of 0 and 1, space separated.
+    """
+
+    long_name: str
+    units: str | None
+    kind: str = "float"
+    flag_meanings: str = ""
+
+
+def _nats(long_name: str) -> MetricsVariable:
+    """A negative log-likelihood (or a sum or difference of them): nats, CF units "1"."""
+    return MetricsVariable(f"{long_name} (nats)", "1")
+
+
+def _length(long_name: str, power: bool = False) -> MetricsVariable:
+    """A distance (``power``: a sum of distances to the p-th power) in the scenario's state units."""
+    return MetricsVariable(f"{long_name} (state units{'^p' if power else ''})", None)
+
+
+def _count(long_name: str) -> MetricsVariable:
+    return MetricsVariable(long_name, None, "count")
+
+
+def _share(long_name: str) -> MetricsVariable:
+    return MetricsVariable(long_name, "1")
+
+
+#: Every variable of a metrics file (schema version 3), with its CF long name, units and kind: the
+#: one table :mod:`nllbench.store.metrics` writes the attributes from and reads the types by, and
+#: docs/store.md lists. Distances are GOSPA-type with cut-off c, order p and the Euclidean base
+#: distance on positions; "^p" marks the p-th-power terms whose sum is the measure to the p-th power.
+METRICS_VARIABLES: dict[str, MetricsVariable] = {
+    # coordinates
+    "step": _count("time step, from 0"),
+    "q": _count("Murty budget Q (associations per global hypothesis)"),
+    "alpha": _share("HOTA localization threshold alpha"),
+    "reliability_bin": _share("lower edge of the existence-probability bin"),
+    "nees_pit_bin": _share("lower edge of the NEES PIT bin"),
+    # the NLL per step and Q
+    "nll_value": _nats("NLL of the truth under the posterior"),
+    "nll_lower": _nats("lower bound on the exact NLL"),
+    "nll_upper": _nats("upper bound on the exact NLL"),
+    "nll_localization": _nats("NLL term: -sum log(r p(y)) over matched pairs"),
+    "nll_false": _nats("NLL term: -sum log(1 - r) over unmatched Bernoullis"),
+    "nll_missed": _nats("NLL term: objects left to the Poisson part"),
+    "nll_cardinality": _nats("NLL term: -log(n! p(n)) of an i.i.d. cluster"),
+    "nll_mixture": _nats("NLL term: -log weight of the best global hypothesis"),
+    "nll_association": _nats("NLL term: association uncertainty, <= 0"),
+    "nll_exact": MetricsVariable("whether nll_value summed every association", None, "flag", "bounded exact"),
+    "nll_exact_value": _nats("exact NLL, else nll_value at the largest Q"),
+    "nll_exact_available": MetricsVariable(
+        "whether the exact NLL was tractable", None, "flag", "fallback exact"
+    ),
+    # per step: point estimates
+    "gospa": _length("GOSPA of the point estimates"),
+    "gospa_localization": _length("GOSPA localization term", power=True),
+    "gospa_missed": _length("GOSPA missed-object term", power=True),
+    "gospa_false": _length("GOSPA false-estimate term", power=True),
+    "ospa": _length("OSPA of the point estimates"),
+    "n_truth": _count("true objects"),
+    "n_estimates": _count("point estimates"),
+    "clear_matches": _count("CLEAR MOT matches"),
+    "clear_misses": _count("CLEAR MOT misses"),
+    "clear_false_positives": _count("CLEAR MOT false positives"),
+    "clear_switches": _count("CLEAR MOT identity switches"),
+    "clear_distance_sum": _length("CLEAR MOT sum of match distances"),
+    "theorem1_lhs": _nats("Theorem 1 left side: NLL of the estimates' PMB"),
+    "theorem1_rhs": _nats("Theorem 1 right side"),
+    "theorem1_difference": _nats("Theorem 1 left side minus right side"),
+    "theorem1_excluded": _count("true objects outside the field of view"),
+    # per step: trajectory GOSPA and calibration
+    "tgospa_localization": _length("trajectory GOSPA localization term", power=True),
+    "tgospa_missed": _length("trajectory GOSPA missed-object term", power=True),
+    "tgospa_false": _length("trajectory GOSPA false-estimate term", power=True),
+    "tgospa_switches": _length("trajectory GOSPA switch term", power=True),
+    "calibration_bernoullis": _count("Bernoullis of the best global hypothesis"),
+    "calibration_explained": _count("Bernoullis matched to a true object"),
+    "calibration_r_sum": _share("sum of the Bernoullis' existence probabilities"),
+    "calibration_brier_sum": _share("sum of (r - o)^2 over the Bernoullis"),
+    "calibration_unassociated": _count("1 if the truth has no association (NLL = inf)"),
+    "nees_pairs": _count("matched Gaussian Bernoulli-truth pairs"),
+    "nees_sum": _share("sum of the pairs' NEES"),
+    "nees_inside95": _count("pairs with NEES inside their 95 % ellipse"),
+    "cardinality_mean": _share("mean number of objects under the posterior"),
+    "cardinality_low90": _count("lower end of the central 90 % cardinality interval"),
+    "cardinality_high90": _count("upper end of the central 90 % cardinality interval"),
+    "cardinality_covered90": _count("1 if the true count is in that interval"),
+    "cardinality_log_score": _nats("-log P(true number of objects)"),
+    # per Q
+    "nll_mean": _nats("mean NLL over steps, inf if a step is"),
+    "nll_finite_mean": _nats("mean NLL over the finite steps"),
+    "nll_infinite_steps": _count("steps with an infinite NLL"),
+    # per run
+    "gospa_mean": _length("mean GOSPA over steps"),
+    "ospa_mean": _length("mean OSPA over steps"),
+    "mota": _share("MOTA"),
+    "motp": _length("MOTP, mean match distance"),
+    "idf1": _share("IDF1"),
+    "theorem1_max_abs_difference": _nats("Theorem 1 largest absolute difference of the sides"),
+    "clear_total_switches": _count("CLEAR MOT identity switches, run total"),
+    "clear_total_matches": _count("CLEAR MOT matches, run total"),
+    "clear_total_misses": _count("CLEAR MOT misses, run total"),
+    "clear_total_false_positives": _count("CLEAR MOT false positives, run total"),
+    "clear_total_num_objects": _count("CLEAR MOT true objects, run total"),
+    "idp": _share("identity precision IDP"),
+    "idr": _share("identity recall IDR"),
+    "idtp": _count("identity true positives IDTP"),
+    "idfp": _count("identity false positives IDFP"),
+    "idfn": _count("identity false negatives IDFN"),
+    "tgospa": _length("trajectory GOSPA"),
+    "tgospa_gamma": _length("trajectory GOSPA switch cost gamma"),
+    "tgospa_n_switches": _count("trajectory GOSPA full switches"),
+    "tgospa_n_half_switches": _count("trajectory GOSPA half switches"),
+    "hota": _share("HOTA, mean over alpha"),
+    "deta": _share("DetA, mean over alpha"),
+    "assa": _share("AssA, mean over alpha"),
+    "loca": _share("LocA, mean over alpha"),
+    "calibration_brier_sum_total": _share("sum of (r - o)^2 over the run's Bernoullis"),
+    "nees_dof": _count("sum of the pairs' NEES degrees of freedom"),
+    "cardinality_coverage90": _share("share of steps with the true count in the 90 % interval"),
+    "cardinality_log_score_mean": _nats("mean -log P(true number of objects)"),
+    "brier": _share("Brier score of the existence probabilities"),
+    "ece": _share("expected calibration error of the existence probabilities"),
+    "anees": _share("average NEES"),
+    "nees_inside95_share": _share("share of pairs inside their 95 % ellipse"),
+    "anees_ci95_low": _share("average NEES of a consistent posterior: 2.5 % quantile"),
+    "anees_ci95_high": _share("average NEES of a consistent posterior: 97.5 % quantile"),
+    # per alpha, per bin
+    "hota_alpha": _share("HOTA at alpha"),
+    "deta_alpha": _share("DetA at alpha"),
+    "assa_alpha": _share("AssA at alpha"),
+    "loca_alpha": _share("LocA at alpha"),
+    "hota_tp": _count("HOTA true positives at alpha"),
+    "hota_fn": _count("HOTA false negatives at alpha"),
+    "hota_fp": _count("HOTA false positives at alpha"),
+    "reliability_count": _count("Bernoullis with r in the bin"),
+    "reliability_r_sum": _share("sum of r of the Bernoullis in the bin"),
+    "reliability_explained": _count("Bernoullis in the bin matched to a true object"),
+    "nees_pit_count": _count("pairs with chi2_cdf(NEES; d) in the bin"),
+}

@@ -25,7 +25,15 @@ import numpy as np
 from scipy.stats import poisson
 
 from nllbench.engine import validate as v
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    as_pmbm,
+)
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures import _mean_embedding as me
 from nllbench.measures._set_kernel import block_gram, cross_sums
@@ -443,10 +451,17 @@ def _intensity_parts(density):
     else:
         ppp = density.ppp
         for h, (wh, mb) in enumerate(zip(density.weights, density.hypotheses, strict=True)):
+            if isinstance(mb.densities, GaussianMixtures):
+                # a mixture Bernoulli's intensity r sum_c w_c N(m_c, P_c): one Gaussian per component
+                gm = mb.densities
+                ws.append((wh * mb.r)[gm.owner] * gm.weights)
+                ms.append(gm.components.means)
+                cs.append(gm.components.covs)
+                continue
             if not isinstance(mb.densities, Gaussians):
                 raise ValueError(
                     f"density: hypothesis {h} has {type(mb.densities).__name__} densities; the intensity "
-                    "score has a closed form for Gaussian densities only"
+                    "score has a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
                 )
             ws.append(wh * mb.r)
             ms.append(mb.densities.means)

@@ -166,7 +166,9 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
     nx, ny = X.shape[0], Y.shape[0]
     total = c / 2.0 * abs(nx - ny)
     if nx and ny:
-        D = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2) / scale
+        # a distance beyond the float range is +inf, and the cost of that pair is c exactly
+        with np.errstate(over="ignore"):
+            D = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2) / scale
         cost = np.minimum(D + log_k - math.log(rho), c)
         rows, cols = linear_sum_assignment(cost)
         total += float(cost[rows, cols].sum())

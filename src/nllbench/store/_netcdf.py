@@ -13,11 +13,15 @@ from nllbench.store.atomic import atomic_file
 from nllbench.store.provenance import nllbench_version, provenance_attrs
 
 #: The schema version each file kind is written with (attribute ``nllbench_schema_version``).
-#: Metrics files are at 2 since their variables are packed (:mod:`nllbench.store.metrics`).
-#: Posterior files are at 2 since their covariances are pooled (:func:`pool_covariances`).
-SCHEMA_VERSIONS = {"scenario": "1", "posterior": "2", "metrics": "2"}
-#: The versions each kind is read from: version-1 metrics and posterior files read as before.
-READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1", "2"), "metrics": ("1", "2")}
+#: Metrics files are at 3 since they are classic NetCDF with one named, described variable per
+#: measure (2: NetCDF-4, variables packed; 1: NetCDF-4, one variable each; :mod:`nllbench.store.metrics`).
+#: Posterior files are at 2 since their covariances are pooled (:func:`pool_covariances`); a
+#: posterior file whose Bernoullis have Gaussian-mixture densities is written as version 3
+#: (:data:`POSTERIOR_MIXTURE_VERSION`, component variables), every other one still as 2.
+SCHEMA_VERSIONS = {"scenario": "1", "posterior": "2", "metrics": "3"}
+POSTERIOR_MIXTURE_VERSION = "3"
+#: The versions each kind is read from: older metrics and posterior files read as before.
+READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1", "2", "3"), "metrics": ("1", "2", "3")}
 SCHEMA_VERSION = SCHEMA_VERSIONS["scenario"]
 STATE_NAMES_4D = ["x", "y", "vx", "vy"]
 _COMPRESS = {"zlib": True, "complevel": 4}
@@ -52,20 +56,27 @@ def split(counts: np.ndarray, data: np.ndarray) -> list[np.ndarray]:
     return np.split(data, np.cumsum(counts)[:-1]) if counts.size else []
 
 
-def write_dataset(ds, path: str | os.PathLike, encoding: dict[str, dict] | None = None) -> None:
+def write_dataset(
+    ds, path: str | os.PathLike, encoding: dict[str, dict] | None = None, file_format: str = "NETCDF4"
+) -> None:
     """Write ``ds`` to ``path`` through a temporary file in the same directory.
 
-    Numeric variables are stored as ``encoding[name]`` says (zlib level 4 by
-    default) and have no fill value: nllbench files have no missing data.
+    Numeric variables are stored as ``encoding[name]`` says (NetCDF-4: zlib
+    level 4 by default) and have no fill value: nllbench files have no
+    missing data. Classic formats (``NETCDF3_*``: no compression) are
+    written by scipy's NetCDF writer, which takes a fraction of netCDF4's
+    time on small files (a metrics file: docs/store.md).
     """
     path = Path(path)
+    classic = file_format.startswith("NETCDF3")
+    default = {} if classic else _COMPRESS
     encoding = {
-        name: {**(encoding or {}).get(name, _COMPRESS), "_FillValue": None}
-        for name, var in ds.data_vars.items()
-        if var.dtype.kind in "fiu"
+        name: {**(encoding or {}).get(name, default), "_FillValue": None}
+        for name, var in ds.variables.items()
+        if var.dtype.kind in "fiu" and (name in ds.data_vars or classic)
     }
     with atomic_file(path) as tmp:
-        ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+        ds.to_netcdf(tmp, engine="scipy" if classic else "netcdf4", format=file_format, encoding=encoding)
 
 
 def pool_covariances(ds):
@@ -120,16 +131,33 @@ def unpool_covariances(ds, path):
     return ds
 
 
+#: The first four bytes of classic NetCDF files: CDF-1 (classic) and CDF-2 (64-bit offset).
+CLASSIC_MAGIC = (b"CDF\x01", b"CDF\x02")
+
+
 def open_dataset(path: str | os.PathLike, content: str):
+    """The whole file at ``path`` as an undecoded ``xarray.Dataset``, its header checked.
+
+    Classic NetCDF files (:data:`CLASSIC_MAGIC`) are read by :func:`load_classic`,
+    the others (NetCDF-4, CDF-5) by xarray's netCDF4 engine; both as
+    ``decode_cf=False`` gives them: stored values, no masking or scaling.
+    Raises :class:`SchemaError` for an unreadable file, another ``content``
+    or a schema version this nllbench cannot read.
+    """
     import xarray as xr
 
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     try:
-        with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as handle:
-            ds = handle.load()
-    except (OSError, ValueError, RuntimeError) as exc:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+        if magic in CLASSIC_MAGIC:
+            ds = load_classic(path)
+        else:
+            with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as handle:
+                ds = handle.load()
+    except (OSError, ValueError, RuntimeError, TypeError, KeyError, IndexError) as exc:
         raise SchemaError(f"{path}: not a readable NetCDF file ({exc})") from None
     found = ds.attrs.get("content")
     if found != content:
@@ -141,6 +169,50 @@ def open_dataset(path: str | os.PathLike, content: str):
             f"{path}: expected nllbench_schema_version {' or '.join(readable)}, got {version!r}"
         )
     return ds
+
+
+def load_classic(path: str | os.PathLike):
+    """A classic NetCDF file as an undecoded ``xarray.Dataset``, read with scipy's NetCDF reader.
+
+    The same dataset as ``xarray.open_dataset(path, engine="netcdf4",
+    decode_cf=False).load()``: native-endian, writable arrays; text
+    attributes as ``str`` (UTF-8, as netCDF4 writes them); a variable named
+    like its only dimension as that dimension's coordinate. scipy's
+    pure-Python reader takes a few milliseconds for a metrics file of about
+    a hundred variables; netCDF4 through xarray several times that (docs/store.md).
+    """
+    import xarray as xr
+    from scipy.io import netcdf_file
+
+    with netcdf_file(path, "r", mmap=False) as f:
+        variables = {
+            name: xr.Variable(var.dimensions, _native(var.data), _text_attrs(var._attributes))
+            for name, var in f.variables.items()
+        }
+        attrs = _text_attrs(f._attributes)
+    coords = {name: variables.pop(name) for name in list(variables) if variables[name].dims == (name,)}
+    return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+def _native(values):
+    """A writable native-endian copy of a stored array (classic NetCDF is big-endian)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "S":
+        return values.copy()
+    return np.array(values, dtype=values.dtype.newbyteorder("="))
+
+
+def _text_attrs(attrs: dict) -> dict:
+    """Attributes with text decoded (UTF-8) and numeric arrays native-endian."""
+    out = {}
+    for key, value in attrs.items():
+        if isinstance(value, bytes):
+            out[key] = value.decode("utf-8", "replace")
+        elif isinstance(value, np.ndarray):
+            out[key] = _native(value)
+        else:
+            out[key] = value
+    return out
 
 
 def get(ds, path, name: str, ndim: int | None = None) -> np.ndarray:

@@ -1,8 +1,12 @@
-"""Metrics files: one evaluated run (``content = "metrics"``), written by ``nllbench evaluate``.
+"""Metrics files: one evaluated run (``content = "metrics"``), written by ``nllbench evaluate`` and ``score``.
 
-Layout in ``docs/store.md``: the NLL and its terms per step and Q, the
-per-step measures (:data:`~nllbench.measures.names.METRIC_STEP_VARIABLES`), the
-run-level scores, and the evaluation settings as a JSON attribute.
+Schema version 3 (docs/store.md): classic NetCDF with one named variable per
+measure, each with the CF ``long_name`` and ``units`` declared in
+:data:`~nllbench.measures.names.METRICS_VARIABLES`: the NLL and its terms per
+step and Q, the per-step measures
+(:data:`~nllbench.measures.names.METRIC_STEP_VARIABLES`), the run-level
+scores, and the evaluation settings as a JSON attribute. Files of schema 1
+(NetCDF-4, one variable per measure) and 2 (NetCDF-4, packed) read the same.
 """
 
 from __future__ import annotations
@@ -12,39 +16,119 @@ import os
 
 import numpy as np
 
-from nllbench.measures.names import METRIC_STEP_VARIABLES, NLL_STEP, POINT_RUN
+from nllbench.measures.names import METRIC_STEP_VARIABLES, METRICS_VARIABLES, NLL_STEP, POINT_RUN
 from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_dataset
 
 
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
-    """Write a :class:`nllbench.measures.evaluate.RunMetrics` to a metrics file.
+    """Write a :class:`nllbench.measures.evaluate.RunMetrics` to a metrics file (schema version 3).
 
-    Variables (as :func:`read_metrics` returns them): ``nll_<term>(step, q)``
-    for value, lower, upper and the decomposition, ``nll_exact(step, q)``
-    (0/1), per-step measures over ``step`` (:data:`METRIC_STEP_VARIABLES`),
-    and run-level scalars (``mota``, ``motp``, ``idf1``, ...; ``nll_mean(q)``,
-    ``nll_infinite_steps(q)``). In the file, the variables of equal
-    dimensions and type are stacked into one (:func:`pack`). +inf NLL values
-    are stored as +inf (an impossible truth), never dropped.
+    One named variable per measure, as :func:`read_metrics` returns them:
+    ``nll_<term>(step, q)`` for value, lower, upper and the decomposition,
+    ``nll_exact(step, q)`` (a 0/1 flag), the per-step measures over ``step``
+    (:data:`METRIC_STEP_VARIABLES`), run-level scalars (``mota``, ``motp``,
+    ``idf1``, ...; ``nll_mean(q)``, ``nll_infinite_steps(q)``) and the HOTA
+    and calibration arrays. Each variable carries the CF ``long_name`` and
+    ``units`` that :data:`~nllbench.measures.names.METRICS_VARIABLES`
+    declares. The file is classic NetCDF (64-bit offset): in a file of a few
+    thousand numbers the per-variable overhead of NetCDF-4/HDF5 would
+    outweigh the data. +inf values are stored as +inf (an impossible truth),
+    never dropped; counts are stored in the smaller of short and int that
+    holds them (:func:`encode_variables`). Layout in ``docs/store.md``.
     """
     import xarray as xr
 
     data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
     data.update(_measure_variables(metrics))
-    ds = xr.Dataset(
-        pack(data),
-        coords={"step": np.arange(metrics.steps), "q": np.array(metrics.qs, dtype=np.int64)},
-        attrs=attrs_out(_metrics_attrs(metrics, attrs)),
-    )
-    write_dataset(ds, path, encoding={v: _packed_encoding(ds[v]) for v in ds.data_vars})
+    data["step"] = (("step",), np.arange(metrics.steps))
+    data["q"] = (("q",), np.array(metrics.qs, dtype=np.int64))
+    ds = xr.Dataset(encode_variables(data), attrs=classic_attrs(attrs_out(_metrics_attrs(metrics, attrs))))
+    write_dataset(ds, path, file_format=METRICS_FORMAT)
 
 
-def _packed_encoding(var) -> dict:
-    """zlib with byte shuffling for the larger packed variables (it halves them); contiguous storage
-    for the small ones, where a chunk index would cost more than compression saves."""
-    if var.size > 500:
-        return {"zlib": True, "complevel": 4, "shuffle": True}
-    return {"contiguous": True}
+#: The on-disk format of metrics files since schema version 3 (classic NetCDF, 64-bit offsets).
+METRICS_FORMAT = "NETCDF3_64BIT"
+#: The integer types of classic NetCDF a count may be stored in (short, int), smallest first: the
+#: first that holds all its values above the type's default fill value (its minimum + 1, which
+#: netCDF4-python masks); counts beyond int are stored as double (exact up to 2**53). Not byte:
+#: a reader that adds two byte counts (xarray and MATLAB keep the type) would overflow at 127.
+_CLASSIC_INTEGERS = (np.int16, np.int32)
+#: Integers are exact in float64 up to this magnitude.
+_EXACT_INTEGER = 2**53
+#: Global attribute naming the integer attributes written as decimal text (outside the int range).
+INTEGER_TEXT_ATTRIBUTE = "integer_attributes_as_text"
+
+
+def encode_variables(data: dict) -> dict:
+    """Each metrics variable as stored: its declared attributes and its on-disk type.
+
+    ``data`` maps a name of :data:`METRICS_VARIABLES` to ``(dims, values)``.
+    Floats stay float64; a flag (0/1) is a byte with CF ``flag_values`` and
+    ``flag_meanings``; a count is stored as short, or int where short cannot
+    hold it (:data:`_CLASSIC_INTEGERS`), and as float64 beyond int
+    (exact within +-2**53; larger counts are refused). The reader restores the
+    in-memory types (int64 counts, int8 flags) from the declared kind, so the
+    stored width does not matter to it.
+    """
+    out = {}
+    for name, (dims, values) in data.items():
+        declared = METRICS_VARIABLES.get(name)
+        if declared is None:
+            raise ValueError(f"metrics variable {name!r}: not declared in nllbench.measures.names")
+        arr = np.asarray(values)
+        if declared.kind == "float":
+            if arr.dtype.kind != "f":
+                raise TypeError(f"metrics variable {name!r}: expected floats, got dtype {arr.dtype}")
+            stored = arr.astype(np.float64)
+        elif declared.kind == "flag":
+            if arr.dtype.kind not in "biu" or not np.isin(arr, (0, 1)).all():
+                raise ValueError(f"metrics variable {name!r}: expected 0/1 flags, got {arr}")
+            stored = arr.astype(np.int8)
+        else:
+            stored = _stored_count(name, arr)
+        out[name] = (dims, stored, declared_attrs(name))
+    return out
+
+
+def _stored_count(name: str, arr: np.ndarray) -> np.ndarray:
+    """A count as short, or int where short cannot hold it, or float64 beyond int."""
+    if arr.dtype.kind not in "biu":
+        raise TypeError(f"metrics variable {name!r}: expected integer counts, got dtype {arr.dtype}")
+    low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+    for dtype in _CLASSIC_INTEGERS:
+        info = np.iinfo(dtype)
+        if info.min + 1 < low and high <= info.max:  # above the type's default fill value (min + 1)
+            return arr.astype(dtype)
+    if max(high, -low) > _EXACT_INTEGER:
+        bad = high if high > _EXACT_INTEGER else low
+        raise ValueError(f"metrics variable {name!r}: expected integers within +-2**53, got {bad}")
+    return arr.astype(np.float64)
+
+
+def classic_attrs(attrs: dict) -> dict:
+    """Global attributes classic NetCDF can hold, exactly: integers beyond int32 as decimal text.
+
+    Classic NetCDF has no 64-bit integer type. An integer attribute (a seed,
+    say) outside int32 is written as its decimal digits and named in
+    :data:`INTEGER_TEXT_ATTRIBUTE`; :func:`read_metrics` gives it back as int64.
+    Integers beyond int64 are refused, as NetCDF-4 files refuse them.
+    """
+    out, as_text = {}, []
+    for key, value in attrs.items():
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            number = int(value)
+            if not -(2**63) <= number < 2**63:
+                raise ValueError(f"attribute {key!r}: expected an integer within int64, got {number}")
+            if -(2**31) <= number < 2**31:
+                out[key] = np.int32(number)
+            else:
+                out[key] = str(number)
+                as_text.append(key)
+        else:
+            out[key] = value
+    if as_text:
+        out[INTEGER_TEXT_ATTRIBUTE] = " ".join(as_text)
+    return out
 
 
 def _nll_variables(metrics) -> dict:
@@ -117,75 +201,6 @@ def _metrics_attrs(metrics, attrs: dict | None) -> dict:
     for k, v in (attrs or {}).items():
         meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
     return meta
-
-
-#: Attributes of a packed variable: the names stacked along its first dimension, and their dtypes.
-PACKED_MEMBERS, PACKED_DTYPES = "members", "member_dtypes"
-#: Integers stored in a float64 packed variable must be exact there (|n| <= 2**53).
-_EXACT_INTEGER = 2**53
-
-
-def pack(data: dict) -> dict:
-    """Stack the variables of equal dimensions into one float64 variable per dimension tuple.
-
-    ``data`` maps a name to ``(dims, values)``. A variable named like its
-    only dimension is a coordinate and stays as it is. The others become
-    ``packed_<dims>`` (``packed_run`` for scalars) over
-    ``(<that name>_member, *dims)``, with the attributes ``members`` (the
-    stacked names, in order) and ``member_dtypes`` (each one's numpy dtype;
-    integers are exact in float64 up to 2**53, checked here). :func:`unpack`
-    inverts this exactly: the same names, dimensions, dtypes and values (the
-    encode/decode contract of metrics files, schema version 2). A few
-    variables instead of one per measure removes HDF5's per-variable overhead
-    (object headers, chunk indices, dimension scales), which made up most of
-    a file of a few thousand numbers.
-    """
-    groups: dict[tuple, list[tuple[str, np.ndarray]]] = {}
-    out = {}
-    for name, (dims, values) in data.items():
-        arr = np.asarray(values)
-        if tuple(dims) == (name,):
-            out[name] = (dims, arr)
-            continue
-        if arr.dtype.kind not in "fiu":
-            raise TypeError(f"metrics variable {name!r}: expected numbers, got dtype {arr.dtype}")
-        low, high = (int(arr.min()), int(arr.max())) if arr.dtype.kind in "iu" and arr.size else (0, 0)
-        if max(high, -low) > _EXACT_INTEGER:
-            bad = high if high > _EXACT_INTEGER else low
-            raise ValueError(f"metrics variable {name!r}: expected integers within +-2**53, got {bad}")
-        groups.setdefault(tuple(dims), []).append((name, arr))
-    for dims, members in groups.items():
-        var = f"packed_{'_'.join(dims) or 'run'}"
-        stacked = np.stack([arr.astype(np.float64) for _, arr in members])
-        attrs = {
-            PACKED_MEMBERS: " ".join(n for n, _ in members),
-            PACKED_DTYPES: " ".join(arr.dtype.str for _, arr in members),
-        }
-        out[var] = ((f"{var}_member", *dims), stacked, attrs)
-    return out
-
-
-def unpack(ds, path=None):
-    """The variables :func:`pack` stacked, restored from ``ds`` (an ``xarray.Dataset``; a new one)."""
-    packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds.variables[v].attrs]
-    restored_vars = {}
-    for var in packed:
-        variable = ds.variables[var]
-        names = str(variable.attrs[PACKED_MEMBERS]).split()
-        dtypes = str(variable.attrs.get(PACKED_DTYPES, "")).split()
-        values = variable.values
-        if not values.shape[0] == len(names) == len(dtypes):
-            raise SchemaError(
-                f"{path}: variable {var!r}: expected one row per name in {PACKED_MEMBERS!r} and "
-                f"{PACKED_DTYPES!r}, got {values.shape[0]} rows, {len(names)} names, {len(dtypes)} dtypes"
-            )
-        for name, dtype, row in zip(names, dtypes, values, strict=True):
-            restored = row.astype(dtype)
-            if not np.array_equal(restored, row, equal_nan=True):
-                raise SchemaError(f"{path}: variable {name!r} (in {var!r}): expected {dtype} values")
-            restored_vars[name] = (variable.dims[1:], restored)
-    # one assignment: adding the variables one by one re-merges the dataset each time
-    return ds.drop_vars(packed).assign(restored_vars)
 
 
 def _measure_variables(metrics) -> dict:
@@ -291,9 +306,124 @@ def read_calibration_counts(ds):
     )
 
 
+#: Attributes of a schema-2 packed variable: the names stacked along its first dimension, their dtypes.
+PACKED_MEMBERS, PACKED_DTYPES = "members", "member_dtypes"
+
+
+def unpack(ds, path=None):
+    """The variables of a schema-2 file, restored from ``ds`` (an ``xarray.Dataset``; a new one).
+
+    Schema 2 stacked the variables of equal dimensions into one float64
+    variable per dimension tuple, ``packed_<dims>`` (``packed_run`` for
+    scalars) over ``(<that name>_member, *dims)``, with the attributes
+    ``members`` (the stacked names, in order) and ``member_dtypes`` (each
+    one's numpy dtype; integers were checked exact in float64). This gives
+    each back under its name, dimensions, dtype and values, bit for bit.
+    """
+    packed = [v for v in ds.data_vars if PACKED_MEMBERS in ds.variables[v].attrs]
+    restored_vars = {}
+    for var in packed:
+        variable = ds.variables[var]
+        names = str(variable.attrs[PACKED_MEMBERS]).split()
+        dtypes = str(variable.attrs.get(PACKED_DTYPES, "")).split()
+        values = variable.values
+        if not values.shape[0] == len(names) == len(dtypes):
+            raise SchemaError(
+                f"{path}: variable {var!r}: expected one row per name in {PACKED_MEMBERS!r} and "
+                f"{PACKED_DTYPES!r}, got {values.shape[0]} rows, {len(names)} names, {len(dtypes)} dtypes"
+            )
+        for name, dtype, row in zip(names, dtypes, values, strict=True):
+            restored = row.astype(dtype)
+            if not np.array_equal(restored, row, equal_nan=True):
+                raise SchemaError(f"{path}: variable {name!r} (in {var!r}): expected {dtype} values")
+            restored_vars[name] = (variable.dims[1:], restored)
+    # one assignment: adding the variables one by one re-merges the dataset each time
+    return ds.drop_vars(packed).assign(restored_vars)
+
+
+def declared_attrs(name: str) -> dict:
+    """The CF attributes of metrics variable ``name`` (:data:`METRICS_VARIABLES`), as written."""
+    declared = METRICS_VARIABLES[name]
+    attrs = {"long_name": declared.long_name}
+    if declared.units is not None:
+        attrs["units"] = declared.units
+    if declared.kind == "flag":
+        attrs.update(flag_values=np.array([0, 1], dtype=np.int8), flag_meanings=declared.flag_meanings)
+    return attrs
+
+
+#: The in-memory dtype of each declared kind: what schema 1 and 2 files held, and read_metrics returns.
+_MEMORY_DTYPES = {"float": np.dtype(np.float64), "count": np.dtype(np.int64), "flag": np.dtype(np.int8)}
+
+
+def _decoded(name: str, values: np.ndarray, path) -> np.ndarray:
+    """A stored variable of a schema-3 file in its in-memory dtype (checked exact)."""
+    kind = METRICS_VARIABLES[name].kind
+    dtype = _MEMORY_DTYPES[kind]
+    if kind == "float":
+        if values.dtype.kind != "f":
+            raise SchemaError(f"{path}: variable {name!r}: expected floats, got {values.dtype}")
+        return values.astype(dtype, copy=False)
+    if values.dtype.kind not in "iuf":
+        raise SchemaError(f"{path}: variable {name!r}: expected integers, got {values.dtype}")
+    if values.dtype.kind == "f" and not (np.abs(values) <= _EXACT_INTEGER).all():  # also NaN
+        raise SchemaError(f"{path}: variable {name!r}: expected integers within +-2**53")
+    restored = values.astype(dtype)
+    if not np.array_equal(restored, values) or (kind == "flag" and not np.isin(restored, (0, 1)).all()):
+        what = "0/1 flags" if kind == "flag" else "integers"
+        raise SchemaError(f"{path}: variable {name!r}: expected {what}, got {values.ravel()[:5]}...")
+    return restored
+
+
+def _decode(ds, path):
+    """A schema-3 dataset with the in-memory dtypes of schema 2 (int64 counts, int8 flags) and attributes.
+
+    Integer global attributes, int32 in classic NetCDF, come back as int64;
+    those written as text (:func:`classic_attrs`) as int64 too.
+    """
+    import xarray as xr
+
+    attrs = dict(ds.attrs)
+    as_text = str(attrs.pop(INTEGER_TEXT_ATTRIBUTE, "")).split()
+    for key, value in attrs.items():
+        if key in as_text:
+            try:
+                attrs[key] = np.int64(int(value))
+            except (TypeError, ValueError):
+                raise SchemaError(f"{path}: attribute {key!r}: expected an integer, got {value!r}") from None
+        elif isinstance(value, np.integer):
+            attrs[key] = np.int64(value)
+    variables = {}
+    for name, var in ds.variables.items():
+        if name in METRICS_VARIABLES:
+            variables[name] = xr.Variable(var.dims, _decoded(name, var.values, path), declared_attrs(name))
+        else:
+            variables[name] = var
+    coords = {name: variables.pop(name) for name in ds.coords}
+    return xr.Dataset(variables, coords=coords, attrs=attrs)
+
+
+def _described(ds):
+    """A schema-1 or 2 dataset (no attributes on its variables) with the declared attributes."""
+    for name, var in ds.variables.items():
+        if name in METRICS_VARIABLES:
+            var.attrs = declared_attrs(name)
+    return ds
+
+
 def read_metrics(path: str | os.PathLike):
-    """Read a metrics file as an ``xarray.Dataset`` (validated: content, version, variables, no NaN)."""
-    ds = unpack(open_dataset(path, "metrics"), path)
+    """Read a metrics file as an ``xarray.Dataset`` (validated: content, version, variables, no NaN).
+
+    Every schema version gives the same dataset: one variable per measure
+    with the dtypes of :data:`_MEMORY_DTYPES` (float64, int64 counts, int8
+    flags) and the attributes of :data:`METRICS_VARIABLES`. Schema 3 files
+    (classic NetCDF, named variables) are decoded from their stored integer
+    widths, schema 2 files unpacked (:func:`unpack`); schema 1 files hold the
+    variables as they are.
+    """
+    ds = open_dataset(path, "metrics")
+    version = str(ds.attrs["nllbench_schema_version"])
+    ds = _decode(ds, path) if version == "3" else _described(unpack(ds, path))
     required = (
         *(f"nll_{t}" for t in NLL_STEP),
         "nll_exact",

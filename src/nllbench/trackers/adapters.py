@@ -2,7 +2,9 @@
 
 * :func:`tracks_from_stonesoup`: Stone Soup ``Track`` objects (of Gaussian
   states: ``GaussianState``, ``GaussianStatePrediction``, ``GaussianStateUpdate``,
-  ``TaggedWeightedGaussianState``), in memory.
+  ``TaggedWeightedGaussianState``), in memory, on the frames of given
+  timestamps or of the ground truth; :func:`truth_from_stonesoup`: its
+  ``GroundTruthPath`` objects, on the same frames.
 * :func:`read_motchallenge`: MOTChallenge text files (``frame, id, bb_left,
   bb_top, bb_width, bb_height, conf, x, y, z``; Milan et al., "MOT16: A
   Benchmark for Multi-Object Tracking", arXiv:1603.00831, Sec. 3.3).
@@ -14,6 +16,7 @@ Each returns a pandas DataFrame in the tidy format, ready for
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -25,6 +28,7 @@ def tracks_from_stonesoup(
     tracks: Iterable,
     timestamps: Sequence | None = None,
     *,
+    truth: Iterable | None = None,
     mapping: Sequence[int] = (0, 2),
     state: Sequence[str] = ("x", "y"),
 ):
@@ -35,9 +39,15 @@ def tracks_from_stonesoup(
     tracks : iterable of ``stonesoup.types.track.Track``
         Every state must carry ``mean``, ``covar`` and ``timestamp`` (Gaussian
         states; also particle states, summarised by their mean and covariance).
-    timestamps : sequence of datetimes, optional
+    timestamps : sequence of datetimes
         Frame k is ``timestamps[k]``; a state at any other time is an error.
-        Default: the sorted distinct timestamps of all states (frames 0, 1, ...).
+    truth : iterable of ``stonesoup.types.groundtruth.GroundTruthPath``
+        Instead of ``timestamps``: the frames are the sorted distinct
+        timestamps of the ground truth's states, as in
+        :func:`truth_from_stonesoup` (a track state at a time without truth
+        is then an error: give ``timestamps``). One of the two is required:
+        numbering the frames from the tracks' own timestamps would shift a
+        tracker whose first tracks come later than the first scan.
     mapping : indices of ``state`` in Stone Soup's state vector (default
         (0, 2): x and y of a [x, vx, y, vy] constant-velocity state).
     state : column names for those components.
@@ -57,16 +67,18 @@ def tracks_from_stonesoup(
     names = [str(s) for s in state]
     if len(mapping) != len(names):
         raise ValueError(f"state: expected {len(mapping)} names for mapping {mapping}, got {names}")
+    timestamps, source = _frame_times(timestamps, truth)
     tracks = sorted(tracks, key=lambda t: str(t.id))
     states = [(k, s) for k, t in enumerate(tracks) for s in t.states]
-    if timestamps is None:
-        timestamps = sorted({s.timestamp for _, s in states})
     frame_of = {t: k for k, t in enumerate(timestamps)}
     rows = []
     kinds = set()
     for track_no, s in states:
         if s.timestamp not in frame_of:
-            raise ValueError(f"tracks: track {tracks[track_no].id}: timestamp {s.timestamp} is not a frame")
+            raise ValueError(
+                f"tracks: track {tracks[track_no].id}: timestamp {s.timestamp} is not a frame (not among "
+                f"the {source})" + ("; give timestamps= (every scan's time)" if truth is not None else "")
+            )
         # ``mean`` is the state vector of a Gaussian state and the weighted mean of a particle state
         x = np.asarray(s.mean, dtype=float).reshape(-1)[mapping]
         P = np.asarray(s.covar, dtype=float)[np.ix_(mapping, mapping)]
@@ -90,6 +102,73 @@ def tracks_from_stonesoup(
     cols += [f"var_{a}" for a in names]
     cols += [f"cov_{a}_{b}" for i, a in enumerate(names) for b in names[i + 1 :]]
     df = pd.DataFrame(rows, columns=cols)
+    return df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
+
+
+def _frame_times(timestamps, truth) -> tuple[list, str]:
+    """The frame times (frame k is element k) from ``timestamps`` or the truth paths, and their source."""
+    if timestamps is not None and truth is not None:
+        raise ValueError("timestamps, truth: expected one of them (the frame times), got both")
+    if timestamps is None and truth is None:
+        raise ValueError(
+            "timestamps: expected the frame times (timestamps=[every scan's time] or truth=the ground "
+            "truth paths); frames numbered from the tracks' own first timestamp would shift a tracker "
+            "whose first tracks come later against the truth"
+        )
+    if truth is not None:
+        times = sorted({s.timestamp for path in truth for s in path.states})
+        if not times:
+            raise ValueError("truth: expected ground truth paths with states, got none")
+        return times, "ground truth's timestamps"
+    times = list(timestamps)
+    if len(set(times)) != len(times):
+        raise ValueError("timestamps: expected distinct times, got a time twice")
+    return times, "timestamps"
+
+
+def truth_from_stonesoup(
+    paths: Iterable,
+    timestamps: Sequence | None = None,
+    *,
+    mapping: Sequence[int] = (0, 2),
+    state: Sequence[str] = ("x", "y"),
+):
+    """Tidy truth table from Stone Soup ground truth paths.
+
+    Parameters
+    ----------
+    paths : iterable of ``stonesoup.types.groundtruth.GroundTruthPath``
+    timestamps : sequence of datetimes, optional
+        Frame k is ``timestamps[k]`` (a state at any other time is an error).
+        Default: the sorted distinct timestamps of the paths' states, the
+        frames :func:`tracks_from_stonesoup` gives with ``truth=paths``.
+    mapping, state : as for :func:`tracks_from_stonesoup`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame, id, <state>``; ``id`` numbers the paths in the order of their
+        Stone Soup ``id`` strings.
+    """
+    import pandas as pd
+
+    paths = sorted(paths, key=lambda p: str(p.id))
+    mapping = [int(i) for i in mapping]
+    names = [str(s) for s in state]
+    if len(mapping) != len(names):
+        raise ValueError(f"state: expected {len(mapping)} names for mapping {mapping}, got {names}")
+    times, source = _frame_times(timestamps, None if timestamps is not None else paths)
+    frame_of = {t: k for k, t in enumerate(times)}
+    rows = []
+    for number, path in enumerate(paths):
+        for s in path.states:
+            if s.timestamp not in frame_of:
+                raise ValueError(f"truth: path {path.id}: timestamp {s.timestamp} is not among the {source}")
+            x = np.asarray(s.state_vector, dtype=float).reshape(-1)[mapping]
+            rows.append(
+                {"frame": frame_of[s.timestamp], "id": number, **dict(zip(names, x.tolist(), strict=True))}
+            )
+    df = pd.DataFrame(rows, columns=["frame", "id", *names])
     return df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
 
 
@@ -117,7 +196,10 @@ def read_motchallenge(
         ``df.attrs["ignored_rows"]``.
     conf : "score", "r" or "ignore" (tracks only)
         The 7th column as a score to calibrate, as an existence probability
-        (it must then lie in [0, 1]), or not at all.
+        (it must then lie in [0, 1]), or not at all. A constant 7th column
+        (result files usually hold ``conf = -1`` throughout) is no score: with
+        ``"score"`` it is left out, with a warning, and its value kept in
+        ``df.attrs["constant_conf"]``.
     """
     import pandas as pd
 
@@ -143,15 +225,26 @@ def read_motchallenge(
         if conf != "ignore":
             if "conf" not in raw.columns:
                 raise ValueError(f"{path}: conf={conf!r} needs the 7th column (conf), got 6 columns")
-            df.insert(2, conf, raw["conf"].astype(float))
+            values = raw["conf"].to_numpy(dtype=float)
+            if conf == "score" and values.size > 1 and np.all(values == values[0]):
+                warnings.warn(
+                    f"{path}: column 'conf' is {values[0]:g} on every line: a constant is no score, so "
+                    "the table has none (give r or existence_one to score it)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                df.attrs["constant_conf"] = float(values[0])
+            else:
+                df.insert(2, conf, values)
         if box_std_fraction is not None:
             f = float(box_std_fraction)
             if not np.isfinite(f) or f <= 0:
                 raise ValueError(f"box_std_fraction: expected a positive number, got {box_std_fraction!r}")
             df["var_x"] = (f * raw["bb_width"]) ** 2
             df["var_y"] = (f * raw["bb_height"]) ** 2
+    attrs = dict(df.attrs)
     df = df[keep].reset_index(drop=True)
-    df.attrs["ignored_rows"] = int((~keep).sum())
+    df.attrs.update(attrs, ignored_rows=int((~keep).sum()))
     return df
 
 
@@ -163,9 +256,17 @@ def _mot_values(path) -> tuple[np.ndarray, list[int]]:
     shift of the columns after it. Blank lines are skipped. Errors name the
     file, line and column.
     """
+    from nllbench.trackers.cells import file_kind
+
     rows, lines = [], []
+    kind = file_kind(path)
+    if kind is not None:
+        raise ValueError(
+            f"{str(path)!r}: expected a MOTChallenge text file, got {kind} (it is not text); "
+            "decompress or convert it first"
+        )
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             text = fh.read().splitlines()
     except OSError as exc:
         raise ValueError(f"{str(path)!r}: cannot read it: {exc.strerror or exc}") from None

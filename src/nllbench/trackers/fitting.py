@@ -1,7 +1,8 @@
-"""Fill-ins fitted on a held-out calibration set: the score -> r map and the undetected rate.
+"""Fill-ins fitted on a held-out calibration set: the score -> r map, a constant r and the undetected rate.
 
-Both are maximum-likelihood fits: a logistic regression of detection
-outcomes on the score (:func:`fit_score_calibration`) and the rate of the
+All are maximum-likelihood fits: a logistic regression of detection
+outcomes on the score (:func:`fit_score_calibration`), the share of matched
+rows as a constant r (:func:`fit_constant_existence`) and the rate of the
 uniform undetected-object PPP that minimises the calibration NLL
 (:func:`fit_undetected_rate`), with the probes of the scoring run.
 """
@@ -20,7 +21,8 @@ from nllbench.engine.transforms import POSITION, marginal
 from nllbench.measures.evaluate import EvaluationSettings, probed
 from nllbench.measures.metrics import gated_matching
 from nllbench.trackers.build import build_densities
-from nllbench.trackers.fillins import FillIns, ScoreCalibration
+from nllbench.trackers.checks import outside_box, unit_check
+from nllbench.trackers.fillins import ConstantExistence, FillIns, ScoreCalibration
 from nllbench.trackers.inputs import read_tables
 from nllbench.trackers.tracks import DEFAULT_STATE, TrackTable, TruthTable, truth_sets
 
@@ -50,7 +52,9 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
     return out
 
 
-def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: float = 2.0) -> ScoreCalibration:
+def fit_score_calibration(
+    tracks, truth, *, state=DEFAULT_STATE, threshold: float = 2.0, frames=None
+) -> ScoreCalibration:
     """Logistic map score -> r fitted by maximum likelihood of detection outcomes.
 
     Each row of a calibration tracks table is labelled 1 if matched to a truth
@@ -59,12 +63,21 @@ def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: floa
     ``s`` the logistic function (logistic regression; Platt, 1999). The
     maximum exists iff the outcomes overlap in score both ways; otherwise
     (perfect separation) this refuses rather than return r = 0 or 1.
+    ``frames`` as for :func:`nllbench.score` (tables covering different frames are refused without it).
     """
-    t, y, _, _ = read_tables(tracks, truth, state)
+    t, y, fr, _ = read_tables(tracks, truth, state, frames)
+    t = t.per_track()  # a Gaussian-mixture track is one detection, at its mixture mean
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
+    unit_check(t, y, fr, {"threshold": float(threshold)})
     live = ~t.placeholder
     x = t.score[live]
+    if x.size and np.all(x == x[0]):
+        raise ValueError(
+            f"{t.label}: column 'score' is constant ({float(x[0])!r} on every row): it carries no "
+            "information to calibrate and is no score at all (MOTChallenge result files often hold "
+            "conf = -1 throughout); leave it out and give r, or existence_one"
+        )
     o = detection_outcomes(t, y, threshold)[live]
     pos, neg = x[o == 1], x[o == 0]
     if pos.size == 0 or neg.size == 0:
@@ -90,7 +103,32 @@ def fit_score_calibration(tracks, truth, *, state=DEFAULT_STATE, threshold: floa
 
     res = minimize(loss, np.zeros(2), jac=grad, method="BFGS", options={"gtol": 1e-10})
     a, b = res.x
-    return ScoreCalibration(float(a - b * centre / spread), float(b / spread), int(x.size), int(o.sum()))
+    return ScoreCalibration(
+        float(a - b * centre / spread), float(b / spread), int(x.size), int(o.sum()), float(threshold)
+    )
+
+
+def fit_constant_existence(
+    tracks, truth, *, state=DEFAULT_STATE, threshold: float = 2.0, frames=None
+) -> ConstantExistence:
+    """The constant r that best explains a calibration set: the share of its rows matched to a truth.
+
+    Each live row is labelled 1 if matched to a truth of its frame by CLEAR
+    MOT's matching (:func:`detection_outcomes`, distance <= ``threshold``) and
+    0 otherwise; the r maximising ``sum_i o_i log r + (1 - o_i) log(1 - r)``
+    is the mean of the outcomes (the Bernoulli maximum-likelihood estimate).
+    For a tracks table with neither r nor score (``--existence-one``'s
+    case), an r < 1 that leaves a false track possible. ``frames`` as for
+    :func:`nllbench.score`.
+    """
+    t, y, fr, _ = read_tables(tracks, truth, state, frames)
+    t = t.per_track()  # a Gaussian-mixture track is one detection, at its mixture mean
+    unit_check(t, y, fr, {"threshold": float(threshold)})
+    live = ~t.placeholder
+    o = detection_outcomes(t, y, threshold)[live]
+    if o.size == 0:
+        raise ValueError(f"{t.label}: expected tracks rows to fit a constant existence on, got none")
+    return ConstantExistence(float(o.mean()), int(o.size), int(o.sum()), float(threshold))
 
 
 def calibration_nll(
@@ -102,7 +140,15 @@ def calibration_nll(
 
 
 def _rate_objective(t: TrackTable, y: TruthTable, fr, fill: FillIns, settings: EvaluationSettings):
-    base = FillIns(0.0, None, None, fill.default_std, fill.calibration, fill.existence_one)
+    base = FillIns(
+        0.0,
+        None,
+        None,
+        fill.default_std,
+        fill.calibration,
+        fill.existence_one,
+        constant_existence=fill.constant_existence,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the r = 1 warning is given by the scoring run
         dens, _ = build_densities(t, fr, base)
@@ -150,6 +196,7 @@ def fit_undetected_rate(
     t, y, fr, _ = read_tables(tracks, truth, state, frames)
     if fill.fov_low is None or fill.fov_high is None:
         raise ValueError("fov: fitting the undetected rate needs the box (--fov LOW... HIGH...)")
+    outside_box(y, fill.fov_low, fill.fov_high, fr)
     objective = _rate_objective(t, y, fr, fill, settings)
     frames = fr.size
     bound = y.frame.size / max(frames, 1)

@@ -8,6 +8,7 @@ committed together.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from nllbench.measures.evaluate import EvaluationSettings
@@ -30,6 +31,13 @@ def _same_scenario(truth, scenario_file) -> None:
             f"scenario_file {str(scenario_file)!r}: expected the scenario of the truth {str(truth)!r} "
             f"(it labels the run), but they differ in {text}"
         )
+
+
+def _file_name(table) -> str:
+    """The file name of a path, or of a table read from a file (``attrs["file"]``)."""
+    if isinstance(table, (str, os.PathLike)):
+        return Path(table).name
+    return Path(str(getattr(table, "attrs", {}).get("file", "(table)"))).name
 
 
 def score_file(
@@ -56,8 +64,8 @@ def score_file(
     """
     from nllbench.store import Output, committed_together, read_scenario, write_metrics
 
-    extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
-    if Path(truth).suffix == ".nc":
+    extra: dict = {"tracks_file": _file_name(tracks), "truth_file": _file_name(truth)}
+    if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
         if scenario_file is not None:
             _same_scenario(truth, scenario_file)
         scenario_file = scenario_file or truth

@@ -16,7 +16,16 @@ import numpy as np
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.names import NLL_TERMS
+from nllbench.measures.presets import preset_settings
 from nllbench.trackers.build import build_densities
+from nllbench.trackers.checks import (
+    IDENTITY_FRAME_COLUMNS,
+    NA,
+    fov_check,
+    not_applicable,
+    unit_check,
+    unit_values,
+)
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.inputs import read_tables
 from nllbench.trackers.tracks import DEFAULT_STATE, TrackTable, TruthTable, truth_sets
@@ -28,19 +37,45 @@ class ScoreResult:
 
     metrics : the :class:`RunMetrics` of ``evaluate`` (step k is ``frames[k]``);
     frames : (K,) int; fill_ins : provenance of every fill-in;
-    theorem_fov : (low, high) position box of the Theorem 1 check.
+    theorem_fov : (low, high) position box of the Theorem 1 check;
+    not_applicable : summary keys of the measures that do not apply to the input
+        (identity measures of a table without ``id``; MOTP when nothing is matched):
+        :data:`~nllbench.trackers.checks.NA` in :meth:`summary`, never a number;
+    units : the distance settings used (cutoff, threshold, hota_threshold,
+        tgospa_gamma), which of them are defaults, and the data's scale
+        (:func:`~nllbench.trackers.checks.unit_check`);
+    outside_fov : truth objects outside the undetected-object fill-in's box
+        (``{"truth_outside": n, "frames": k}``; None without that fill-in).
     """
 
     metrics: RunMetrics
     frames: np.ndarray
     fill_ins: dict
     theorem_fov: tuple[list[float], list[float]] = field(default=((), ()))
+    not_applicable: tuple[str, ...] = ()
+    units: dict = field(default_factory=dict)
+    outside_fov: dict | None = None
 
     def summary(self) -> dict:
-        return self.metrics.summary()
+        """The run-level row of ``evaluate`` with the measures that do not apply as ``n/a``.
+
+        Also ``not_applicable`` (their keys, space-separated; empty when every
+        measure applies) and the distance settings used: ``cutoff``,
+        ``threshold``, ``hota_threshold``, ``tgospa_gamma``.
+        """
+        row = self.metrics.summary()
+        for key in self.not_applicable:
+            if key in row:
+                row[key] = NA
+        row["not_applicable"] = " ".join(self.not_applicable)
+        row.update({k: self.units[k] for k in unit_values(self.metrics.settings) if k in self.units})
+        return row
 
     def per_frame(self):
-        """One row per frame: frame, nll, nll_lower (largest Q), per-Q values, terms and measures."""
+        """One row per frame: frame, nll, nll_lower (largest Q), per-Q values, terms and measures.
+
+        Without track ids the identity column ``clear_switches`` is left out.
+        """
         import pandas as pd
 
         m = self.metrics
@@ -67,6 +102,9 @@ class ScoreResult:
             clear_false_positives=m.clear.frame_false_positives,
             clear_switches=m.clear.frame_switches,
         )
+        if "switches" in self.not_applicable:
+            for name in IDENTITY_FRAME_COLUMNS:
+                del cols[name]
         return pd.DataFrame(cols)
 
 
@@ -97,6 +135,7 @@ def score(
     frames=None,
     fill: FillIns = FillIns(),
     settings: EvaluationSettings = EvaluationSettings(),
+    preset: str | None = None,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -105,29 +144,52 @@ def score(
     tracks, truth : path (.csv / .parquet), pandas DataFrame, or a validated table;
         the truth may also be a scenario file (.nc; its steps are then the frames)
     state : state column names; the first two are the position (GOSPA, ...)
-    frames : frames to score (default: the union of both tables' frames)
+    frames : frames to score: a list of integers (a row in another frame is an error), ``"union"``
+        (every frame of either table), or None: both tables' frames, which must then be the same
+        (a frame present in only one table is refused, named; see ``docs/score.md``)
     fill : the fill-ins (:class:`FillIns`)
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, ...)
+    preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
+        distance and thresholds (:func:`nllbench.measures.presets.preset_settings`)
 
     Returns
     -------
     ScoreResult
     """
+    if preset is not None:
+        settings = preset_settings(preset, settings)
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
     if y.ignored:
         prov["ignored_truth_columns"] = list(y.ignored)
+    outside = fov_check(y, fill, fr)
+    units = unit_check(t, y, fr, settings)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     metrics = evaluate_run(dens, X, ids, lo, hi, settings)
     prov["theorem1_fov"] = {"low": lo, "high": hi}
-    return ScoreResult(metrics, fr, prov, (lo, hi))
+    return ScoreResult(metrics, fr, prov, (lo, hi), not_applicable(t, metrics), units, outside)
 
 
 def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = None) -> dict:
-    """Metrics-file attributes: tracker name as ``filter``, frames and fill-ins (JSON)."""
-    attrs = {"filter": tracker, "frames": json.dumps(result.frames.tolist()), "fill_ins": result.fill_ins}
+    """Metrics-file attributes: tracker name as ``filter``, frames and fill-ins (JSON).
+
+    Also ``not_applicable``: a JSON list of the run-level measures that do not
+    apply (their variables still hold what was computed, which is no measure
+    of the tracker: read them as n/a), and ``units``: the distance settings
+    used and the data's scale (JSON); ``truth_outside_fov``: the number of truth
+    objects outside the undetected-object fill-in's box (with that fill-in).
+    """
+    attrs = {
+        "filter": tracker,
+        "frames": json.dumps(result.frames.tolist()),
+        "fill_ins": result.fill_ins,
+        "not_applicable": json.dumps(list(result.not_applicable)),
+        "units": result.units,
+    }
+    if result.outside_fov is not None:
+        attrs["truth_outside_fov"] = result.outside_fov["truth_outside"]
     attrs.update(extra or {})
     return attrs

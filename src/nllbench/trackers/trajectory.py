@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nllbench.engine.assignment import check_q
 from nllbench.engine.densities import Gaussians, log_box_volume
 from nllbench.engine.trajectory import (
     TRAJECTORY_TERMS,
@@ -130,6 +131,11 @@ def prepare(
     if t.ids is None:
         raise ValueError(
             f"{t.label}: the trajectory NLL needs labels: expected a column 'id' (one track id per row)"
+        )
+    if t.component is not None:
+        raise ValueError(
+            f"{t.label}: the trajectory NLL takes Gaussian tracks, one row per id and frame; columns "
+            "'component' / 'component_weight' (Gaussian-mixture tracks) are scored per frame by nb.score"
         )
     live = ~t.placeholder
     weight = _mixture_rows(t, mixture)
@@ -344,8 +350,7 @@ class TrajectoryNLLResult:
 
 
 def _check_parameters(q, undetected, unlisted_presence, box):
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise ValueError(f"q: expected a positive integer, got {q!r}")
+    q = check_q(q, "q")
     rate, presence = 0.0, 1.0
     if undetected is not None:
         if not (isinstance(undetected, (tuple, list)) and len(undetected) == 2):
@@ -497,7 +502,8 @@ def trajectory_nll(
         ``unlisted_presence``.
     unlisted_presence : float
         R: at a frame where a label has no row it is present with probability R, uniform on the box.
-    frames : frames scored (default: the union of both tables' frames)
+    frames : frames scored, as for :func:`nllbench.score`: a list, ``"union"``, or None (both
+        tables' frames, which must then be the same: a frame in only one table is refused, named)
     full_state : bool
         Score the whole state (default: the position marginal, like ``score``).
     state : state column names
