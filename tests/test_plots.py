@@ -195,6 +195,7 @@ def test_example_figure_legend_and_geometry(tmp_path):
         assert ("PPP 2-sigma region" in labels) == has_ppp
         assert ax.get_xlabel()
     assert axes[0].get_ylabel()
+    assert_legends_clear_of_panels(fig)
 
 
 def test_q_figure_has_no_measured_time(summary):
