@@ -382,5 +382,5 @@ def test_trajectory_figure_marks_n_a_and_infinite_medians(tmp_path):
     texts = [t.get_text() for t in panel.texts]
     assert "n/a (no track labels): phd" in texts and "inf" in texts
     legend = [t.get_text() for t in panel.get_legend().get_texts()]
-    assert legend == ["pmb", "pmbm (inf in 2/6 runs)"]
+    assert legend == ["pmb", "pmbm (trajectory NLL inf in 2/3 seeds at 10)"]  # names what is infinite
     assert save(fig, tmp_path / "trajectory.png")[0].stat().st_size > 1000

@@ -19,7 +19,9 @@ One module per section of the workflow's report (``workflow/rules/plot.smk``,
 * :mod:`~nllbench.pipeline.plots.theory` (4 Theory): :func:`fig_theorem1`;
 * :mod:`~nllbench.pipeline.plots.timing` (5 Timing): :func:`fig_timing`;
 * :mod:`~nllbench.pipeline.plots.style`: the filters' colours and markers
-  (:func:`filter_styles`), labels, the drawing helpers and :func:`save`.
+  (:func:`filter_styles`), labels, the drawing helpers, :func:`plural` and :func:`save`;
+* :mod:`~nllbench.pipeline.plots.captions`: each figure's caption, written from the
+  tables it draws (attached to the figure; :func:`save` writes ``<stem>.caption.txt``).
 """
 
 from nllbench.pipeline.plots.calibration import (
@@ -51,6 +53,7 @@ from nllbench.pipeline.plots.style import (
     TGOSPA_COLORS,
     Style,
     filter_styles,
+    plural,
     save,
 )
 from nllbench.pipeline.plots.theory import fig_theorem1
@@ -84,6 +87,7 @@ __all__ = [
     "fig_trajectory",
     "fig_vs_clutter",
     "filter_styles",
+    "plural",
     "probe_q",
     "save",
 ]
