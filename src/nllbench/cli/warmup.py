@@ -52,6 +52,19 @@ def warm_up(directory: Path) -> None:
     post, scenario = d / "pmbm" / "seed0.nc", d / "sim" / "seed0.nc"
     full = ["--q", "3", "--budget", "global", "--marginal", "full"]
     run("evaluate", post, scenario, "-o", d / "global.nc", *full)
+    _colliding_tgospa()
+
+
+def _colliding_tgospa() -> None:
+    """Trajectory GOSPA where two true trajectories want one estimate: the group solver's kernels,
+    which a short evaluate does not reach."""
+    import numpy as np
+
+    from nllbench.measures.tgospa import tgospa
+
+    truth = [np.array([[0.0, 0.0], [0.2, 0.0]])] * 4
+    estimates = [np.array([[0.1, 0.0]])] * 4
+    tgospa(truth, [np.array([1, 2])] * 4, estimates, [np.array([7])] * 4, c=2.0)
 
 
 def _warmup(args: argparse.Namespace) -> int:
