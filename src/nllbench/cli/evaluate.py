@@ -50,7 +50,8 @@ def warn_empty(row: dict, path) -> None:
     n = row.get("estimator_empty_steps", 0)
     if n:
         warner("evaluate")(
-            f"{path}: at {n} steps the estimator returned no object although the posterior expects "
+            f"{path}: at {n} step{'' if n == 1 else 's'} the estimator returned no object although the"
+            " posterior expects "
             "at least one (see docs/estimators.md; e.g. --estimator greedy for a (C)PHD)"
         )
 
