@@ -11,7 +11,7 @@ import argparse
 import json
 
 from nllbench.cli.common import NON_NEGATIVE, PROBABILITY
-from nllbench.options import integer
+from nllbench.options import MAX_STEPS, integer
 
 #: Options that only mean something with --trajectory (dest, flag).
 _NEEDS_TRAJECTORY = (
@@ -59,13 +59,13 @@ def add_trajectory_options(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--fit-window",
-        type=integer(1),
+        type=integer(1, MAX_STEPS),
         metavar="K",
         help="frames per calibration window of --fit-trajectory-on (default: --window, else 10)",
     )
     g.add_argument(
         "--window",
-        type=integer(1),
+        type=integer(1, MAX_STEPS),
         metavar="K",
         help="score consecutive windows of K frames (the last may be shorter); trajectory_nll is their sum",
     )

@@ -153,7 +153,7 @@ class EvaluationSettings:
     )  # fmt: skip
     distance_dims: int = option(
         2, "leading state columns the point measures' distances are on (2: bird's-eye x, y)", "integer",
-        low=1, config=False,
+        low=1, high=1000, config=False,
     )  # fmt: skip
     clear_rule: str = option(
         "motmetrics", "CLEAR MOT matching rule: py-motmetrics (nuScenes) or TrackEval (Argoverse 2)",

@@ -79,4 +79,29 @@ def fig_trajectory(summary, q: int):
                         va="bottom",
                     )
     fig.set_layout_engine("constrained")
-    return style.captioned(fig, CAPTION)
+    return style.captioned(fig, trajectory_caption(summary, q))
+
+
+def trajectory_caption(summary, q: int) -> str:
+    """:data:`CAPTION`, then what this run's numbers say: lowest median trajectory NLL and per-frame
+    NLL per clutter rate, the filters without track labels, and infinite runs."""
+    from nllbench.pipeline.plots.captions import _join, _run, _values, best_per, infinite_runs
+
+    base = summary[(summary["cov_scale"] == 1.0) & (summary["q"] == q)]
+    traj = base[base["measure"] == "trajectory_nll"]
+    nll = base[base["measure"] == "nll"]
+    every = "every clutter rate"
+    found = []
+    if len(traj):
+        best = best_per(_values(traj, "clutter", "median"), "clutter", every)
+        found.append(f"Lowest median trajectory NLL: {best}.")
+    found.append(
+        f"Lowest median per-frame NLL: {best_per(_values(nll, 'clutter', 'median'), 'clutter', every)}."
+    )
+    missing = sorted(set(nll["filter"]) - set(traj["filter"]))
+    if missing:
+        found.append(f"No trajectory NLL (no track labels): {style.join_words(missing)}.")
+    inf = infinite_runs(traj, "clutter", "clutter", every)
+    if inf:
+        found.append(f"Infinite trajectory NLL: {'; '.join(inf)}.")
+    return _join(CAPTION, _run(found))
