@@ -3,9 +3,11 @@
 Also: PMBM time against the clutter rate (5, 10, 20, 40) and the hypothesis
 cap, and the vectorised GM-PHD against a per-component GM-PHD (one Python
 object and one scipy call per component-measurement pair, the way
-object-per-Gaussian libraries work) timed in the same run, with the ratio.
+object-per-Gaussian libraries work). Every ratio is taken within a round
+(the sides of a comparison run once per round, in turn) and printed as the
+median and worst round.
 
-Run:  python benchmarks/bench_filters.py [--seeds 1]
+Run:  python benchmarks/bench_filters.py [--seeds 1] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import multivariate_normal
@@ -20,6 +23,9 @@ from scipy.stats import multivariate_normal
 from nllbench.filters import FILTERS, PMBMSettings, run_filter
 from nllbench.filters.phd import PHDSettings, run_phd
 from nllbench.simulation.scenarios import get_scenario, simulate
+
+sys.path.insert(0, str(Path(__file__).parent))
+from rounds import rounds, speedup, spread  # noqa: E402
 
 
 class _Component:
@@ -73,6 +79,7 @@ def per_step(fn, steps):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of each comparison")
     args = ap.parse_args()
     scenes = {}
     for name in ("williams15", "chalmers"):
@@ -99,31 +106,48 @@ def main() -> int:
 
     sc, sims = scenes["williams15"]
     sim = sims[0]
-    t_vec = per_step(lambda: run_phd(sim.measurements, sc.model), sc.steps)
-    t_naive = per_step(lambda: naive_phd(sim.measurements, sc.model), sc.steps)
-    print(
-        f"\nGM-PHD on williams15: vectorised {t_vec:.2f} ms/step, "
-        f"per-component baseline {t_naive:.2f} ms/step, speed-up {t_naive / t_vec:.1f}x"
+    times, _ = rounds(
+        {
+            "vectorised": lambda: run_phd(sim.measurements, sc.model),
+            "per-component": lambda: naive_phd(sim.measurements, sc.model),
+        },
+        args.rounds,
     )
+    ms = {k: np.median(v) / sc.steps * 1e3 for k, v in times.items()}
+    print(
+        f"\nGM-PHD on williams15 ({args.rounds} interleaved rounds, median): vectorised "
+        f"{ms['vectorised']:.2f} ms/step, per-component baseline {ms['per-component']:.2f} ms/step"
+    )
+    print(f"  speed-up per round: {speedup(times['per-component'], times['vectorised'])}")
 
-    print("\nPMBM on williams15 vs clutter rate (max 200 hypotheses)")
-    base = None
+    print(f"\nPMBM on williams15 vs clutter rate (max 200 hypotheses; {args.rounds} interleaved rounds)")
+    runs = {}
     for rate in (5, 10, 20, 40):
         scr = get_scenario("williams15", clutter_rate=rate)
         s = simulate(scr, np.random.default_rng(0))
-        t = per_step(lambda s=s, scr=scr: run_filter("pmbm", s.measurements, scr.model), scr.steps)
-        base = base or t
-        print(f"  clutter {rate:3d}: {t:8.2f} ms/step  ({t / base:.2f} x clutter 5)")
-    print("\nPMBM on williams15 (clutter 10) vs hypothesis cap")
-    base = None
-    for cap in (25, 50, 100, 200, 400):
-        settings = PMBMSettings(max_hypotheses=cap)
-        t = per_step(
-            lambda settings=settings: run_filter("pmbm", sim.measurements, sc.model, pmbm_settings=settings),
-            sc.steps,
+        runs[rate] = (lambda s=s, scr=scr: run_filter("pmbm", s.measurements, scr.model), scr.steps)
+    times, _ = rounds({rate: fn for rate, (fn, _) in runs.items()}, args.rounds)
+    for rate, (_, steps) in runs.items():
+        print(
+            f"  clutter {rate:3d}: {np.median(times[rate]) / steps * 1e3:8.2f} ms/step  "
+            f"x clutter 5: {spread(times[rate], times[5])}"
         )
-        base = base or t
-        print(f"  cap {cap:4d}: {t:8.2f} ms/step  ({t / base:.2f} x cap 25)")
+    print(f"\nPMBM on williams15 (clutter 10) vs hypothesis cap ({args.rounds} interleaved rounds)")
+    caps = (25, 50, 100, 200, 400)
+    times, _ = rounds(
+        {
+            cap: lambda cap=cap: run_filter(
+                "pmbm", sim.measurements, sc.model, pmbm_settings=PMBMSettings(max_hypotheses=cap)
+            )
+            for cap in caps
+        },
+        args.rounds,
+    )
+    for cap in caps:
+        print(
+            f"  cap {cap:4d}: {np.median(times[cap]) / sc.steps * 1e3:8.2f} ms/step  "
+            f"x cap 25: {spread(times[cap], times[25])}"
+        )
     return 0
 
 

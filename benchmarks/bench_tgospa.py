@@ -1,33 +1,57 @@
-"""Benchmark: trajectory GOSPA (exact MILP) on 100 frames x 20 trajectories, against baselines.
+"""Benchmark: exact trajectory GOSPA against the MILP it replaced, per-frame GOSPA, and in frames.
 
-Baselines timed in the same run:
-* the LP relaxation of the same programme (the paper's LP metric), on the same scene;
-* on a small scene (8 frames, 4 true and 4 estimated trajectories), an exact
-  Viterbi over *every* per-frame assignment (the exhaustive route the tests use),
-  next to the MILP on that scene.
+Measured in the same run (both sides interleaved in rounds; the per-round
+ratios' median and minimum, the worst round, are printed):
 
-Also the same scene with a fresh estimated identity at every frame (as from a
-filter without labels), where the exact solve's per-pair spans pay off most.
+* 1,000 frames x 40 true trajectories (births, deaths, estimated with
+  noise, gaps, identity swaps and one-frame false tracks): the solver of
+  :mod:`nllbench.measures._tgospa_solver` against the exact MILP over per-pair
+  spans that ``tgospa`` used before (frozen in ``tests/_tgospa_reference.py``),
+  values compared to 1e-12 relative; and against per-frame GOSPA
+  (``nb.gospa`` on every frame of the same scene), the floor a trajectory
+  measure cannot beat;
+* the time against the number of frames (250 to 4,000; labelled and
+  unlabelled estimates) and of true trajectories (10 to 80 at 1,000 frames),
+  with the fitted exponent (least-squares slope of log time on log size;
+  target for frames about 1.3 or less), and how the minimum was reached
+  (:class:`~nllbench.measures._tgospa_solver.SolveStats`); the old MILP's
+  exponent in frames from 250, 500 and 1,000 frames;
+* unlabelled estimates (a fresh identity every frame, as a tracks table
+  without ``id`` gives): time and memory at 1,000 frames in a fresh process
+  (peak resident memory during the call, VmHWM, with the process's before
+  it, and the peak allocated during a second call, ``tracemalloc``), and the
+  old MILP's at 100 and 200 frames (each child resets its peak first);
+* on 8 frames x 4 x 4 trajectories, exhaustive enumeration (a Viterbi over
+  every joint assignment, as the tests use) must agree.
 
-The scene: 20 true trajectories that are born and die at random frames,
-estimated with noise, some identity swaps, gaps and false tracks.
-
-Run:  python benchmarks/bench_tgospa.py [--repeat N]
+Run:  python benchmarks/bench_tgospa.py [--rounds 3] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.metrics import tgospa
+import nllbench as nb
+from nllbench.measures import _tgospa_solver as solver
+from nllbench.measures._sequences import labelled_sequence
+from nllbench.measures.tgospa import tgospa
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _tgospa_reference import tgospa as frozen  # noqa: E402
+from rounds import overhead, rounds, speedup  # noqa: E402
 from test_tgospa import brute_force, random_case  # noqa: E402
+
+C, P, GAMMA = 2.0, 1.0, 2.0
 
 
 def scene(K: int, n: int, rng):
@@ -53,52 +77,184 @@ def scene(K: int, n: int, rng):
     return T, TI, E, EI
 
 
-def best_time(fn, repeat: int) -> float:
+def unlabelled(E) -> list:
+    """A fresh estimate identity at every frame."""
+    return [10_000_000 + 100 * k + np.arange(len(e)) for k, e in enumerate(E)]
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def rng0():
+    return np.random.default_rng(0)
+
+
+def growth(label: str, sizes: list, make, args) -> float:
+    """Median time over the rounds at each size, and the fitted exponent (slope of log time on log size)."""
+    print(f"\ntime against {label} (median of {args.rounds} calls):")
     times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    for size in sizes:
+        seq = make(size)
+        t = float(
+            np.median(
+                [timed(lambda seq=seq: tgospa(*seq, c=C, p=P, gamma=GAMMA))[0] for _ in range(args.rounds)]
+            )
+        )
+        times.append(t)
+        print(f"  {size:5d}  {t:7.3f} s   {stats(*seq)}")
+    exponent = slope(sizes, times)
+    print(f"  fitted exponent {exponent:.2f}")
+    return exponent
 
 
-def main() -> None:
+def slope(sizes, times) -> float:
+    return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+
+
+def stats(T, TI, E, EI) -> solver.SolveStats:
+    X = labelled_sequence(T, TI, "truth", "truth_ids")
+    Y = labelled_sequence(E, EI, "estimates", "estimate_ids", frames=X.frames)
+    return solver.exact_assignment(solver.close_entries(X, Y, C, P), GAMMA**P)[1]
+
+
+def per_frame_gospa(T, E) -> float:
+    return sum(nb.gospa(e, t, c=C, p=P).value for t, e in zip(T, E, strict=True))
+
+
+CHILD = """
+import json, sys, time, tracemalloc
+import numpy as np
+sys.path.insert(0, {bench!r}); sys.path.insert(0, {tests!r})
+from bench_tgospa import scene, unlabelled, resident
+from {module} import tgospa
+T, TI, E, EI = scene({K}, {n}, np.random.default_rng(0))
+EI = unlabelled(E)
+tgospa(T[:2], TI[:2], E[:2], EI[:2], c={c}, p={p}, gamma={gamma})  # imports, compiled kernels
+before = resident(reset=True)
+t = time.perf_counter()
+r = tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
+seconds = time.perf_counter() - t
+peak = resident()
+tracemalloc.start()
+tgospa(T, TI, E, EI, c={c}, p={p}, gamma={gamma})
+traced = tracemalloc.get_traced_memory()[1]
+print(json.dumps({{"seconds": seconds, "value": r.value, "before": before, "peak": peak, "traced": traced}}))
+"""
+
+
+def resident(reset: bool = False) -> float:
+    """This process's resident memory in MiB: now (after resetting the peak) or its peak since the reset.
+
+    Linux: ``/proc/self/status`` (VmRSS, VmHWM), the peak reset by writing 5 to
+    ``/proc/self/clear_refs`` (a process's ``ru_maxrss`` keeps its parent's
+    peak from before the fork, so it cannot be used in a child).
+    """
+    if reset:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    key = "VmRSS:" if reset else "VmHWM:"
+    with open("/proc/self/status") as f:
+        line = next(x for x in f if x.startswith(key))
+    return int(line.split()[1]) / 1024
+
+
+def in_child(module: str, K: int, n: int) -> dict:
+    """Time, resident memory before and at the peak of the call (MiB) and the traced peak (bytes,
+    tracemalloc, a second call) of one unlabelled call in a fresh process."""
+    code = CHILD.format(
+        bench=str(ROOT / "benchmarks"),
+        tests=str(ROOT / "tests"),
+        module=module,
+        K=K,
+        n=n,
+        c=C,
+        p=P,
+        gamma=GAMMA,
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="200 frames for the comparison with the old MILP")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    T, TI, E, EI = scene(100, 20, rng)
-    exact = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0)
-    lp = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0, method="lp")
-    t_exact = best_time(lambda: tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0), args.repeat)
-    t_lp = best_time(lambda: tgospa(T, TI, E, EI, c=2.0, p=1, gamma=2.0, method="lp"), args.repeat)
-    print(f"100 frames x 20 true trajectories ({len(exact.estimate_ids)} estimated):")
-    print(f"  exact (MILP): {t_exact * 1e3:8.1f} ms  value {exact.value:.6f}")
+    ok = True
+    K, n = (200 if args.quick else 1000), 40
+    T, TI, E, EI = scene(K, n, np.random.default_rng(0))
+    tgospa(T[:3], TI[:3], E[:3], EI[:3], c=C, p=P, gamma=GAMMA)  # compiled kernels, outside the timings
+    nb.gospa(E[0], T[0], c=C, p=P)
     print(
-        f"  LP relaxation: {t_lp * 1e3:7.1f} ms  value {lp.value:.6f}  (exact/LP time {t_exact / t_lp:.2f}x)"
+        f"{K} frames x {n} true trajectories ({len(np.unique(np.concatenate(EI)))} estimated), c = {C}, "
+        f"p = {P}, gamma = {GAMMA}; {args.rounds} interleaved rounds"
     )
-    print(
-        f"  decomposition: loc {exact.localization:.3f} missed {exact.missed:.3f} false {exact.false:.3f} "
-        f"switches {exact.switches:.3f} ({exact.n_switches} full, {exact.n_half_switches} half)"
+    times, last = rounds(
+        {
+            "exact (new)": lambda: tgospa(T, TI, E, EI, c=C, p=P, gamma=GAMMA),
+            "old MILP": lambda: frozen(T, TI, E, EI, c=C, p=P, gamma=GAMMA),
+            "per-frame GOSPA": lambda: per_frame_gospa(T, E),
+        },
+        args.rounds,
     )
-    fresh = [5000 + 100 * k + np.arange(len(e)) for k, e in enumerate(E)]  # a new identity every frame
-    t_exact = best_time(lambda: tgospa(T, TI, E, fresh, c=2.0, p=1, gamma=2.0), args.repeat)
-    t_lp = best_time(lambda: tgospa(T, TI, E, fresh, c=2.0, p=1, gamma=2.0, method="lp"), 1)
-    print(f"the same with a fresh estimate identity every frame ({sum(len(f) for f in fresh)} estimated):")
-    print(
-        f"  exact (MILP): {t_exact * 1e3:8.1f} ms; LP relaxation: {t_lp * 1e3:8.1f} ms "
-        f"(LP/exact {t_lp / t_exact:.1f}x)"
+    new, old, floor = times["exact (new)"], times["old MILP"], times["per-frame GOSPA"]
+    value, want = last["exact (new)"].value, last["old MILP"].value
+    same = abs(value - want) <= 1e-12 * abs(want)
+    ok &= same and float(np.median(new)) < 0.5
+    for name, t in times.items():
+        print(f"  {name:16} median {np.median(t):8.3f} s   worst {max(t):8.3f} s")
+    print(f"  speed-up per round, old MILP / new: {speedup(old, new)}")
+    print(f"  new / per-frame GOSPA per round: {overhead(new, floor)} (target <= about 20x)")
+    print(f"  values equal to 1e-12: {same} (new {value:.9f}, old {want:.9f})")
+    print(f"  how: {stats(T, TI, E, EI)}")
+
+    exponent = growth(
+        "frames K, 40 trajectories", [250, 500, 1000, 2000, 4000], lambda k: scene(k, n, rng0()), args
     )
+    growth(
+        "frames K, 40 trajectories, unlabelled estimates",
+        [250, 500, 1000, 2000, 4000],
+        lambda k: (lambda T, TI, E, EI: (T, TI, E, unlabelled(E)))(*scene(k, n, rng0())),
+        args,
+    )
+    growth("true trajectories n, 1,000 frames", [10, 20, 40, 80], lambda m: scene(1000, m, rng0()), args)
+    ok &= exponent <= 1.35
+    if not args.quick:
+        old_sizes = [250, 500]
+        old_times = [
+            timed(lambda k=k: frozen(*scene(k, n, np.random.default_rng(0)), c=C, p=P, gamma=GAMMA))[0]
+            for k in old_sizes
+        ]
+        old_sizes.append(K)
+        old_times.append(float(np.median(old)))
+        listed = ", ".join(f"K = {k} {t:.2f} s" for k, t in zip(old_sizes, old_times, strict=True))
+        print(f"  old MILP: {listed} (the last from the rounds above): K^{slope(old_sizes, old_times):.2f}")
+
+    print("\nunlabelled estimates (a fresh identity every frame), one call in a fresh process:")
+    for module, k in (
+        ("nllbench.measures.tgospa", 1000),
+        ("_tgospa_reference", 100),
+        ("_tgospa_reference", 200),
+    ):
+        if args.quick and k > 100 and module == "_tgospa_reference":
+            continue
+        r = in_child(module, k, n)
+        name = "exact (new)" if module.startswith("nllbench") else "old MILP"
+        print(
+            f"  {name:11} K = {k:4d}: {r['seconds']:7.2f} s, peak RSS {r['peak']:5.0f} MiB "
+            f"({r['before']:.0f} MiB before the call), allocated in the call "
+            f"{r['traced'] / 2**20:6.1f} MiB (tracemalloc), value {r['value']:.6f}"
+        )
+
     small = random_case(np.random.default_rng(3), 8, 4, 4)
-    t_milp = best_time(lambda: tgospa(*small, c=2.0, p=1, gamma=1.0), args.repeat)
-    t_enum = best_time(lambda: brute_force(*small, 2.0, 1, 1.0), 1)
-    assert abs(tgospa(*small, c=2.0, p=1, gamma=1.0).value - brute_force(*small, 2.0, 1, 1.0)) < 1e-9
-    print("8 frames x 4 x 4 trajectories:")
-    print(
-        f"  exact (MILP): {t_milp * 1e3:8.1f} ms; exhaustive Viterbi: {t_enum * 1e3:8.1f} ms "
-        f"(enumeration/MILP {t_enum / t_milp:.1f}x)"
-    )
+    agree = abs(tgospa(*small, c=2.0, p=1, gamma=1.0).value - brute_force(*small, 2.0, 1, 1.0)) < 1e-9
+    print(f"\n8 frames x 4 x 4 trajectories: equal to exhaustive enumeration: {agree}")
+    return 0 if ok and agree else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

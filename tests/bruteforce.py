@@ -37,8 +37,13 @@ def bernoulli_set_likelihoods(r, logp, n):
         yield targets, ll
 
 
-def pmbm_log_likelihood(pmbm, y):
-    """log f_PMBM(Y) by listing every (hypothesis, association) pair."""
+def pmbm_log_likelihood(pmbm, y, logpdf=None):
+    """log f_PMBM(Y) by listing every (hypothesis, association) pair.
+
+    ``logpdf(mb, y) -> (m, n)``, if given, computes the Bernoullis'
+    log-densities (e.g. a Gaussian mixture's, independently of the package);
+    by default ``mb.densities.logpdf``.
+    """
     y = np.asarray(y, dtype=float).reshape(-1, pmbm.dim)
     n = y.shape[0]
     if pmbm.ppp is not None:
@@ -51,7 +56,8 @@ def pmbm_log_likelihood(pmbm, y):
     for w, mb in zip(pmbm.weights, pmbm.hypotheses, strict=False):
         if w == 0:
             continue
-        logp = mb.densities.logpdf(y) if len(mb) and n else np.zeros((len(mb), n))
+        own = logpdf if logpdf is not None else (lambda mb, y: mb.densities.logpdf(y))
+        logp = own(mb, y) if len(mb) and n else np.zeros((len(mb), n))
         for targets, ll in bernoulli_set_likelihoods(mb.r, logp, n):
             ppp = sum(lam[l] for l, k in enumerate(targets) if k < 0)
             terms.append(math.log(w) + ll + ppp - total)

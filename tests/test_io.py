@@ -382,7 +382,7 @@ def test_posterior_covariances_are_pooled_and_read_back_bit_for_bit(tmp_path):
     write_posterior(steps, path)
     raw = xr.open_dataset(path, decode_cf=False)
     assert "bern_cov" not in raw and raw["bern_cov_pool"].shape == (2, 3)  # 2 distinct of 6 rows
-    assert raw.attrs["nllbench_schema_version"] == "2"
+    assert raw.attrs["nllbench_schema_version"] == "2"  # no mixture Bernoullis: still version 2
     for a, b in zip(steps, read_posterior(path), strict=True):
         assert_same(a, b)
 

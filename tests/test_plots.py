@@ -13,6 +13,8 @@ from matplotlib.colors import to_hex
 
 from nllbench.measures.names import NLL_TERM_MEASURES
 from nllbench.pipeline import plots
+from nllbench.pipeline.plots import style
+from nllbench.pipeline.plots.filters import ALL_INFINITE_FILL
 from nllbench.pipeline.statistics import summarise
 
 matplotlib.use("Agg")
@@ -64,48 +66,103 @@ def drawn_lines(ax) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("figure", ["clutter", "q", "calibration"])
-def test_every_panel_names_every_filter_in_its_own_colour(summary, figure):
+def figure_legend_entries(fig) -> dict[str, str]:
+    """The figure-level legend (below or beside the panels): filter name -> handle colour."""
+    (legend,) = fig.legends
+    out = {}
+    for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True):
+        out[text.get_text().split(" (")[0]] = to_hex(handle.get_color())
+    return out
+
+
+def assert_legends_clear_of_panels(fig) -> None:
+    """No legend (figure-level or a panel's) overlaps the drawing area of any visible panel."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legends
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            if not ax.get_visible():
+                continue
+            frame = ax.get_window_extent(renderer)
+            overlap = box.intersection(box, frame)
+            assert overlap is None or overlap.width * overlap.height < 1.0, (
+                f"legend {[t.get_text() for t in legend.get_texts()]} covers panel {ax.get_title()!r}"
+            )
+
+
+def inf_labels(ax) -> list[str]:
+    """The "inf" labels of a panel's rows (columns) of infinite values."""
+    return [t.get_text() for t in ax.texts if (t.get_gid() or "").startswith(style.INF_LABEL)]
+
+
+@pytest.mark.parametrize("figure", ["clutter", "calibration"])
+def test_every_filter_is_named_in_its_own_colour_outside_the_panels(summary, figure):
     fig = {
         "clutter": lambda: plots.fig_vs_clutter(summary, 10),
-        "q": lambda: plots.fig_nll_vs_q(summary),
         "calibration": lambda: plots.fig_calibration(summary),
     }[figure]()
     styles = plots.filter_styles(FILTERS)
     panels = [ax for ax in fig.axes if ax.lines]
     assert panels
-    seen = set()
     for ax in panels:
-        entries = legend_entries(ax)
-        filters_shown = sorted(set(entries) - {"exact NLL"})  # the q figure's dotted reference line
-        seen |= set(filters_shown)
-        if figure != "q":  # the q figure has one panel per filter
-            assert filters_shown == sorted(FILTERS), ax.get_title()
-        else:
-            assert filters_shown == [ax.get_title()]
         drawn = drawn_lines(ax)
-        assert entries.get("exact NLL") == drawn.get("exact NLL"), ax.get_title()
-        drawn.pop("exact NLL", None)
-        entries.pop("exact NLL", None)
-        assert entries == drawn, ax.get_title()  # the legend names the line it shows
-        for name in filters_shown:
-            assert entries[name] == to_hex(styles[name].color), (ax.get_title(), name)
-        texts = [t.get_text() for t in ax.get_legend().get_texts()]
-        if "NLL" in ax.get_title() or ax.get_title() == "mbm01":  # the all-infinite filter: announced
-            assert any(t.startswith("mbm01 (inf in") for t in texts), texts
-            assert any(t.get_text() == "inf" for t in ax.texts)
-    assert seen == set(FILTERS)
+        assert sorted(drawn) == sorted(FILTERS), ax.get_title()
+        for name in FILTERS:
+            assert drawn[name] == to_hex(styles[name].color), (ax.get_title(), name)
+        if "NLL" in ax.get_title():  # the all-infinite filter: at the top edge, one "inf" label per panel
+            assert inf_labels(ax) == ["inf"]
+    # one legend below the panels; the calibration figure's counts the seeds per clutter rate and s
+    entries = figure_legend_entries(fig)
+    assert entries == {f: to_hex(styles[f].color) for f in FILTERS}
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    if figure == "clutter":
+        assert "mbm01 (NLL inf in 4/4 seeds at every clutter rate)" in texts, texts
+    else:
+        assert "mbm01 (NLL inf at every clutter rate: 4/4 seeds at every s)" in texts, texts
+    assert_legends_clear_of_panels(fig)
 
 
-def test_decomposition_marks_infinite_terms_and_shares_scale(summary):
+def test_q_figure_names_the_filter_and_its_infinite_seeds_in_each_title(summary):
+    fig = plots.fig_nll_vs_q(summary)
+    styles = plots.filter_styles(FILTERS)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert sorted(ax.get_title().split("\n")[0] for ax in panels) == sorted(FILTERS)
+    for ax in panels:
+        name = ax.get_title().split("\n")[0]
+        drawn = drawn_lines(ax)
+        assert drawn[name] == to_hex(styles[name].color)
+        assert to_hex(ax.title.get_color()) == to_hex(styles[name].color)
+        if name == "mbm01":
+            assert ax.get_title() == "mbm01\n(NLL inf in 4/4 seeds at every Q)" and inf_labels(ax) == ["inf"]
+        else:
+            assert "inf" not in ax.get_title() and drawn["exact NLL"] == drawn[name]
+    (legend,) = fig.legends
+    assert legend.get_texts()[0].get_text().startswith("dotted: the filter's median exact NLL")
+    assert_legends_clear_of_panels(fig)
+
+
+def test_decomposition_draws_no_bar_for_an_all_infinite_filter(summary):
     fig = plots.fig_decomposition(summary, 10)
     bars = [ax for ax in fig.axes if ax.patches]
     assert len(bars) == 2
     assert bars[0].get_ylim() == bars[1].get_ylim()
+    i_inf = sorted(FILTERS).index("mbm01")
     for ax in bars:
         assert [t.get_text() for t in ax.get_xticklabels()] == sorted(FILTERS)
-        notes = [t.get_text() for t in ax.texts]
-        assert any("inf in 4/4" in n and "missed" in n for n in notes), notes
+        # mbm01's NLL is +inf in every seed, yet its localisation, false ... terms are finite in the
+        # table: no bar of any term may be drawn at its place
+        at_mbm01 = [p for p in ax.patches if round(p.get_x() + p.get_width() / 2) == i_inf]
+        assert at_mbm01 and all(p.get_height() == 0.0 for p in at_mbm01)
+        others = [p for p in ax.patches if round(p.get_x() + p.get_width() / 2) != i_inf]
+        assert any(p.get_height() != 0.0 for p in others)
+        (note,) = [t for t in ax.texts if t.get_text().startswith("NLL inf")]
+        assert note.get_text() == "NLL inf in\n4/4 seeds;\nterm: missed"
+        assert to_hex(note.get_bbox_patch().get_facecolor()) == to_hex(ALL_INFINITE_FILL)
+        assert note.xy == (i_inf, 0.0)  # where its bar would stand
+    assert "where the term is finite" in bars[0].get_ylabel()
     legend = fig.axes[-1].get_legend()
     assert [t.get_text() for t in legend.get_texts()] == [t.removeprefix("nll_") for t in TERMS]
 
@@ -138,6 +195,7 @@ def test_example_figure_legend_and_geometry(tmp_path):
         assert ("PPP 2-sigma region" in labels) == has_ppp
         assert ax.get_xlabel()
     assert axes[0].get_ylabel()
+    assert_legends_clear_of_panels(fig)
 
 
 def test_q_figure_has_no_measured_time(summary):
@@ -198,7 +256,10 @@ def test_tgospa_figure_bars_are_the_term_means(measure_summary):
     assert len(bars) == len(SETTINGS) and bars[0].get_ylim() == bars[1].get_ylim()
     styles = plots.filter_styles(FILTERS)
     for ax, clutter in zip(bars, SETTINGS, strict=True):
-        assert [t.get_text() for t in ax.get_xticklabels()] == sorted(FILTERS)
+        # phd's estimates carry no lasting identities: marked, and explained under the panels
+        assert [t.get_text() for t in ax.get_xticklabels()] == [
+            f"{f}*" if f == "phd" else f for f in sorted(FILTERS)
+        ]
         assert [to_hex(t.get_color()) for t in ax.get_xticklabels()] == [
             to_hex(styles[f].color) for f in sorted(FILTERS)
         ]
@@ -217,24 +278,32 @@ def test_tgospa_figure_bars_are_the_term_means(measure_summary):
 def test_hota_figure_legend_and_infinite_nll(measure_summary):
     fig = plots.fig_hota_vs_nll(measure_summary, 10)
     (ax,) = fig.axes
-    check_legend(ax, FILTERS)
-    texts = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "mbm01 (NLL inf in 8/8 runs)" in texts
-    assert [t.get_text() for t in ax.texts].count("inf") == len(SETTINGS)  # mbm01 at the right edge
+    styles = plots.filter_styles(FILTERS)
+    assert figure_legend_entries(fig) == {f: to_hex(styles[f].color) for f in FILTERS}
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "mbm01 (NLL inf in 4/4 seeds at every clutter rate)" in texts
+    assert "phd (no lasting track identities)" in texts
+    # two settings of mbm01 in the right-edge column, named once
+    assert len([ln for ln in ax.lines if ln.get_marker() == ">"][0].get_ydata()) == len(SETTINGS)
+    assert inf_labels(ax) == ["inf"]
     pmb = [line for line in ax.lines if line.get_label() == "pmb"][0]
     want = measure_summary[(measure_summary["measure"] == "hota") & (measure_summary["filter"] == "pmb")]
     assert sorted(pmb.get_ydata()) == pytest.approx(sorted(want["mean"]))
+    assert_legends_clear_of_panels(fig)
 
 
 def test_reliability_figure_draws_the_pooled_bins_per_filter():
     cal, rel = calibration_tables()
+    # pmb keeps two bins in the first setting: two points that a line would make look calibrated
+    first = (rel["filter"] == "pmb") & (rel["clutter"] == SETTINGS[0]) & (rel["cov_scale"] == 1.0)
+    keep = rel[first].sort_values("bin_low").index[:2]
+    rel = rel[~first | rel.index.isin(keep)]
     fig = plots.fig_reliability(rel, cal)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == len(SETTINGS)
     with_bernoullis = sorted(set(FILTERS) - {"phd"})
     for ax, clutter in zip(panels, SETTINGS, strict=True):
-        check_legend(ax, with_bernoullis, extra=["perfect calibration"])
-        assert any(t.get_text().startswith("no Bernoulli scored: phd\n") for t in ax.texts)
+        check_legend(ax, with_bernoullis, extra=["perfect calibration", "no Bernoulli scored: phd"])
         for line in ax.lines:
             name = line.get_label().split(" (")[0]
             if name not in with_bernoullis:
@@ -242,7 +311,14 @@ def test_reliability_figure_draws_the_pooled_bins_per_filter():
             g = rel[(rel["filter"] == name) & (rel["clutter"] == clutter) & (rel["cov_scale"] == 1.0)]
             np.testing.assert_array_equal(line.get_xdata(), g.sort_values("bin_low")["mean_r"])
             np.testing.assert_array_equal(line.get_ydata(), g.sort_values("bin_low")["frequency"])
-            assert line.get_label() == f"{name} ({g['count'].sum()} Bernoullis)"
+            bins = len(g)
+            assert line.get_label() == (
+                f"{name} ({style.plural(int(g['count'].sum()), 'Bernoulli')}, {style.plural(bins, 'bin')})"
+            )
+            # a line only through three bins or more
+            assert (line.get_linestyle() != "None") == (bins >= 3), (name, clutter, bins)
+    assert any(ln.get_linestyle() == "None" for ln in panels[0].lines if ln.get_label().startswith("pmb "))
+    assert_legends_clear_of_panels(fig)
 
 
 def test_nees_figure_anees_points_and_reference_lines():
@@ -250,25 +326,44 @@ def test_nees_figure_anees_points_and_reference_lines():
     fig = plots.fig_nees(cal)
     left, right = fig.axes
     with_pairs = sorted(set(FILTERS) - {"phd"})
-    check_legend(left, with_pairs, extra=["d = 2", "95 % interval if consistent"])
-    check_legend(right, with_pairs, extra=["0.95"])
+    styles = plots.filter_styles(FILTERS)
+    entries = figure_legend_entries(fig)
+    assert {f: entries[f] for f in with_pairs} == {f: to_hex(styles[f].color) for f in with_pairs}
+    assert set(entries) - set(with_pairs) == {
+        "left: ANEES = d = 2",
+        "left: 95 % interval of a consistent ANEES",
+        "right: share 0.95",
+    }
     base = cal[cal["cov_scale"] == 1.0]
     for name in with_pairs:
         line = [ln for ln in left.lines if ln.get_label().split(" (")[0] == name][0]
         want = base[(base["filter"] == name) & (base["measure"] == "anees")].sort_values("clutter")["value"]
         np.testing.assert_array_equal(line.get_ydata(), want)
-    assert [ln.get_ydata()[0] for ln in right.lines if ln.get_label().startswith("0.95")] == [0.95]
+    assert [ln.get_ydata()[0] for ln in right.lines if ln.get_label().startswith("right: share")] == [0.95]
+    assert_legends_clear_of_panels(fig)
 
 
 def test_cardinality_figure_shows_every_filter_and_infinite_scores():
     cal, _ = calibration_tables()
     fig = plots.fig_cardinality(cal)
     left, right = fig.axes
-    check_legend(left, FILTERS, extra=["0.90"])
-    check_legend(right, FILTERS)
-    texts = [t.get_text() for t in right.get_legend().get_texts()]
-    assert any(t.startswith("mbm01") and "inf in 2 settings" in t for t in texts), texts
-    assert [t.get_text() for t in right.texts].count("inf") == len(SETTINGS)
+    styles = plots.filter_styles(FILTERS)
+    entries = figure_legend_entries(fig)
+    assert {f: entries[f] for f in FILTERS} == {f: to_hex(styles[f].color) for f in FILTERS}
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    steps = int(
+        cal[(cal["filter"] == "mbm01") & (cal["measure"] == "cardinality_steps") & (cal["cov_scale"] == 1.0)][
+            "value"
+        ].sum()
+    )
+    assert f"mbm01 ({style.plural(steps, 'step')}; log score inf at clutter 5 and 20)" in texts, texts
+    # both settings' infinite scores at the top edge, one "inf" label
+    assert (
+        len([ln for ln in right.lines if ln.get_marker() == "^" and ln.get_mfc() == "none"][0].get_xdata())
+        == 2
+    )
+    assert inf_labels(right) == ["inf"] and inf_labels(left) == []
+    assert_legends_clear_of_panels(fig)
 
 
 def test_new_figures_need_the_new_measures(summary):

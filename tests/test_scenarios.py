@@ -64,7 +64,9 @@ def test_bad_scenario_arguments():
         get_scenario("williams15", pd=0.5)
     with pytest.raises(ValueError, match="p_detection: expected a probability"):
         get_scenario("williams15", p_detection=1.5)
-    with pytest.raises(ValueError, match="steps: expected a positive integer"):
+    with pytest.raises(ValueError, match=r"steps: expected an integer in \[1, 100000\], got 0"):
         get_scenario("williams15", steps=0)
+    with pytest.raises(ValueError, match=r"steps: expected an integer in \[1, 100000\], got 100000000000"):
+        get_scenario("williams15", steps=10**11)  # bounded before any memory is taken
     with pytest.raises(TypeError, match="rng: expected a numpy.random.Generator"):
         simulate(get_scenario("williams15"), 3)

@@ -174,7 +174,7 @@ def tables(tmp_path):
             "argument --fov: expected a finite number",
         ),
         (["--p", "0.5"], "argument --p: expected a finite number in [1, inf)"),
-        (["--q", "0"], "argument --q: expected an integer >= 1"),
+        (["--q", "0"], "argument --q: expected an integer in [1, 1000000]"),
         (["--theorem-rho", "1"], "argument --theorem-rho: expected a finite number in (0, 1)"),
         (["--cutoff", "0"], "argument --cutoff: expected a finite number in (0, inf)"),
         (["--default-std", "-1"], "argument --default-std"),

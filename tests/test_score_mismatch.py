@@ -11,7 +11,8 @@ import pytest
 
 import nllbench as nb
 from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.trackers.tracks import MAX_STATE, validate_tracks, validate_truth
+from nllbench.trackers.cells import MAX_STATE
+from nllbench.trackers.tracks import validate_tracks, validate_truth
 
 HEADER = "frame,id,r,x,y,var_x,var_y\n"
 ROW = "0,1,0.9,1.0,2.0,0.5,0.5\n"

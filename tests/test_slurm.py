@@ -100,6 +100,8 @@ def test_workflow_through_slurm_equals_local_run(slurm_cluster, test_run, tmp_pa
             assert set(x.attrs) == set(y.attrs), rel
             for k, val in x.attrs.items():
                 assert np.array_equal(np.asarray(val), np.asarray(y.attrs[k])), (rel, k)
+        elif rel == "figures/timing.caption.txt":
+            continue  # the timing figure's caption quotes the measured times (machine-dependent)
         elif rel.endswith((".csv", ".txt")):
             assert a.read_bytes() == b.read_bytes(), rel
         elif Path(rel).name.startswith(".snakemake"):

@@ -186,3 +186,11 @@ def test_reduced_programme_equals_the_full_one(seed, monkeypatch):
     monkeypatch.setattr(module, "_solve", full)  # the "lp" route, made integer: the full MILP
     ref = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=r.gamma, method="lp")
     assert calls and ref.value == pytest.approx(r.value, rel=1e-12)
+
+
+def test_per_frame_terms_are_floats_when_nothing_is_close():
+    """No pair within the cut-off: every per-frame term is still a float array (a metrics file needs it)."""
+    far = tgospa([[[0.0, 0.0]], [[0.0, 0.0]]], [[1], [1]], [[[50.0, 0.0]], [[50.0, 0.0]]], [[7], [7]], c=1.0)
+    for arr in (far.frame_localization, far.frame_missed, far.frame_false, far.frame_switches):
+        assert arr.dtype == np.float64 and arr.shape == (2,)
+    assert (far.value, far.localization, far.switches) == (2.0, 0.0, 0.0)

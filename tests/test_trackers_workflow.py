@@ -270,10 +270,11 @@ def test_dry_run_of_the_trackers_config(tmp_path):
         m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
         if m:
             counts[m.group(1)] = int(m.group(2))
-    # 2 test batches + 1 calibration run of the GM-PHD; 4 (Q, scale) pairs x 2 batches scored;
+    # per tracker (Stone Soup's GM-PHD, nrl-tracker's MHT) 2 test batches + 1 calibration run and
+    # 4 (Q, scale) pairs x 2 batches scored; the calibration seed simulated once for both;
     # the PMBM: one evaluate job per batch, each writing its 4 (Q, scale) directories
-    assert counts["simulate_calibration"] == 1 and counts["track"] == 3
-    assert counts["score_tracker"] == 8 and counts["evaluate"] == 2
+    assert counts["simulate_calibration"] == 1 and counts["track"] == 6
+    assert counts["score_tracker"] == 16 and counts["evaluate"] == 2
     assert "gather_tracks" not in counts
 
 
@@ -326,22 +327,25 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
     summary = pd.read_csv(res / "tables" / "summary.csv")
     nll = summary[(summary["measure"] == "nll") & (summary["q"] == 2) & (summary["cov_scale"] == 1)]
     nll = nll.set_index("filter")
-    assert set(nll.index) == {"pmbm", "stonesoup_gmphd", "oracle"} and (nll["n"] == 2).all()
+    assert set(nll.index) == {"pmbm", "stonesoup_gmphd", "nrl_mht", "oracle"} and (nll["n"] == 2).all()
     # the oracle reports the truth itself: better than both filters, finite
     assert nll.loc["oracle", "mean"] < min(nll.loc["pmbm", "mean"], nll.loc["stonesoup_gmphd", "mean"])
     pairs = pd.read_csv(res / "tables" / "paired.csv")
     assert {"oracle", "stonesoup_gmphd"} <= set(pairs["filter_a"]) | set(pairs["filter_b"])
     fill = pd.read_csv(res / "tables" / "fill_ins.csv", dtype={"seeds": str})
-    assert len(fill) == 4 and (fill["seeds"] == "0 1").all()  # 2 trackers x 2 covariance scales
+    assert len(fill) == 6 and (fill["seeds"] == "0 1").all()  # 3 trackers x 2 covariance scales
     fill = fill[fill["cov_scale"] == 1].set_index("filter")
-    assert set(fill.index) == {"oracle", "stonesoup_gmphd"}
+    assert set(fill.index) == {"oracle", "stonesoup_gmphd", "nrl_mht"}
+    mht = json.loads(fill.loc["nrl_mht", "fill_ins"])
+    assert mht["existence"] == "score calibration" and mht["undetected"]["rate"] == 0.3
     gm = json.loads(fill.loc["stonesoup_gmphd", "fill_ins"])
     assert gm["existence"] == "score calibration" and "calibration100" in gm["undetected"]["fitted"]["tracks"]
     assert json.loads(fill.loc["oracle", "fill_ins"])["undetected"]["rate"] == 0.1
     metrics = res / "metrics/williams15/clutter10_pd0.9/tracker-stonesoup_gmphd/q2_cov1/batch0"
     ds = read_metrics(metrics / "seed1.nc")
     assert ds.attrs["filter"] == "stonesoup_gmphd" and int(ds.attrs["seed"]) == 1
-    assert json.loads(ds.attrs["config"])["trackers.stonesoup_gmphd"]["fit_score_on"] == 100
+    recorded = json.loads(ds.attrs["config"])  # the job's settings: the tracker's name and config entry
+    assert recorded["tracker"] == "stonesoup_gmphd" and recorded["entry"]["fit_score_on"] == 100
     assert np.isfinite(ds["nll_value"].values).all()
     page = (res / "report" / "leaderboard.html").read_text()
     assert "External trackers' fill-ins" in page and page.count("stonesoup_gmphd") >= 3 and "oracle" in page

@@ -76,8 +76,8 @@ def test_dry_run_of_every_shipped_config(config, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    # 11 figures of the study and proper_scores (on by default: evaluation.proper_scores)
-    assert counts.get("aggregate") == 1 and counts.get("plot") == 12
+    # 12 figures of the study and proper_scores (on by default: evaluation.proper_scores)
+    assert counts.get("aggregate") == 1 and counts.get("plot") == 13
 
 
 def test_end_to_end_outputs(test_run):
@@ -89,6 +89,8 @@ def test_end_to_end_outputs(test_run):
     for fig in ("example1", "example2", *(f for f in FIGURES if f != "example")):
         assert (r / f"figures/{fig}.png").stat().st_size > 1000
         assert (r / f"figures/{fig}.pdf").stat().st_size > 1000
+        if not fig.startswith("example"):  # the caption written from the run's numbers, beside the figure
+            assert "In this run: " in (r / f"figures/{fig}.caption.txt").read_text()
     assert not (r / "tables/steps.csv").exists()  # the long CSV only on demand
     steps = read_long_table(r / "tables")
     assert set(steps.columns) == {
@@ -357,7 +359,13 @@ def test_report_shows_every_item_in_chromium(test_run, tmp_path):
     )
     assert check.returncode == 0, check.stdout + check.stderr
     shown = [line for line in check.stdout.splitlines() if line.startswith("ok")]
-    for item in ("headline and leaderboard", "example 1 figure", "clutter", "decomposition", "calibration"):
+    for item in (
+        "headline and leaderboard",
+        "example 1 figure",
+        "clutter",
+        "decomposition",
+        "covariance-scale",
+    ):
         assert any(item in line for line in shown), check.stdout
     assert any("5 Timing" in line for line in shown) and any("4 Theory" in line for line in shown)
 
@@ -380,8 +388,9 @@ def test_leaderboard_page_sorts_in_chromium(test_run, tmp_path):
     ).stdout
     table = dom[dom.index('id="leaderboard"') :]
     table = table[: table.index("</table>")]
-    # six cells with an interval per row (NLL median, NLL mean, GOSPA, MOTA, T-GOSPA, HOTA): the first sorts
-    keys = [float(v) for v in re.findall(r'<td data-sort="([-0-9.e+]+)">[^<]*<span class="ci">', table)[::6]]
+    # per row, the first cell with an interval (NLL median) sorts (the PHD's trajectory NLL is n/a)
+    cell = r'<td data-sort="([-0-9.e+]+)">[^<]*<br><span class="ci">'  # the value, its interval below
+    keys = [float(re.findall(cell, row)[0]) for row in table.split("<tr")[2:]]
     summary = pd.read_csv(test_run / "tables/summary.csv")
     cfg = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
     assert len(keys) == len(cfg["sweep"]["filters"]) * len(cfg["sweep"]["clutter_rates"])

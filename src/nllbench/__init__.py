@@ -7,11 +7,22 @@ Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
 from importlib import metadata as _metadata
 
 from nllbench.engine.assignment import RankedAssignments, murty
-from nllbench.engine.densities import MBM, PMB, PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli
+from nllbench.engine.densities import (
+    MBM,
+    PMB,
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    Laplaces,
+    MultiBernoulli,
+)
 from nllbench.engine.nll import NLLResult, nll, nll_many
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.hota import HOTAResult, hota
 from nllbench.measures.metrics import GOSPAResult, gospa
+from nllbench.measures.presets import preset_settings
 from nllbench.measures.proper import (
     EnergyScoreResult,
     IntensityScoreResult,
@@ -36,6 +47,7 @@ __all__ = [
     "GOSPAResult",
     "HOTAResult",
     "FillIns",
+    "GaussianMixtures",
     "Gaussians",
     "IIDCluster",
     "IntensityScoreResult",
@@ -57,6 +69,7 @@ __all__ = [
     "murty",
     "nll",
     "nll_many",
+    "preset_settings",
     "read_metrics",
     "read_posterior",
     "read_scenario",

@@ -21,17 +21,39 @@ import argparse
 import dataclasses
 import math
 
+#: Largest Murty budget Q an option or config key accepts. Ranking keeps up to Q assignments
+#: per step: Q = 10**6 took 98 s and 0.9 GB for a 4-step Williams run, Q = 10**9 exhausts memory.
+MAX_Q = 10**6
+#: Largest CPHD cardinality bound: the CPHD prediction builds (N+1) x (N+1) arrays; N = 10**4
+#: needs several GB, N = 1000 about 8 MB each.
+MAX_CPHD_CARD = 1000
+#: Largest cap on kept components or hypotheses ((C)PHD components, PMBM global hypotheses).
+MAX_CAP = 10**6
+#: Longest run ``nllbench simulate`` writes (steps of one file; a truth file's last step): 10**5
+#: Williams steps took 50 s and 0.45 GB; the memory grows with the steps.
+MAX_STEPS = 10**5
+#: Most steps one ``simulate`` batch writes (steps x seeds), about 1.4 hours of simulation.
+MAX_BATCH_STEPS = 10**7
+#: Most clutter measurements one simulated run holds on average (steps x clutter rate):
+#: 10**7 took 22 s, 0.86 GB and a 136 MB file.
+MAX_CLUTTER_MEASUREMENTS = 10**7
+#: Largest 64-bit signed integer: integers nllbench records (seeds, frames) are stored as such.
+MAX_INT64 = 2**63 - 1
+#: Largest seed: seeds are recorded as 64-bit signed integers in every file nllbench writes.
+MAX_SEED = MAX_INT64
 
-def integer(low: int | None = None):
-    """argparse type: an integer, at least ``low``; argparse names the option in the error."""
+
+def integer(low: int | None = None, high: int | None = None):
+    """argparse type: an integer in [``low``, ``high``] (None: unbounded); argparse names the option."""
+    span = f">= {low}" if high is None else (f"<= {high}" if low is None else f"in [{low}, {high}]")
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if low is not None and value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected an integer {span}, got {text!r}")
         return value
 
     return parse
@@ -61,7 +83,7 @@ def option(default, help: str, kind: str, **spec):
     """A settings field with its option: ``kind`` is "number", "integer", "bool" or "choice".
 
     ``spec``: ``low``, ``high``, ``open_low``, ``open_high`` (bounds of a
-    number; ``low`` of an integer), ``choices`` (a "choice"), ``many`` (a
+    number; ``low`` and ``high`` of an integer), ``choices`` (a "choice"), ``many`` (a
     list: ``nargs="+"``), ``name`` (the key and option name when it is not
     the field's), ``config=False`` (an option with no config key).
     """
@@ -82,7 +104,7 @@ def _parser_type(meta):
         return number(meta.get("low"), meta.get("high"), open_low=meta.get("open_low", False),
                       open_high=meta.get("open_high", False))  # fmt: skip
     if meta["kind"] == "integer":
-        return integer(meta.get("low"))
+        return integer(meta.get("low"), meta.get("high"))
     return None
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from nllbench.filters import PHDSettings, PMBMSettings
 from nllbench.filters.estimates import RULES
 from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.options import option, options_of
+from nllbench.options import MAX_CPHD_CARD, option, options_of
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class FilterRunSettings:
     """
 
     cphd_max_card: int | None = option(
-        None, "CPHD cardinality bound (default: from the scene)", "integer", low=0
+        None, "CPHD cardinality bound (default: from the scene)", "integer", low=0, high=MAX_CPHD_CARD
     )
     estimate_at: str = option(
         "posterior",

@@ -1,37 +1,19 @@
 # Figures: they read the stored tables and compute no measure. Measured times appear only in the
 # timing figure (its bytes differ between runs); every other figure is the same bytes on a rerun.
 
-SWEEP_FIGURES = [
-    "clutter",
-    "decomposition",
-    "q",
-    "calibration",
-    "theorem1",
-    "ranks",
-    "tgospa",
-    "hota",
-    "reliability",
-    "nees",
-    "cardinality",
-]
-# the proper scores beside the NLL and GOSPA, where the evaluation computes them (docs/scores.md)
-if config["evaluation"].get("proper_scores", True):
-    SWEEP_FIGURES.append("proper_scores")
-# report section of each figure
-FIGURE_CATEGORY = {
-    "clutter": "2 Filters",
-    "decomposition": "2 Filters",
-    "q": "2 Filters",
-    "ranks": "2 Filters",
-    "tgospa": "2 Filters",
-    "hota": "2 Filters",
-    "proper_scores": "2 Filters",
-    "calibration": "3 Calibration",
-    "reliability": "3 Calibration",
-    "nees": "3 Calibration",
-    "cardinality": "3 Calibration",
-    "theorem1": "4 Theory",
-}
+# The report's sections, item order and captions: nllbench.pipeline.report_items. Each figure's caption
+# is written by `nllbench plot` from the run's numbers, beside the figure (<figure>.caption.txt).
+from nllbench.pipeline.report_items import (
+    SWEEP_FIGURES,
+    TIMING_ITEM,
+    CaptionFile,
+    figure_category,
+    figure_labels,
+    sweep_figures,
+)
+
+# the figures this study draws (proper_scores only where the evaluation computes them: docs/scores.md)
+STUDY_FIGURES = sweep_figures(config["evaluation"])
 
 
 rule plot:
@@ -47,10 +29,11 @@ rule plot:
         png=report(
             f"{RESULTS}/figures/{{figure}}.png",
             caption="../report/figure.rst",
-            category=lambda w: FIGURE_CATEGORY[w.figure],
-            labels=lambda w: {"figure": w.figure},
+            category=lambda w: figure_category(w.figure),
+            labels=lambda w: figure_labels(w.figure),
         ),
         pdf=f"{RESULTS}/figures/{{figure}}.pdf",
+        caption=f"{RESULTS}/figures/{{figure}}.caption.txt",
     log:
         f"{RESULTS}/logs/plot/{{figure}}.log",
     benchmark:
@@ -62,6 +45,8 @@ rule plot:
     threads: 1
     params:
         tables=lambda w, input: str(Path(input.summary).parent),
+        # read by the report's caption template (figure.rst); from an output: not compared between runs
+        caption=lambda w, output: CaptionFile(output.caption),
     shell:
         "nllbench plot {wildcards.figure} --tables {params.tables}"
         ' -o {output.png} --provenance "$(cat {input.provenance})" > {log} 2>&1'
@@ -73,11 +58,12 @@ rule plot_timing:
     output:
         png=report(
             f"{RESULTS}/figures/timing.png",
-            caption="../report/timing.rst",
-            category="5 Timing",
-            labels={"figure": "NLL evaluation time"},
+            caption="../report/figure.rst",
+            category=TIMING_ITEM.category,
+            labels=figure_labels("timing"),
         ),
         pdf=f"{RESULTS}/figures/timing.pdf",
+        caption=f"{RESULTS}/figures/timing.caption.txt",
     log:
         f"{RESULTS}/logs/plot/timing.log",
     benchmark:
@@ -85,5 +71,7 @@ rule plot_timing:
     conda:
         "../envs/nllbench.yaml"
     threads: 1
+    params:
+        caption=lambda w, output: CaptionFile(output.caption),
     shell:
         "nllbench plot timing --timing {input} -o {output.png} > {log} 2>&1"

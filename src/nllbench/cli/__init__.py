@@ -18,6 +18,7 @@ leaderboard   a self-contained HTML summary of the tables.
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
+warmup        compile the numerical kernels once into numba's cache.
 
 Modules
 -------
@@ -26,7 +27,7 @@ One module per command family, each with its commands and their parsers
 :mod:`~nllbench.cli.evaluate`, :mod:`~nllbench.cli.score`,
 :mod:`~nllbench.cli.tables` (aggregate, tables, gospa-table, timing),
 :mod:`~nllbench.cli.report` (plot, leaderboard), :mod:`~nllbench.cli.paper`
-(example, theorem1); :mod:`~nllbench.cli.common` holds what they share
+(example, theorem1), :mod:`~nllbench.cli.warmup`; :mod:`~nllbench.cli.common` holds what they share
 (output checks, progress, batch forms, ``--settings``). This module builds the
 top-level parser and runs a command (:func:`main`, the ``nllbench`` script).
 """
@@ -36,16 +37,78 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nllbench.cli import data, evaluate, paper, report, score, tables
+from nllbench.cli import data, evaluate, paper, report, score, tables, warmup
 from nllbench.cli.common import settings_defaults
+
+DESCRIPTION = """\
+Evaluate multi-object trackers by the negative log-likelihood (NLL) of their
+posterior at the ground truth (Pinto et al., IEEE SPL 2021), next to GOSPA,
+OSPA, MOTA, MOTP, IDF1, HOTA and trajectory GOSPA. nllbench simulates
+scenarios, runs reference filters (PHD, CPHD, PMB, PMBM, MBM), scores their
+posteriors or any tracker's tracks table, and turns the metrics into tables,
+figures and an HTML leaderboard; 'snakemake' runs the whole study.
+
+Run 'nllbench COMMAND --help' for a command's options and their defaults."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help that shows every option's default (when it has one).
+
+    Descriptions are wrapped paragraph by paragraph (paragraphs end at a blank
+    line); an indented line (a list item) is kept as written.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if any(line.startswith("  ") for line in lines):
+                out.append("\n".join(indent + line for line in lines))
+            else:
+                out.append(super()._fill_text(paragraph, width, indent))
+        return "\n\n".join(out)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or "%(default)" in text
+            or "(default" in text
+            or default is None
+            or (default is False and not isinstance(action, argparse.BooleanOptionalAction))
+            or default is argparse.SUPPRESS
+            or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+        ):
+            return text
+        if isinstance(action, argparse.BooleanOptionalAction):
+            shown = action.option_strings[0 if default else 1]  # --x / --no-x
+        elif isinstance(default, (list, tuple)):
+            shown = " ".join(map(str, default))
+        else:
+            shown = str(default)
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
+def _with_formatter(parser: argparse.ArgumentParser) -> None:
+    """Give ``parser`` and every subcommand parser below it :class:`HelpFormatter`."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _with_formatter(child)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``nllbench`` parser: one builder per command family."""
-    p = argparse.ArgumentParser(prog="nllbench", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    for family in (data, evaluate, tables, report, paper, score):
+    """The ``nllbench`` parser: one builder per command family; ``--version``; defaults in ``--help``."""
+    from importlib.metadata import version
+
+    p = argparse.ArgumentParser(prog="nllbench", description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"nllbench {version('nllbench')}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for family in (data, evaluate, tables, report, paper, score, warmup):
         family.add_parsers(sub)
+    _with_formatter(p)
     return p
 
 

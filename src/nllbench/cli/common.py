@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,20 +28,158 @@ PROBABILITY = number(0, 1)
 
 
 @contextmanager
-def checked_outputs(*targets: tuple[str, str | None, bool]):
-    """Every output of a command, given as (option, path or None, is a directory).
+def checked_outputs(
+    *targets: tuple[str, str | None, bool | str],
+    inputs: Sequence[tuple[str, str | os.PathLike | None]] = (),
+):
+    """Every output of a command, given as (option, path or None, False for a file or, for a
+    directory, what it holds: True or a kind such as ``"posterior files"``).
+
+    A directory that nllbench wrote with outputs of another kind is not
+    replaced (:func:`nllbench.store.check_replaceable`).
 
     Yields the temporary path of each given target (None for absent ones).
-    All targets are checked before anything is computed and are renamed into
-    place together at the end; a failure leaves none of them
+    ``inputs`` are the (option or argument name, path or None) of everything the
+    command reads. All targets are checked before anything is computed: an
+    output that is, contains or lies inside an input is refused naming both
+    (:func:`nllbench.store.check_not_an_input`), and so is an existing
+    directory that nllbench did not write. The targets are renamed into place
+    together at the end; a failure leaves none of them
     (:class:`nllbench.store.committed_together`).
     """
     from nllbench.store import Output, committed_together
 
-    given = [Output(Path(path), option, directory) for option, path, directory in targets if path]
-    with committed_together(*given) as tmps:
+    for option, path, directory in targets:
+        if path is not None:  # "" or "." would name no output
+            names_a_file(path, option, "directory" if directory else "file")
+    given = [
+        Output(Path(path), option, bool(directory), directory if isinstance(directory, str) else "")
+        for option, path, directory in targets
+        if path is not None
+    ]
+    _check_not_nested(given)
+    read = [(option, path) for option, path in inputs if path is not None]
+    with committed_together(*given, inputs=read) as tmps:
         it = iter(tmps)
-        yield [next(it) if path else None for _, path, _ in targets]
+        yield [next(it) if path is not None else None for _, path, _ in targets]
+
+
+def _check_not_nested(outputs) -> None:
+    """Refuse an output inside a directory output: the directory is replaced whole at the end."""
+    for d in outputs:
+        if not d.directory:
+            continue
+        outer = Path(os.path.realpath(d.path))
+        for o in outputs:
+            inner = Path(os.path.realpath(o.path))
+            if o is not d and outer in inner.parents:
+                raise ValueError(
+                    f"{o.option} {str(o.path)!r}: lies inside the output directory {d.option} "
+                    f"{str(d.path)!r}, which is replaced whole; write it elsewhere"
+                )
+
+
+def files_in(option: str, directory: str | None, names: Sequence[str]) -> list[tuple[str, Path]]:
+    """(option, path) of the files ``names`` a command reads from ``directory`` (none when not given).
+
+    The inputs of a command that reads a few known files of a directory
+    written by another command (``--tables``, ``--example-dir``): an output
+    beside them in that directory is allowed, an output equal to one of them is not.
+    """
+    return [] if directory is None else [(option, Path(directory) / name) for name in names]
+
+
+#: What the directories that commands read from were written by (for the errors of :func:`require_files`).
+WRITTEN_BY = {
+    "--tables": "the tables written by 'nllbench aggregate'",
+    "--example-dir": "a directory written by 'nllbench example N --out-dir'",
+    "--example-dirs": "a directory written by 'nllbench example N --out-dir'",
+}
+
+
+def require_files(inputs: Sequence[tuple[str, str | os.PathLike]]) -> None:
+    """Every (option, file) of ``inputs`` exists; else a ValueError naming the option and what is missing.
+
+    A file of a directory option (:data:`WRITTEN_BY`) is named with its
+    directory and what should have written it.
+    """
+    for option, path in inputs:
+        path = Path(path)
+        if path.is_file():
+            continue
+        if option in WRITTEN_BY:
+            where, expected = f"{option} {str(path.parent)!r}", WRITTEN_BY[option]
+            if not path.parent.is_dir():
+                found = "a file" if path.parent.exists() else "no such directory"
+                raise ValueError(f"{where}: expected {expected}, got {found}")
+            raise ValueError(f"{where}: expected {expected}, but {path.name} is missing")
+        raise ValueError(f"{option} {str(path)!r}: expected a file, got {not_a_file(path)}")
+
+
+def names_a_file(path: str, option: str, what: str = "file") -> str:
+    """``path`` if its last component names a ``what`` (file, directory); else a ValueError naming it."""
+    if not str(path) or Path(path).name in ("", ".", ".."):
+        raise ValueError(f"{option} {str(path)!r}: expected a path that names a {what}")
+    return path
+
+
+def not_a_file(path: str | os.PathLike) -> str:
+    """What stands at ``path`` when it is not what was expected: "a directory", "a file" or "no such file"."""
+    path = Path(path)
+    return "a directory" if path.is_dir() else ("a file" if path.exists() else "no such file")
+
+
+#: Leading bytes of binary formats given where a text file is expected, and what they are.
+_BINARY_MAGIC = (
+    (b"\x89HDF\r\n\x1a\n", "an HDF5 file (NetCDF-4)"),
+    (b"CDF\x01", "a NetCDF (classic) file"),
+    (b"CDF\x02", "a NetCDF (64-bit offset) file"),
+    (b"CDF\x05", "a NetCDF (64-bit data) file"),
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"BZh", "bzip2-compressed data"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data"),
+    (b"PK\x03\x04", "a zip archive (e.g. .xlsx)"),
+    (b"PAR1", "a Parquet file"),
+)
+
+
+def check_text_file(path: str | os.PathLike, option: str, expected: str) -> None:
+    """Refuse a file that is not UTF-8 text (NetCDF, HDF5, gzip, zip, Parquet, other binary data).
+
+    The error names ``option``, the path, what the file is and what was
+    ``expected`` (e.g. "a text CSV with columns step, id, x, y, vx, vy").
+    A file that cannot be opened is left to the command's reader, which names it.
+    """
+    import codecs
+
+    where = f"{option} {str(path)!r}"
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - read in chunks below
+    except OSError:
+        return
+    with fh:
+        head = fh.read(1 << 16)
+        for magic, what in _BINARY_MAGIC:
+            if head.startswith(magic):
+                raise ValueError(f"{where}: expected {expected}, got {what}")
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        offset, chunk = 0, head
+        while True:
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{where}: expected {expected}, got binary data (not UTF-8 text: "
+                    f"byte 0x{exc.object[exc.start]:02x} near byte {offset + exc.start})"
+                ) from None
+            if b"\x00" in chunk:
+                at = offset + chunk.index(b"\x00")
+                raise ValueError(f"{where}: expected {expected}, got binary data (a NUL byte at byte {at})")
+            if not chunk:
+                return
+            offset += len(chunk)
+            chunk = fh.read(1 << 20)
 
 
 class Progress:

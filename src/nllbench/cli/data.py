@@ -14,14 +14,30 @@ from nllbench.cli.common import (
     add_batch_io,
     add_settings_option,
     batch_mode,
+    check_text_file,
     checked_outputs,
     json_option,
+    not_a_file,
     provenance_of,
     seed_files,
     warner,
     write_timing,
 )
-from nllbench.options import add_options, from_args, integer, number
+from nllbench.options import (
+    MAX_BATCH_STEPS,
+    MAX_CLUTTER_MEASUREMENTS,
+    MAX_SEED,
+    MAX_STEPS,
+    add_options,
+    from_args,
+    integer,
+    number,
+)
+
+#: What the batch directories of simulate and filter hold (recorded in their markers).
+SCENARIO_FILES, POSTERIOR_FILES = "scenario files", "posterior files"
+#: What ``simulate --truth`` expects.
+TRUTH_CSV = "a text CSV with columns step, id, x, y, vx, vy"
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -44,11 +60,18 @@ def _simulate(args: argparse.Namespace) -> int:
     truth = args.truth
     if truth is not None and args.truth_seed is not None:
         raise ValueError("simulate: --truth gives the truth; --truth-seed cannot be used with it")
+    if truth is not None:
+        if not Path(truth).is_file():
+            raise ValueError(f"--truth {truth!r}: expected {TRUTH_CSV}, got {not_a_file(truth)}")
+        check_text_file(truth, "--truth", TRUTH_CSV)
     config = provenance_of(args)
+    inputs = [("--truth", truth)]
     if not batch_mode(args, ("output",), ("output_dir",), "simulate"):
         if args.seeds:
             raise ValueError("simulate: --seeds needs --output-dir (a batch); use --seed with -o")
-        with checked_outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
+        check_simulation_work(args, [args.seed], overrides)
+        targets = ("-o", args.output, False), ("--timing", args.timing, False)
+        with checked_outputs(*targets, inputs=inputs) as (out, timing):
             sim, sec = simulate_file(args.scenario, args.seed, out, overrides, config, truth)
             write_timing(timing, [{"item": f"seed{args.seed}", "seconds": sec}])
         n = sum(len(x) for x in sim.truth)
@@ -59,17 +82,59 @@ def _simulate(args: argparse.Namespace) -> int:
         )
         return 0
     seeds = args.seeds if args.seeds else [args.seed]
+    check_simulation_work(args, seeds, overrides)
     timing = []
-    with checked_outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (
-        tmp,
-        tt,
-    ):
+    targets = ("--output-dir", args.output_dir, SCENARIO_FILES), ("--timing", args.timing, False)
+    with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         for seed in seeds:
             _, sec = simulate_file(args.scenario, seed, tmp / f"seed{seed}.nc", overrides, config, truth)
             timing.append({"item": f"seed{seed}", "seconds": sec})
         write_timing(tt, timing)
-    print(f"wrote {len(seeds)} scenario files to {args.output_dir}")
+    print(f"wrote {len(seeds)} scenario file{'s' if len(seeds) > 1 else ''} to {args.output_dir}")
     return 0
+
+
+def check_simulation_work(args: argparse.Namespace, seeds: list[int], overrides: dict) -> None:
+    """Refuse, before any work, a simulation beyond the documented limits (:mod:`nllbench.options`).
+
+    Each seed is given once (one file ``seed<N>.nc`` each); steps x seeds is at
+    most :data:`~nllbench.options.MAX_BATCH_STEPS`; steps x clutter rate (the
+    mean number of clutter measurements of one run) at most
+    :data:`~nllbench.options.MAX_CLUTTER_MEASUREMENTS`. The steps are
+    ``--steps``, else the truth file's (``--truth``), else the preset's.
+    """
+    from nllbench.simulation.scenarios import get_scenario, read_truth_csv
+
+    seen: set[int] = set()
+    for seed in seeds:
+        if seed in seen:
+            raise ValueError(f"--seeds: seed {seed} is given twice; expected each seed once (one file each)")
+        seen.add(seed)
+    scenario = get_scenario(args.scenario, **overrides)
+    steps, source = scenario.steps, f"the {args.scenario} preset's"
+    if args.steps is not None:
+        source = "--steps"
+    elif args.truth is not None:
+        try:
+            steps, source = len(read_truth_csv(args.truth)[0]), "the --truth file's"
+        except ValueError as exc:
+            raise ValueError(f"--truth {exc}") from None
+    if steps * len(seeds) > MAX_BATCH_STEPS:
+        raise ValueError(
+            f"--seeds: {len(seeds)} seeds x {steps} steps ({source}) = {steps * len(seeds)} steps to"
+            f" simulate; expected at most {MAX_BATCH_STEPS} per command: split the seeds over several batches"
+        )
+    rate = scenario.model.clutter_rate
+    if steps * rate > MAX_CLUTTER_MEASUREMENTS:
+        option = (
+            "--clutter-rate"
+            if args.clutter_rate is not None
+            else f"the {args.scenario} preset's clutter rate"
+        )
+        raise ValueError(
+            f"{option}: {rate:g} clutter measurements per step x {steps} steps ({source}) = {steps * rate:g}"
+            f" per run; expected at most {MAX_CLUTTER_MEASUREMENTS:g} on average"
+        )
 
 
 def parsed_filter_settings(args):
@@ -103,19 +168,18 @@ def _filter(args: argparse.Namespace) -> int:
     if not batch_mode(args, ("scenario_file", "output"), ("input_dir", "output_dir"), "filter"):
         from nllbench.store import read_scenario
 
-        steps = read_scenario(args.scenario_file).steps
-        progress = Progress(args.filter, steps, enabled=not args.quiet)
-        with checked_outputs(("-o", args.output, False), ("--timing", args.timing, False)) as (out, timing):
+        targets = ("-o", args.output, False), ("--timing", args.timing, False)
+        with checked_outputs(*targets, inputs=[("SCENARIO_FILE", args.scenario_file)]) as (out, timing):
+            steps = read_scenario(args.scenario_file).steps
+            progress = Progress(args.filter, steps, enabled=not args.quiet)
             posts, sec = filter_file(args.scenario_file, args.filter, out, progress=progress, **options)
             write_timing(timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
         print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {sec:.2f} s")
         return 0
     files = seed_files(args.input_dir)
     timing = []
-    with checked_outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (
-        tmp,
-        tt,
-    ):
+    targets = ("--output-dir", args.output_dir, POSTERIOR_FILES), ("--timing", args.timing, False)
+    with checked_outputs(*targets, inputs=[("--input-dir", args.input_dir)]) as (tmp, tt):
         for i, f in enumerate(files):
             _, sec = filter_file(f, args.filter, tmp / f.name, **options)
             timing.append({"item": f.stem, "seconds": sec})
@@ -131,19 +195,55 @@ def _filter(args: argparse.Namespace) -> int:
 
 
 def _add_simulate_parser(sub) -> None:
-    sim = sub.add_parser("simulate", help="simulate a scenario preset to a NetCDF file")
-    sim.add_argument("--scenario", required=True, choices=["williams15", "williams15_mb", "chalmers"])
-    sim.add_argument(
-        "--seed", type=integer(0), default=0, help="seed of the measurement (and truth) generator"
+    sim = sub.add_parser(
+        "simulate",
+        help="simulate a scenario preset to a NetCDF file",
+        description="Simulate a scenario preset (truth and measurements) to a NetCDF scenario file (-o), or"
+        " one file per seed (--seeds ... --output-dir). Presets (nllbench.simulation.scenarios):"
+        " williams15: 300 x 300 field of view, P_D 0.9, 10 clutter per scan, 4 objects that coalesce,"
+        " 81 steps (the reference MATLAB code); williams15_mb: the same with a multi-Bernoulli birth;"
+        " chalmers: [-1000, 1000]^2, P_D 0.98, 12 objects, 100 steps. Options left out take the"
+        f" preset's values. Limits: --steps <= {MAX_STEPS:,}, steps x seeds <= {MAX_BATCH_STEPS:,},"
+        f" steps x clutter rate <= {MAX_CLUTTER_MEASUREMENTS:,}.",
     )
-    sim.add_argument("--seeds", type=integer(0), nargs="+", help="batch: one file per seed in --output-dir")
-    sim.add_argument("--clutter-rate", type=NON_NEGATIVE, help="expected clutter per scan")
-    sim.add_argument("--pd", type=number(0, 1, open_low=True), help="detection probability")
-    sim.add_argument("--ps", type=PROBABILITY, help="survival probability")
-    sim.add_argument("--steps", type=integer(1), help="number of time steps")
-    sim.add_argument("--process-noise", type=POSITIVE, help="q of the constant-velocity model")
-    sim.add_argument("--measurement-noise", type=POSITIVE, help="std of each position measurement")
-    sim.add_argument("--truth-seed", type=integer(-1), help="seed of the truth (-1: draw it from --seed)")
+    sim.add_argument(
+        "--scenario",
+        required=True,
+        choices=["williams15", "williams15_mb", "chalmers"],
+        help="the scenario preset (described above)",
+    )
+    sim.add_argument(
+        "--seed", type=integer(0, MAX_SEED), default=0, help="seed of the measurement (and truth) generator"
+    )
+    sim.add_argument(
+        "--seeds",
+        type=integer(0, MAX_SEED),
+        nargs="+",
+        help="batch: one file seed<N>.nc per seed in --output-dir (each seed once)",
+    )
+    sim.add_argument(
+        "--clutter-rate", type=NON_NEGATIVE, help="expected clutter per scan (default: the preset's)"
+    )
+    sim.add_argument(
+        "--pd", type=number(0, 1, open_low=True), help="detection probability (default: the preset's)"
+    )
+    sim.add_argument("--ps", type=PROBABILITY, help="survival probability (default: the preset's)")
+    sim.add_argument(
+        "--steps",
+        type=integer(1, MAX_STEPS),
+        help="number of time steps (default: the preset's, or the --truth file's last step)",
+    )
+    sim.add_argument(
+        "--process-noise", type=POSITIVE, help="q of the constant-velocity model (default: the preset's)"
+    )
+    sim.add_argument(
+        "--measurement-noise",
+        type=POSITIVE,
+        help="std of each position measurement (default: the preset's)",
+    )
+    sim.add_argument(
+        "--truth-seed", type=integer(-1, MAX_SEED), help="seed of the truth (-1: draw it from --seed)"
+    )
     sim.add_argument(
         "--truth", help="CSV of the truth (columns step, id, x, y, vx, vy; steps from 1): simulate around it"
     )

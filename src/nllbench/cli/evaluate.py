@@ -15,12 +15,16 @@ from nllbench.cli.common import (
     add_settings_option,
     batch_mode,
     checked_outputs,
+    names_a_file,
     provenance_of,
     seed_files,
     warner,
     write_timing,
 )
-from nllbench.options import add_options, from_args, integer
+from nllbench.options import MAX_Q, add_options, from_args, integer
+
+#: What a metrics directory of evaluate or score holds (recorded in its marker).
+METRICS_FILES = "metrics files"
 
 
 def parsed_evaluation_settings(args):
@@ -53,7 +57,8 @@ def warn_empty(row: dict, path) -> None:
     n = row.get("estimator_empty_steps", 0)
     if n:
         warner("evaluate")(
-            f"{path}: at {n} steps the estimator returned no object although the posterior expects "
+            f"{path}: at {n} step{'' if n == 1 else 's'} the estimator returned no object although the"
+            " posterior expects "
             "at least one (see docs/estimators.md; e.g. --estimator greedy for a (C)PHD)"
         )
 
@@ -63,7 +68,7 @@ def one_run_outputs(args: argparse.Namespace, extra: tuple[str, str | None]):
 
     The summary defaults to ``<output>.summary.csv``; the outputs are as :func:`checked_outputs` takes them.
     """
-    summary_path = args.summary or str(Path(args.output).with_suffix("")) + ".summary.csv"
+    summary_path = args.summary or str(Path(names_a_file(args.output, "-o")).with_suffix("")) + ".summary.csv"
     return summary_path, (("-o", args.output, False), ("--summary", summary_path, False), (*extra, False))
 
 
@@ -85,7 +90,8 @@ def _evaluate(args: argparse.Namespace) -> int:
                 "evaluate: --cov-scales and --probe-q (a grid) are for a batch (--posterior-dir ...)"
             )
         summary_path, targets = one_run_outputs(args, ("--timing", args.timing))
-        with checked_outputs(*targets) as (out, summary, timing):
+        inputs = [("POSTERIOR", args.posterior), ("SCENARIO_FILE", args.scenario_file)]
+        with checked_outputs(*targets, inputs=inputs) as (out, summary, timing):
             row, sec, nll_sec = evaluate_file(
                 args.posterior, args.scenario_file, out, settings, config, **check
             )
@@ -112,10 +118,11 @@ def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, che
     grid = _evaluation_grid(args, settings)
     files = seed_files(args.posterior_dir)
     patterns = [args.output_dir.format(q=q, cov=fmt(s)) for q, s in grid] if args.cov_scales else []
-    dirs = [("--output-dir", d, True) for d in patterns or [args.output_dir]]
+    dirs = [("--output-dir", d, METRICS_FILES) for d in patterns or [args.output_dir]]
     jobs = grid_settings(settings, grid) if args.cov_scales is not None else [settings]
     rows, timing = [[] for _ in jobs], []
-    with checked_outputs(*dirs, ("--timing", args.timing, False)) as (*tmps, tt):
+    inputs = [("--posterior-dir", args.posterior_dir), ("--scenario-dir", args.scenario_dir)]
+    with checked_outputs(*dirs, ("--timing", args.timing, False), inputs=inputs) as (*tmps, tt):
         for f in files:
             scenario = Path(args.scenario_dir) / f.name
             outputs = [
@@ -208,7 +215,7 @@ def add_parsers(sub) -> None:
         help="batch: a grid of probes, every --q at scale 1 and --probe-q at each scale, computed"
         " together; --output-dir is then a pattern with {q} and {cov}",
     )
-    ev.add_argument("--probe-q", type=integer(1), help="the grid's probe Q (default: the largest --q)")
+    ev.add_argument("--probe-q", type=integer(1, MAX_Q), help="the grid's probe Q (default: the largest --q)")
     ev.add_argument(
         "--allow-mismatch",
         action="store_true",

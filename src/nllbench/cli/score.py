@@ -10,18 +10,27 @@ from nllbench.cli.common import (
     NON_NEGATIVE,
     POSITIVE,
     add_settings_option,
+    check_text_file,
     checked_outputs,
     provenance_of,
     warner,
     write_timing,
 )
 from nllbench.cli.evaluate import (
+    METRICS_FILES,
     add_evaluation_options,
     one_run_outputs,
     parsed_evaluation_settings,
     print_row,
 )
-from nllbench.options import integer, number
+from nllbench.cli.score_trajectory import (
+    add_trajectory_options,
+    check_trajectory_args,
+    print_trajectory,
+    trajectory_options,
+    write_trajectory_tables,
+)
+from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
 
 def _score_fill(args: argparse.Namespace, state, settings):
@@ -40,14 +49,17 @@ def _score_fill(args: argparse.Namespace, state, settings):
         raise ValueError("score: the undetected-object intensity needs its box: --fov LOW... HIGH...")
     calibration = None
     if args.fit_score_on:
-        calibration = fit_score_calibration(*args.fit_score_on, state=state, threshold=args.threshold)
+        pair = score_inputs(args, *args.fit_score_on)
+        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold)
         print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
     options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
-    fill = FillIns(args.undetected_rate or 0.0, *options)
+    constant = _constant_existence(args, state)
+    fill = FillIns(args.undetected_rate or 0.0, *options, constant_existence=constant)
     if args.fit_undetected_on:
-        fit = fit_undetected_rate(*args.fit_undetected_on, state=state, fill=fill, settings=settings)
+        pair = score_inputs(args, *args.fit_undetected_on)
+        fit = fit_undetected_rate(*pair, state=state, fill=fill, settings=settings)
         print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
-        fill = FillIns(fit["rate"], *options, fit)
+        fill = FillIns(fit["rate"], *options, fit, constant_existence=constant)
     return fill
 
 
@@ -60,7 +72,7 @@ def _score(args: argparse.Namespace) -> int:
     """
     import warnings
 
-    settings = parsed_evaluation_settings(args)
+    settings = preset_of(args, parsed_evaluation_settings(args))
     batch = _score_batch_mode(args)
     if not batch and args.timing:
         raise ValueError("score: --timing is for a batch (--tracks-dir --scenario-dir --output-dir)")
@@ -70,6 +82,7 @@ def _score(args: argparse.Namespace) -> int:
         raise ValueError(
             "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
         )
+    check_trajectory_args(args, batch)
     options = dict(
         state=tuple(args.state), settings=settings, tracker=args.tracker, config=provenance_of(args)
     )
@@ -87,6 +100,7 @@ def _score(args: argparse.Namespace) -> int:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
         print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
         print_row(row, options["settings"].qs)
+    print_trajectory(result)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
     return 0
@@ -98,20 +112,33 @@ def _score_one(args: argparse.Namespace, options: dict):
     from nllbench.trackers.scoring import score_file
 
     summary_path, targets = one_run_outputs(args, ("--per-frame", args.per_frame))
-    with checked_outputs(*targets) as (out, summary, per_frame):
+    inputs = [("TRACKS", args.tracks), ("TRUTH", args.truth), ("--scenario-file", args.scenario_file)]
+    inputs += calibration_inputs(args)
+    check_text_tables(inputs)
+    tables = (("--per-window", args.per_window, False), ("--per-trajectory", args.per_trajectory, False))
+    with checked_outputs(*targets, *tables, inputs=inputs) as (
+        out,
+        summary,
+        per_frame,
+        per_window,
+        per_trajectory,
+    ):
         fill = _score_fill(args, options["state"], options["settings"])
+        trajectory = trajectory_options(args, fill, options["state"], options["settings"])
         row, result = score_file(
-            args.tracks,
-            args.truth,
+            *score_inputs(args, args.tracks, args.truth),
             out,
-            frames=args.frames,
+            frames=_frames(args.frames),
             scenario_file=args.scenario_file,
             seed=args.seed,
             per_frame=per_frame,
             fill=fill,
+            trajectory=trajectory,
             **options,
         )
         write_summary_csv(row, summary)
+        if trajectory is not None:
+            write_trajectory_tables(result, per_window, per_trajectory)
     return row, result, summary_path
 
 
@@ -122,15 +149,22 @@ def _score_batch(args: argparse.Namespace, options: dict):
 
     settings = options["settings"]
     tables = _seed_tables(args.tracks_dir)
+    check_text_tables([("--tracks-dir", f) for f in tables] + calibration_inputs(args))
     rows, timing = [], []
-    with checked_outputs(("--output-dir", args.output_dir, True), ("--timing", args.timing, False)) as (
-        tmp,
-        tt,
-    ):
+    targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
+    inputs = [
+        ("--tracks-dir", args.tracks_dir),
+        ("--scenario-dir", args.scenario_dir),
+        *calibration_inputs(args),
+    ]
+    with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         fill = _score_fill(args, options["state"], settings)
+        trajectory = trajectory_options(args, fill, options["state"], settings)
         for f in tables:
             scenario = Path(args.scenario_dir) / (f.stem + ".nc")
-            row, result = score_file(f, scenario, tmp / (f.stem + ".nc"), fill=fill, **options)
+            row, result = score_file(
+                f, scenario, tmp / (f.stem + ".nc"), fill=fill, trajectory=trajectory, **options
+            )
             rows.append(row)
             timing.append(
                 {
@@ -145,6 +179,89 @@ def _score_batch(args: argparse.Namespace, options: dict):
         write_summary_csv(rows, tmp / "summary.csv")
         write_timing(tt, timing)
     return rows, result
+
+
+def is_mot(args: argparse.Namespace, path) -> bool:
+    """True when ``path`` is read as a MOTChallenge text file: ``--format mot``, or ``auto`` and ``.txt``."""
+    fmt = getattr(args, "format", "auto")
+    return fmt == "mot" or (fmt == "auto" and Path(str(path)).suffix.lower() == ".txt")
+
+
+def score_inputs(args: argparse.Namespace, tracks, truth):
+    """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge files.
+
+    A MOTChallenge file is read by :func:`nllbench.trackers.adapters.read_motchallenge`
+    (the box centre as x, y; ``--mot-conf`` for the tracks' 7th column,
+    ``--mot-box-std-fraction`` for the covariance; the truth's 7th column is
+    its consider flag). Its table carries the file's name for the metrics file.
+    """
+    from nllbench.trackers.adapters import read_motchallenge
+
+    out = []
+    for path, kind in ((tracks, "tracks"), (truth, "truth")):
+        if path is None or not is_mot(args, path) or Path(str(path)).suffix.lower() == ".nc":
+            out.append(path)
+            continue
+        if tuple(args.state) != ("x", "y"):
+            raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
+        extra = (
+            dict(conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction) if kind == "tracks" else {}
+        )
+        table = read_motchallenge(path, kind=kind, **extra)
+        table.attrs["file"] = str(path)
+        out.append(table)
+    return tuple(out)
+
+
+def preset_of(args: argparse.Namespace, settings):
+    """``settings`` with ``--preset``'s convention; a setting given other than its default overrides it.
+
+    (:func:`nllbench.measures.presets.preset_settings` with the changed settings as overrides.)
+    """
+    if getattr(args, "preset", None) is None:
+        return settings
+    from dataclasses import fields
+
+    from nllbench.measures.evaluate import EvaluationSettings
+    from nllbench.measures.presets import preset_settings
+
+    default = EvaluationSettings()
+    changed = {
+        f.name: getattr(settings, f.name)
+        for f in fields(settings)
+        if getattr(settings, f.name) != getattr(default, f.name)
+    }
+    return preset_settings(args.preset, default, **changed)
+
+
+def _constant_existence(args: argparse.Namespace, state):
+    """The constant r fitted on ``--fit-constant-existence-on`` (printed), or None."""
+    if not getattr(args, "fit_constant_existence_on", None):
+        return None
+    from nllbench.trackers.fitting import fit_constant_existence
+
+    if args.existence_one:
+        raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
+    pair = score_inputs(args, *args.fit_constant_existence_on)
+    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold)
+    print(f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)")
+    return fit
+
+
+def calibration_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(option, path) of the calibration tables (--fit-undetected-on, --fit-score-on, ...), when given."""
+    return [
+        (option, path)
+        for option in ("--fit-undetected-on", "--fit-score-on", "--fit-constant-existence-on")
+        for path in getattr(args, option[2:].replace("-", "_")) or []
+    ]
+
+
+def check_text_tables(inputs: list[tuple[str, str | Path | None]]) -> None:
+    """Refuse a .csv input that is not text (gzip, NetCDF, Parquet ... named .csv), naming its option."""
+    for option, path in inputs:
+        if path is not None and Path(path).suffix.lower() == ".csv":
+            check_text_file(path, option, "a text CSV table")
 
 
 def _score_batch_mode(args: argparse.Namespace) -> bool:
@@ -205,7 +322,11 @@ def add_parsers(sub) -> None:
     sc.add_argument("--summary", help="one-row CSV summary (default: <output>.summary.csv)")
     sc.add_argument("--state", nargs="+", default=["x", "y"], help="state columns (first two: position)")
     sc.add_argument(
-        "--frames", type=integer(), nargs="+", help="frames to score (default: union of both tables)"
+        "--frames",
+        type=_frame_token,
+        nargs="+",
+        help="frames to score: integers, or 'union' for every frame of either table (default: both"
+        " tables must cover the same frames; a frame in one table only is refused, naming it)",
     )
     sc.add_argument("--undetected-rate", type=NON_NEGATIVE, help="fill-in: uniform undetected-object rate")
     sc.add_argument(
@@ -224,8 +345,65 @@ def add_parsers(sub) -> None:
     sc.add_argument("--default-std", type=POSITIVE, help="fill-in: std of the covariance when there is none")
     sc.add_argument("--tracker", default="external", help="tracker name (the metrics file's 'filter')")
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
-    sc.add_argument("--seed", type=integer(0), help="run seed recorded in the metrics file")
+    sc.add_argument("--seed", type=integer(0, MAX_SEED), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
+    add_mot_options(sc)
+    add_trajectory_options(sc)
     sc.set_defaults(func=_score)
+
+
+def add_mot_options(sc) -> None:
+    """``score``'s MOTChallenge, constant-existence and preset options."""
+    from nllbench.measures.presets import PRESETS
+
+    sc.add_argument(
+        "--format",
+        choices=("auto", "table", "mot"),
+        default="auto",
+        help="input format: auto (.txt: MOTChallenge), table (CSV/Parquet) or mot (MOTChallenge text)",
+    )
+    sc.add_argument(
+        "--mot-conf",
+        choices=("score", "r", "ignore"),
+        default="score",
+        help="MOTChallenge tracks' 7th column: a score to calibrate, r, or ignored (a constant one: absent)",
+    )
+    sc.add_argument(
+        "--mot-box-std-fraction",
+        type=POSITIVE,
+        help="MOTChallenge fill-in: covariance diag((F * width)^2, (F * height)^2) of the box centre",
+    )
+    sc.add_argument(
+        "--fit-constant-existence-on",
+        nargs=2,
+        metavar=("TRACKS", "TRUTH"),
+        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA)",
+    )
+    sc.add_argument(
+        "--preset",
+        choices=PRESETS,
+        help="matching convention (av2, nuscenes, mahalanobis); settings given explicitly override it",
+    )
+
+
+_FRAME_NUMBER = integer(-MAX_INT64 - 1, MAX_INT64)
+
+
+def _frame_token(text: str):
+    """argparse type of ``--frames``: an integer frame, or the word ``union``."""
+    return "union" if text == "union" else _FRAME_NUMBER(text)
+
+
+def _frames(tokens):
+    """``--frames`` as :func:`nllbench.score` takes it: None, ``"union"`` or a list of integers."""
+    if tokens is None:
+        return None
+    if "union" in tokens:
+        if len(tokens) != 1:
+            raise ValueError(
+                f"--frames: expected 'union' alone or integers, got {' '.join(map(str, tokens))}"
+            )
+        return "union"
+    return tokens

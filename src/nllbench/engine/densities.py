@@ -7,6 +7,10 @@ that no Python object exists per Gaussian component.
 
 Notation follows Pinto et al., "An Uncertainty-Aware Performance Measure for
 Multi-Object Tracking", IEEE SPL 2021 (eqs. (2)-(6)).
+
+Over 600 lines because the PMBM family's pooled form and its hypotheses view share the
+PPP and multi-Bernoulli validation with the other families; a split into PPP/MB and PMBM
+modules is the next step if it grows.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from scipy.special import gammaln, logsumexp
 from nllbench.engine import validate as v
 from nllbench.engine.gaussian_mixture import (  # noqa: F401 - the log-pdf re-exported for the NLL
     GaussianMixture,
+    GaussianMixtures,
     Gaussians,
     batched_logpdf,
     gaussian_logpdf,
@@ -93,7 +98,8 @@ def laplace_log_normaliser(scale, dim: int) -> np.ndarray:
     )
 
 
-SingleObjectDensities = Gaussians | Laplaces
+SingleObjectDensities = Gaussians | GaussianMixtures | Laplaces
+_SINGLE_OBJECT = (Gaussians, GaussianMixtures, Laplaces)
 
 
 def log_box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
@@ -321,12 +327,15 @@ class MultiBernoulli:
 
     Bernoulli k has existence probability ``r[k]`` and single-object density
     ``densities`` member k. ``r = 0`` (never exists) and ``r = 1`` (surely
-    exists) are allowed and handled exactly.
+    exists) are allowed and handled exactly. A Bernoulli's density may be a
+    Gaussian mixture (:class:`GaussianMixtures`, as labelled multi-Bernoulli,
+    GLMB and many PMBM implementations keep it); its point estimate
+    (:attr:`means`) is then the mixture mean.
 
     Attributes
     ----------
     r : (m,) float in [0, 1]
-    densities : Gaussians or Laplaces with m members
+    densities : Gaussians, GaussianMixtures or Laplaces with m members
     labels : (m,) int or None
         Optional track labels (a stable id per Bernoulli); they do not affect
         the density.
@@ -337,8 +346,11 @@ class MultiBernoulli:
     labels: np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.densities, (Gaussians, Laplaces)):
-            raise TypeError(f"densities: expected Gaussians or Laplaces, got {type(self.densities).__name__}")
+        if not isinstance(self.densities, _SINGLE_OBJECT):
+            raise TypeError(
+                "densities: expected Gaussians, GaussianMixtures or Laplaces, "
+                f"got {type(self.densities).__name__}"
+            )
         r = v.probabilities(self.r, "r", len(self.densities))
         object.__setattr__(self, "r", r)
         object.__setattr__(self, "labels", v.labels(self.labels, len(self.densities)))
@@ -347,6 +359,14 @@ class MultiBernoulli:
     def gaussian(cls, r, means, covs, labels=None) -> MultiBernoulli:
         """MB with Gaussian densities; shapes (m,), (m, d), (m, d, d)."""
         return cls(r, Gaussians(means, covs), labels)
+
+    @classmethod
+    def gaussian_mixture(cls, r, weights, means, covs, offsets, labels=None) -> MultiBernoulli:
+        """MB whose Bernoulli k has the Gaussian mixture of components ``offsets[k]:offsets[k + 1]``.
+
+        Shapes (m,), (C,), (C, d), (C, d, d), (m + 1,); see :class:`GaussianMixtures`.
+        """
+        return cls(r, GaussianMixtures(weights, means, covs, offsets), labels)
 
     @classmethod
     def laplace(cls, r, centers, scale) -> MultiBernoulli:
@@ -375,8 +395,8 @@ class MultiBernoulli:
 
     @property
     def means(self) -> np.ndarray:
-        """(m, d) locations (Gaussian means or Laplace centres)."""
-        return self.densities.means if isinstance(self.densities, Gaussians) else self.densities.centers
+        """(m, d) point estimates: Gaussian means, mixture means (the MMSE point) or Laplace centres."""
+        return self.densities.centers if isinstance(self.densities, Laplaces) else self.densities.means
 
 
 # ---------------------------------------------------------------------------
@@ -596,11 +616,16 @@ def _concatenated(hyps: tuple[MultiBernoulli, ...]) -> MultiBernoulli:
     """All Bernoullis of ``hyps`` in turn, as one MultiBernoulli (labels -1 where a hypothesis has none)."""
     full = [mb for mb in hyps if len(mb)] or [hyps[0]]
     kinds = {type(mb.densities) for mb in full}
+    if kinds == {Gaussians, GaussianMixtures} or kinds == {GaussianMixtures}:
+        dens = GaussianMixtures.concatenate([mb.densities for mb in full])
+        kinds = {GaussianMixtures}
     if len(kinds) != 1:
         raise TypeError(
             f"hypotheses: expected one single-object family to pool, got {sorted(k.__name__ for k in kinds)}"
         )
-    if isinstance(full[0].densities, Gaussians):
+    if kinds == {GaussianMixtures}:
+        pass  # concatenated above (Gaussian members as one-component mixtures)
+    elif isinstance(full[0].densities, Gaussians):
         names = ("means", "covs", "_chol", "_log_diag", "_log_norm")
         dens = Gaussians._trusted(*(np.concatenate([getattr(mb.densities, a) for mb in full]) for a in names))
     else:

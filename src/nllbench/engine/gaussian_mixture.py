@@ -13,6 +13,10 @@ No Python object exists per component: a mixture is a frozen dataclass of
 arrays with documented shapes, validated once by its public constructor;
 mixtures derived from validated ones (predicted, scaled, concatenated,
 subsets) are built by the private, trusted :meth:`GaussianMixture._trusted`.
+
+Over 600 lines because the three Gaussian families (components, the weighted mixture,
+per-Bernoulli mixtures) share one log-pdf kernel and one validation; apart, each would
+copy the kernel's calling convention.
 """
 
 from __future__ import annotations
@@ -431,3 +435,216 @@ class GaussianMixture:
             return np.full(y.shape[0], -np.inf)
         with np.errstate(divide="ignore"):
             return logsumexp(self.log_weighted(y), axis=0)
+
+
+@dataclass(frozen=True, init=False, eq=False)
+class GaussianMixtures:
+    """m single-object densities, each a normalised Gaussian mixture p_k(x) = sum_c w_c N(x; m_c, P_c).
+
+    The single-object density of a labelled multi-Bernoulli, GLMB or PMBM
+    track that keeps a Gaussian *mixture* (e.g. Reuter et al., "The labeled
+    multi-Bernoulli filter", IEEE TSP 2014, eq. (21); Garcia-Fernandez et
+    al., "Poisson multi-Bernoulli mixture filter: direct derivation and
+    implementation", IEEE TAES 2018, Section V). Member k owns the
+    components ``offsets[k]:offsets[k + 1]`` of one flat component array, so
+    that no Python object exists per member or component.
+
+    Built as ``GaussianMixtures(weights, means, covs, offsets)`` with the
+    components' ``means`` (C, d) and ``covs`` (C, d, d) (symmetric positive
+    definite), or by :meth:`single` from a :class:`Gaussians` family.
+
+    Attributes
+    ----------
+    weights : (C,) float, >= 0
+        Component weights; each member's sum to 1 (within 1e-9 per component).
+    components : Gaussians with C members
+        The component densities N(x; m_c, P_c), factorised once.
+    offsets : (m + 1,) int64
+        ``offsets[0] = 0``, strictly increasing (every member has at least
+        one component), ``offsets[m] = C``.
+    means : (m, d), a property
+        The members' mixture means (not the components'; those are ``components.means``).
+
+    Notes
+    -----
+    ``log p_k(y) = logsumexp_c(log w_c + log N(y; m_c, P_c))`` over member
+    k's components. A member with one component of weight 1 gives exactly
+    (bit for bit) the log-density of that Gaussian, its mean and its
+    covariance, so one-component mixtures compute what :class:`Gaussians` does.
+
+    Examples
+    --------
+    >>> g = GaussianMixtures([0.5, 0.5, 1.0], [[-1.0], [1.0], [4.0]], [[[1.0]]] * 3, [0, 2, 3])
+    >>> g.means.ravel().tolist()  # the mixture means (the MMSE point of each member)
+    [0.0, 4.0]
+    """
+
+    weights: np.ndarray
+    components: Gaussians
+    offsets: np.ndarray
+
+    def __init__(self, weights, means, covs, offsets) -> None:
+        offsets = _mixture_offsets(offsets)
+        C = int(offsets[-1])
+        weights = v.nonnegative(weights, "weights", C)
+        means = v.points(means, "means", C) if C else np.empty((0, np.shape(means)[-1]))
+        components = Gaussians(means, covs)
+        counts = np.diff(offsets)
+        totals = np.add.reduceat(weights, offsets[:-1]) if counts.size else np.empty(0)
+        bad = np.abs(totals - 1.0) > v.SUM_TOL * counts
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"weights: expected each member's component weights to sum to 1, got {float(totals[k])!r} "
+                f"for member {k} (components {offsets[k]}..{offsets[k + 1] - 1})"
+            )
+        _set_mixtures(self, weights, components, offsets)
+
+    @classmethod
+    def _of(cls, weights: np.ndarray, components: Gaussians, offsets: np.ndarray) -> GaussianMixtures:
+        """Trusted: float64 ``weights`` (C,) summing to 1 per member, validated ``components``,
+        int64 ``offsets`` (m + 1,) as the class documents them (e.g. a subset or transform of one)."""
+        out = object.__new__(cls)
+        _set_mixtures(out, weights, components, offsets)
+        return out
+
+    @classmethod
+    def single(cls, gaussians: Gaussians) -> GaussianMixtures:
+        """Each member of ``gaussians`` as a one-component mixture of weight 1 (its factors reused)."""
+        if not isinstance(gaussians, Gaussians):
+            raise TypeError(f"gaussians: expected Gaussians, got {type(gaussians).__name__}")
+        k = len(gaussians)
+        return cls._of(np.ones(k), gaussians, np.arange(k + 1, dtype=np.int64))
+
+    @classmethod
+    def concatenate(cls, parts: list) -> GaussianMixtures:
+        """All members of ``parts`` (GaussianMixtures or Gaussians, one dimension, at least one) in turn."""
+        parts = [cls.single(p) if isinstance(p, Gaussians) else p for p in parts]
+        names = ("means", "covs", "_chol", "_log_diag", "_log_norm")
+        comps = Gaussians._trusted(
+            *(np.concatenate([getattr(p.components, a) for p in parts]) for a in names)
+        )
+        counts = np.concatenate([p.counts for p in parts])
+        offsets = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return cls._of(np.concatenate([p.weights for p in parts]), comps, offsets)
+
+    @property
+    def dim(self) -> int:
+        return self.components.dim
+
+    def __len__(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    @property
+    def counts(self) -> np.ndarray:
+        """(m,) number of components of each member."""
+        return np.diff(self.offsets)
+
+    @property
+    def owner(self) -> np.ndarray:
+        """(C,) the member each component belongs to."""
+        return np.repeat(np.arange(len(self)), self.counts)
+
+    @property
+    def is_single(self) -> bool:
+        """True when every member has exactly one component (then of weight 1)."""
+        return self.offsets[-1] == len(self)
+
+    @property
+    def means(self) -> np.ndarray:
+        """(m, d) mixture means sum_c w_c m_c / sum_c w_c: each member's MMSE point estimate."""
+        if self.is_single:
+            return self.components.means
+        w = self.weights
+        starts = self.offsets[:-1]
+        total = np.add.reduceat(w, starts)
+        return np.add.reduceat(w[:, None] * self.components.means, starts, axis=0) / total[:, None]
+
+    def moment_matched(self) -> Gaussians:
+        """(m) Gaussians of each member's mean and covariance sum_c w_c (P_c + (m_c - mu)(m_c - mu)^T).
+
+        One-component members give their own Gaussian back, bit for bit.
+        """
+        if self.is_single:
+            return self.components
+        mu = self.means
+        owner = self.owner
+        starts = self.offsets[:-1]
+        w = self.weights / np.add.reduceat(self.weights, starts)[owner]
+        diff = self.components.means - mu[owner]
+        spread = self.components.covs + diff[:, :, None] * diff[:, None, :]
+        covs = np.add.reduceat(w[:, None, None] * spread, starts, axis=0)
+        covs = 0.5 * (covs + np.swapaxes(covs, 1, 2))
+        single = self.counts == 1
+        covs[single] = self.components.covs[starts[single]]
+        mu[single] = self.components.means[starts[single]]
+        return Gaussians._trusted(mu, covs)
+
+    def logpdf(self, y: np.ndarray) -> np.ndarray:
+        """log p_k(y_l) as an ``(m, n)`` array for ``y`` of shape (n, d) (segmented log-sum-exp)."""
+        parts = self.components.logpdf(y)
+        if self.is_single:
+            return parts
+        if parts.shape[1] == 0:
+            return np.zeros((len(self), 0))
+        return segment_logsumexp(parts + self._log_w[:, None], self.offsets)
+
+    def subset(self, idx) -> GaussianMixtures:
+        """Members ``idx`` (integer indices or a boolean mask) with their components; no re-factorisation."""
+        idx = np.arange(len(self))[idx]
+        counts = self.counts[idx]
+        offsets = np.zeros(idx.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        comp = np.repeat(self.offsets[idx] - offsets[:-1], counts) + np.arange(offsets[-1])
+        return GaussianMixtures._of(self.weights[comp], self.components.subset(comp), offsets)
+
+    def map(self, fn) -> GaussianMixtures:
+        """``fn(Gaussians) -> Gaussians`` applied to the components (a marginal, a covariance scale)."""
+        return GaussianMixtures._of(self.weights, fn(self.components), self.offsets)
+
+
+def _set_mixtures(g: GaussianMixtures, weights, components: Gaussians, offsets) -> None:
+    object.__setattr__(g, "weights", weights)
+    object.__setattr__(g, "components", components)
+    object.__setattr__(g, "offsets", offsets)
+    with np.errstate(divide="ignore"):
+        object.__setattr__(g, "_log_w", np.log(weights))
+
+
+def _mixture_offsets(value) -> np.ndarray:
+    """(m + 1,) int64 offsets: 0 first, strictly increasing (no member without a component)."""
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.size < 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(
+            f"offsets: expected a 1-D integer array of shape (m + 1,), got shape {arr.shape} of {arr.dtype}"
+        )
+    arr = arr.astype(np.int64)
+    if arr[0] != 0:
+        raise ValueError(f"offsets: expected 0 first, got {int(arr[0])}")
+    empty = np.flatnonzero(np.diff(arr) <= 0)
+    if empty.size:
+        k = int(empty[0])
+        raise ValueError(
+            f"offsets: expected strictly increasing values (every member has a component), "
+            f"got offsets[{k}] = {int(arr[k])} and offsets[{k + 1}] = {int(arr[k + 1])} (member {k})"
+        )
+    return arr
+
+
+def segment_logsumexp(a: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """log sum exp of the rows ``offsets[k]:offsets[k + 1]`` of ``a`` (C, n), for each k: (m, n).
+
+    Every segment must be non-empty. A segment of one row is that row, bit
+    for bit; an all ``-inf`` segment gives ``-inf``.
+    """
+    starts = offsets[:-1]
+    counts = np.diff(offsets)
+    top = np.maximum.reduceat(a, starts, axis=0)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    owner = np.repeat(np.arange(counts.size), counts)
+    with np.errstate(divide="ignore", under="ignore"):
+        out = shift + np.log(np.add.reduceat(np.exp(a - shift[owner]), starts, axis=0))
+    single = counts == 1
+    out[single] = a[starts[single]]
+    return out

@@ -15,7 +15,10 @@ offsets where each set starts.
   points from the spatial mixture.
 * multi-Bernoulli (eq. (5)): Bernoulli k exists with probability r_k,
   independently, and then has one point from p_k. A Gaussian draw is
-  ``m + L z`` with ``L`` the component's Cholesky factor; a Laplace draw
+  ``m + L z`` with ``L`` the component's Cholesky factor; a Gaussian-mixture
+  draw picks component c with probability w_c, then draws from it (the
+  standard normals z are drawn before the components, so one-component
+  mixtures draw exactly the points of their Gaussians); a Laplace draw
   exp(-||x - c|| / s) is ``c + rho u`` with ``u`` uniform on the unit sphere
   and the radius ``rho ~ Gamma(d, s)`` (the radial density of the Laplace
   family is proportional to rho^(d-1) exp(-rho / s)).
@@ -32,7 +35,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench.engine import validate as v
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, Laplaces, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    Laplaces,
+    MultiBernoulli,
+    as_pmbm,
+)
 
 #: The most points one call may draw in expectation (about 3.2 GB of float64 in 4-D).
 MAX_EXPECTED_POINTS = 1e8
@@ -234,6 +246,8 @@ def _sample_mb(mb: MultiBernoulli, n: int, rng: np.random.Generator) -> SetSampl
     counts = exists.sum(axis=1).astype(np.int64)
     if isinstance(mb.densities, Gaussians):
         points = _gaussian_draws(mb.densities, comp, rng)
+    elif isinstance(mb.densities, GaussianMixtures):
+        points = _mixture_draws(mb.densities, comp, rng)
     else:
         points = _laplace_draws(mb.densities, comp, rng)
     return SetSamples._trusted(_offsets(counts), points)
@@ -316,6 +330,28 @@ def _gaussian_draws(g: Gaussians, comp: np.ndarray, rng: np.random.Generator) ->
     """One draw from member ``comp[t]`` of ``g`` per t: ``m + L z``, z standard normal. Shape (T, d)."""
     z = rng.standard_normal((comp.shape[0], g.dim))
     return g.means[comp] + np.einsum("tij,tj->ti", g._chol[comp], z)
+
+
+def _mixture_draws(gm: GaussianMixtures, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw from mixture member ``comp[t]`` of ``gm`` per t: a component by weight, then ``m + L z``.
+
+    z is drawn first, as :func:`_gaussian_draws` draws it; then, if some
+    member has several components, one uniform u per draw picks the
+    component by the inverse of the member's cumulative weights. Shape (T, d).
+    """
+    z = rng.standard_normal((comp.shape[0], gm.dim))
+    which = gm.offsets[comp]
+    if not gm.is_single and comp.size:
+        u = rng.random(comp.shape[0])
+        cum = np.cumsum(gm.weights)  # the running sum; a member's own part is cum - (its start's base)
+        base = np.concatenate([[0.0], cum])[gm.offsets[:-1]][comp]
+        total = cum[gm.offsets[1:] - 1][comp] - base
+        target = base + u * total
+        last = gm.offsets[comp + 1] - 1
+        which = np.minimum(np.searchsorted(cum, target, side="right"), last)
+        which = np.maximum(which, gm.offsets[comp])
+    g = gm.components
+    return g.means[which] + np.einsum("tij,tj->ti", g._chol[which], z)
 
 
 def _laplace_draws(lap: Laplaces, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:

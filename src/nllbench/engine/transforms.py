@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, _trusted
-from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
+from nllbench.engine.gaussian_mixture import GaussianMixture, GaussianMixtures, Gaussians
 
 POSITION = (0, 1)
 
@@ -26,6 +26,11 @@ POSITION = (0, 1)
 def _map(density, fn, box_fn=None):
     """Apply ``fn(Gaussians) -> Gaussians`` to every Gaussian family of ``density``
     and ``box_fn(lows, highs) -> (lows, highs)`` to every uniform PPP box.
+
+    A Gaussian-mixture Bernoulli density has ``fn`` applied to its
+    components (weights kept): the marginal of a mixture is the mixture of
+    the components' marginals, and scaling every component's covariance is
+    the mixture's covariance probe.
 
     The result is built through the densities' private trusted constructor:
     ``density`` was validated when it was built, and ``fn``/``box_fn`` keep
@@ -41,9 +46,12 @@ def _map(density, fn, box_fn=None):
         spatial = _map_mixture(density.spatial, fn)
         return _trusted(IIDCluster, cardinality=density.cardinality, spatial=spatial)
     if isinstance(density, MultiBernoulli):
-        if not isinstance(density.densities, Gaussians):
-            raise TypeError("density: expected Gaussian Bernoulli densities, got Laplace ones")
-        return _trusted(MultiBernoulli, r=density.r, densities=fn(density.densities), labels=density.labels)
+        dens = density.densities
+        if isinstance(dens, GaussianMixtures):
+            return _trusted(MultiBernoulli, r=density.r, densities=dens.map(fn), labels=density.labels)
+        if not isinstance(dens, Gaussians):
+            raise TypeError(f"density: expected Gaussian Bernoulli densities, got {type(dens).__name__}")
+        return _trusted(MultiBernoulli, r=density.r, densities=fn(dens), labels=density.labels)
     if isinstance(density, PMBM):
         ppp = None if density.ppp is None else _map(density.ppp, fn, box_fn)
         if density.is_pooled:  # the shared Bernoullis once; the members stay
@@ -154,6 +162,14 @@ def temper_existence(density, tau: float, about: float = 0.4):
     raise TypeError(
         f"density: expected PPP, IIDCluster, MultiBernoulli or PMBM, got {type(density).__name__}"
     )
+
+
+def temper_probabilities(r: np.ndarray, tau: float, about: float = 0.4) -> np.ndarray:
+    """Existence probabilities ``r`` (any shape) tempered as :func:`temper_existence` tempers a density's.
+
+    ``logit(r') - logit(about) = tau (logit(r) - logit(about))``; r = 0 and r = 1 stay.
+    """
+    return _temper(np.asarray(r, dtype=float), float(tau), float(about))
 
 
 def _temper(r: np.ndarray, tau: float, about: float) -> np.ndarray:

@@ -29,6 +29,11 @@ Multi-Bernoulli mixtures (PMBM, PMB, MBM, MBM01 posteriors):
     hypothesis maximising w_h times the product of its n* largest r and of
     (1 - r) of its other Bernoullis; its n* likeliest Bernoullis (no
     threshold). The MBM estimator of Garcia-Fernandez's reference code.
+
+The point reported for a Bernoulli is its density's mean: the Gaussian mean,
+the Laplace centre, or, for a Gaussian-mixture density sum_c w_c N(m_c, P_c),
+the mixture mean sum_c w_c m_c (the MMSE point; not the heaviest component's
+mean, which is the mode only for well separated components).
 """
 
 from __future__ import annotations
@@ -38,7 +43,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    as_pmbm,
+)
 
 DEFAULT_EXISTENCE_THRESHOLD = 0.4
 
@@ -59,10 +72,18 @@ DEFAULT_RULES = {
 
 @dataclass(frozen=True)
 class Estimates:
-    """Estimated states (k, d) and their labels (k,) (-1 where the density has none)."""
+    """Estimated states (k, d) and their labels (k,) (-1 where the density has none).
+
+    ``covs`` (k, d, d): the covariances of the Gaussian components the
+    states are the means of (of a Gaussian-mixture Bernoulli: its
+    moment-matched covariance; None when the density is neither, or the
+    estimates come from elsewhere); the covariance-aware (Mahalanobis)
+    distance of the measures uses them.
+    """
 
     states: np.ndarray
     labels: np.ndarray
+    covs: np.ndarray | None = None
 
 
 def default_rule(density) -> str:
@@ -98,14 +119,15 @@ def estimate(density, threshold: float = DEFAULT_EXISTENCE_THRESHOLD, rule: str 
             return _mb_subset(mb, np.flatnonzero(mb.r > threshold))
         return map_cardinality_estimate(density)
     if isinstance(density, PPP):
-        w, means, labels = density.weights, density.gaussians.means, density.labels
+        w, labels = density.weights, density.labels
         n_map = math.floor(float(w.sum()))
     else:
         mean_card = float(np.arange(density.cardinality.size) @ density.cardinality)
-        w, means, labels = mean_card * density.weights, density.gaussians.means, None
+        w, labels = mean_card * density.weights, None
         n_map = int(np.argmax(density.cardinality))
+    g = density.gaussians
     idx = intensity_indices(w, rule, n_map)
-    return Estimates(means[idx], labels[idx] if labels is not None else np.full(idx.size, -1))
+    return Estimates(g.means[idx], labels[idx] if labels is not None else np.full(idx.size, -1), g.covs[idx])
 
 
 def intensity_indices(weights: np.ndarray, rule: str, n_map: int = 0) -> np.ndarray:
@@ -136,7 +158,11 @@ def intensity_indices(weights: np.ndarray, rule: str, n_map: int = 0) -> np.ndar
 
 def _mb_subset(mb: MultiBernoulli, idx: np.ndarray) -> Estimates:
     labels = mb.labels[idx] if mb.labels is not None else np.full(idx.size, -1)
-    return Estimates(mb.means[idx], labels)
+    dens = mb.densities
+    if isinstance(dens, GaussianMixtures):  # a mixture's point is its mean; its spread, the moment match
+        dens = dens.moment_matched()
+    covs = dens.covs[idx] if isinstance(dens, Gaussians) else None
+    return Estimates(mb.means[idx], labels, covs)
 
 
 def _log_cardinality(r: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from nllbench.filters.gaussian import (
     prune_and_merge,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.options import option
+from nllbench.options import MAX_CAP, option
 from nllbench.simulation.models import Model
 
 
@@ -37,7 +37,7 @@ class PHDSettings:
     # options --phd-prune, --phd-merge, --phd-cap; config keys filter.phd_* (nllbench.options)
     prune: float = option(1e-5, "(C)PHD pruning threshold", "number", low=0)
     merge: float = option(4.0, "(C)PHD merging distance", "number", low=0)
-    cap: int = option(100, "(C)PHD maximum components", "integer", low=1)
+    cap: int = option(100, "(C)PHD maximum components", "integer", low=1, high=MAX_CAP)
 
     def __post_init__(self) -> None:
         if not self.prune >= 0:

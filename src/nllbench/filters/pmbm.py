@@ -46,7 +46,7 @@ from nllbench.filters.gaussian import (
     updated_means,
 )
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.options import option
+from nllbench.options import MAX_CAP, option
 from nllbench.simulation.models import Model
 
 VARIANTS = ("pmbm", "pmb", "mbm", "mbm01")
@@ -70,7 +70,7 @@ class PMBMSettings:
 
     # each field's option (help, type, bounds) is its command-line flag and config key (nllbench.options)
     gate: float = option(20.0, "squared Mahalanobis gate (PMBM family)", "number", low=0, open_low=True)
-    max_hypotheses: int = option(200, "cap on global hypotheses", "integer", low=1)
+    max_hypotheses: int = option(200, "cap on global hypotheses", "integer", low=1, high=MAX_CAP)
     hypothesis_floor: float = option(1e-4, "prune hypotheses below this weight", "number", low=0, high=1)
     existence_floor: float = option(1e-5, "prune Bernoullis below this r", "number", low=0, high=1)
     ppp_floor: float = option(1e-5, "prune PPP components below this weight", "number", low=0)

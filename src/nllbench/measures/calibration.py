@@ -18,7 +18,9 @@ Three panels (all from the posterior the NLL is evaluated on):
   Li, Kirubarajan, *Estimation with Applications to Tracking and Navigation*,
   2001, ch. 5). Also the share of pairs inside their 95 % ellipse
   (NEES <= chi2_{0.95}(d)) and a histogram of the probability integral
-  transform chi2_cdf(NEES; d), uniform when consistent.
+  transform chi2_cdf(NEES; d), uniform when consistent. A Gaussian-mixture
+  density enters with its mean and covariance (moment matching: the NEES
+  of a mixture is not chi-square, so only its first two moments are checked).
 * **Cardinality**: the posterior's distribution of the number of objects
   (PPP: Poisson; i.i.d. cluster: its pmf; PMBM: the hypothesis-weighted
   convolution of a Poisson with the Poisson-binomial of the r's) against the
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from scipy.special import chdtr, chdtri, gammaln, logsumexp
 
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli
+from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, IIDCluster, MultiBernoulli
 
 RELIABILITY_BINS = 10
 PIT_BINS = 10
@@ -271,7 +273,8 @@ def step_counts(
     explained = np.zeros(len(mb), dtype=np.int64)
     explained[ks] = 1
     existence = _existence(mb.r, explained)
-    nees = _nees(mb.densities, ks, truth[ls]) if isinstance(mb.densities, Gaussians) else {}
+    dens = mb.densities.moment_matched() if isinstance(mb.densities, GaussianMixtures) else mb.densities
+    nees = _nees(dens, ks, truth[ls]) if isinstance(dens, Gaussians) else {}
     return _replace(counts, **base, **existence, **nees)
 
 

@@ -5,6 +5,17 @@
 settings are the defaults: Euclidean distance on position, GOSPA/OSPA cut-off
 2 and p = 1, CLEAR MOT / identity threshold 2 (inclusive).
 
+Distance of the point measures: Euclidean on the first ``distance_dims``
+state columns (2: x, y, which for a 3-D state x, y, z, ... is the bird's-eye
+centre distance of the driving benchmarks; 3: x, y, z), or, with
+``distance="mahalanobis"``, the Mahalanobis distance under each estimate's
+covariance block on those columns for the matching measures (CLEAR MOT,
+identity, HOTA). GOSPA, OSPA and trajectory GOSPA stay Euclidean on those
+columns: they are metrics, and a distance that depends on which argument
+carries the covariance is not one. The NLL's position marginal and the
+Theorem 1 check stay on x, y. Named conventions (Argoverse 2, nuScenes, a
+chi-square gate) are in :mod:`nllbench.measures.presets`.
+
 Conventions
 -----------
 * NLL: on the position marginal by default (comparable with GOSPA), or on
@@ -43,22 +54,25 @@ from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.measures.hota import HOTAResult, hota
+from nllbench.measures.hota import HOTAResult
 from nllbench.measures.metrics import (
+    CLEAR_RULES,
     ClearMOTResult,
     GOSPAResult,
     IdentityResult,
-    clear_mot,
     gospa,
-    identity_scores,
     ospa,
 )
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.proper import MAX_SAMPLES
 from nllbench.measures.proper_run import ProperScores, step_proper_scores
-from nllbench.measures.tgospa import TGOSPAResult, tgospa
+from nllbench.measures.run_sequence import fresh_identities, sequence_measures
+from nllbench.measures.tgospa import TGOSPAResult
 from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
-from nllbench.options import option
+from nllbench.options import MAX_Q, option
+
+#: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
+DISTANCES = ("euclidean", "mahalanobis")
 
 
 @dataclass(frozen=True)
@@ -91,11 +105,18 @@ class EvaluationSettings:
     kernel_cov : s of their kernel covariance R = s I, in the evaluated
         marginal's units squared (None: (cutoff / 2)^2, :attr:`kernel_variance`).
     energy_samples : samples per step of the energy score.
+    distance : "euclidean" or "mahalanobis" (the matching measures' distance; module notes).
+    distance_dims : the number of leading state columns every distance of the
+        point measures is on (2: x, y, the bird's-eye view of a 3-D state).
+    clear_rule : CLEAR MOT matching, "motmetrics" (py-motmetrics, nuScenes) or
+        "trackeval" (TrackEval, Argoverse 2); see :func:`~nllbench.measures.metrics.clear_mot`.
+    strict_threshold : CLEAR MOT and identity pairs match when d < ``threshold``
+        (the nuScenes devkit) instead of d <= ``threshold``.
     """
 
     # each field with an option is a command-line flag and config key (nllbench.options)
     qs: tuple[int, ...] = option(
-        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, many=True, name="q"
+        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, high=MAX_Q, many=True, name="q"
     )
     marginal: str = option(
         "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
@@ -115,7 +136,10 @@ class EvaluationSettings:
     theorem_rho: float = option(
         0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
     )
-    theorem_scale: float | None = None
+    theorem_scale: float | None = option(
+        None, "metric scale of the Theorem 1 check (default: the scale at which k = rho)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
     budget: str = option(
         "hypothesis",
         "Murty budget per hypothesis (the paper) or global",
@@ -123,12 +147,33 @@ class EvaluationSettings:
         choices=("hypothesis", "global"),
     )
     exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
-    tgospa_gamma: float | None = None
-    hota_threshold: float | None = None
+    tgospa_gamma: float | None = option(
+        None, "trajectory-GOSPA switch cost (default: --cutoff)", "number", low=0, open_low=True, config=False
+    )
+    hota_threshold: float | None = option(
+        None, "distance at which the HOTA similarity reaches 0 (default: --threshold)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
     estimator: str | None = option(
         None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
     )
     estimate_at: str = "posterior"
+    distance: str = option(
+        "euclidean", "distance of CLEAR MOT, IDF1 and HOTA matching (GOSPA stays Euclidean)", "choice",
+        choices=DISTANCES, config=False,
+    )  # fmt: skip
+    distance_dims: int = option(
+        2, "leading state columns the point measures' distances are on (2: bird's-eye x, y)", "integer",
+        low=1, high=1000, config=False,
+    )  # fmt: skip
+    clear_rule: str = option(
+        "motmetrics", "CLEAR MOT matching rule: py-motmetrics (nuScenes) or TrackEval (Argoverse 2)",
+        "choice", choices=CLEAR_RULES, config=False,
+    )  # fmt: skip
+    strict_threshold: bool = option(
+        False, "CLEAR MOT and IDF1 pairs match when d < threshold (nuScenes) instead of d <= threshold",
+        "bool", config=False,
+    )  # fmt: skip
     proper_scores: bool = option(
         True, "also the set energy, intensity and cardinality scores (docs/scores.md)", "bool"
     )
@@ -175,6 +220,17 @@ class EvaluationSettings:
         object.__setattr__(self, "qs", tuple(sorted(qs)))
         if self.marginal not in ("position", "full"):
             raise ValueError(f"marginal: expected 'position' or 'full', got {self.marginal!r}")
+        if self.distance not in DISTANCES:
+            raise ValueError(f"distance: expected one of {DISTANCES}, got {self.distance!r}")
+        if self.clear_rule not in CLEAR_RULES:
+            raise ValueError(f"clear_rule: expected one of {CLEAR_RULES}, got {self.clear_rule!r}")
+        dims = self.distance_dims
+        if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1:
+            raise ValueError(f"distance_dims: expected a positive integer, got {dims!r}")
+        object.__setattr__(self, "distance_dims", int(dims))
+        if not isinstance(self.strict_threshold, (bool, np.bool_)):
+            raise TypeError(f"strict_threshold: expected True or False, got {self.strict_threshold!r}")
+        object.__setattr__(self, "strict_threshold", bool(self.strict_threshold))
 
 
 @dataclass(frozen=True)
@@ -195,6 +251,8 @@ class RunMetrics:
     cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
     proper : the set energy, intensity and cardinality scores per step
         (:class:`~nllbench.measures.proper_run.ProperScores`); None unless ``settings.proper_scores``
+    trajectory : the run's trajectory NLL (:class:`nllbench.measures.trajectory.TrajectoryRun`),
+        or None (not asked, or a posterior without labels); attached after the evaluation
     """
 
     qs: tuple[int, ...]
@@ -224,6 +282,7 @@ class RunMetrics:
     cardinality: tuple[CardinalityScore, ...] = ()
     estimator_empty_steps: int = 0
     proper: ProperScores | None = None
+    trajectory: object | None = None
 
     @property
     def steps(self) -> int:
@@ -273,6 +332,8 @@ class RunMetrics:
                 row["nll_exact"] = float(np.mean(values)) if np.isfinite(values).all() else math.inf
         if self.proper is not None:
             row.update(self.proper.summary())
+        if self.trajectory is not None:
+            row.update(self.trajectory.summary())
         return row
 
 
@@ -402,13 +463,14 @@ def evaluate_runs(
         s: ProperScores.of_steps(v, first.kernel_variance, first.energy_samples, seed, proper_seconds[s])
         for s, v in propers.items()
     }
-    est_pos = [pt.states[:, list(POSITION)] for _, pt in steps]
+    est_pts = [pt.points for _, pt in steps]
     est_ids, fresh = [], -1
     for _, pt in steps:  # fresh identities are numbered across the whole run
-        labels, fresh = _fresh_identities(pt.labels, fresh)
+        labels, fresh = fresh_identities(pt.labels, fresh)
         est_ids.append(labels)
-    truth_pos = [pt.truth_pos for _, pt in steps]
-    sequence = _sequence_measures(truth_pos, truth_ids, est_pos, est_ids, first)
+    truth_pts = [pt.truth_points for _, pt in steps]
+    est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
+    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
     seconds = time.perf_counter() - t0
     return [
         replace(
@@ -459,8 +521,10 @@ class _StepPoints:
     states: np.ndarray  # (m, d) estimates
     labels: np.ndarray  # (m,) their labels, as given
     estimator_empty: bool
-    truth_pos: np.ndarray  # (n, 2)
-    gospa: GOSPAResult  # of the positions
+    truth_points: np.ndarray  # (n, e) the truth on the distance columns (e = distance_dims)
+    points: np.ndarray  # (m, e) the estimates on them
+    covs: np.ndarray | None  # (m, e, e) the estimates' covariance blocks there (None: not Gaussian)
+    gospa: GOSPAResult  # on the distance columns
     ospa: float
     theorem1: Theorem1Result  # on the truth inside the field of view
     theorem1_excluded: int
@@ -502,17 +566,28 @@ def _step_nll(
 def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
     """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and their measures."""
     density = probed(density, replace(settings, cov_scale=1.0))
-    states, labels = _step_estimates(density, k, estimates, settings)
+    states, labels, covs = _step_estimates(density, k, estimates, settings)
     empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
     pos, truth_pos = states[:, list(POSITION)], X[:, list(POSITION)]
+    e = settings.distance_dims
+    if e > X.shape[1]:
+        raise ValueError(f"distance_dims: expected at most {X.shape[1]} (the state dimension), got {e}")
+    pts, truth_pts = states[:, :e], X[:, :e]
+    if settings.distance == "mahalanobis" and covs is None:
+        source = "the filter's own estimates" if estimates is not None else "the posterior is not Gaussian"
+        raise ValueError(
+            f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
+        )
     inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
     return _StepPoints(
         states,
         labels,
         bool(empty),
-        truth_pos,
-        gospa(pos, truth_pos, c=settings.cutoff, p=settings.p),
-        ospa(pos, truth_pos, c=settings.cutoff, p=settings.p).value,
+        truth_pts,
+        pts,
+        None if covs is None else covs[:, :e, :e],
+        gospa(pts, truth_pts, c=settings.cutoff, p=settings.p),
+        ospa(pts, truth_pts, c=settings.cutoff, p=settings.p).value,
         theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
         int((~inside).sum()),
     )
@@ -546,7 +621,7 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
         per_step(lambda pt: pt.gospa.missed),
         per_step(lambda pt: pt.gospa.false),
         per_step(lambda pt: pt.ospa),
-        per_step(lambda pt: pt.truth_pos.shape[0], np.int64),
+        per_step(lambda pt: pt.truth_points.shape[0], np.int64),
         per_step(lambda pt: pt.states.shape[0], np.int64),
         clear,
         identity,
@@ -589,37 +664,12 @@ def _exact_nll(density, y: np.ndarray) -> float | None:
 
 
 def _step_estimates(density, k: int, estimates: Sequence | None, settings: EvaluationSettings):
-    """Step ``k``'s states (m, d) and a writable copy of their labels (m,).
+    """Step ``k``'s states (m, d), a writable copy of their labels (m,), their covariances (m, d, d) or None.
 
-    The filter's own estimates when given, else the estimator's.
+    The filter's own estimates when given (no covariances), else the estimator's.
     """
     if estimates is None:
         est = estimate(density, settings.existence_threshold, settings.estimator)
-        return est.states, est.labels.copy()
+        return est.states, est.labels.copy(), est.covs
     states, labels = (np.asarray(a) for a in estimates[k])
-    return states.reshape(-1, density.dim), labels.astype(np.int64).copy()
-
-
-def _fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
-    """Give a fresh negative identity to every estimate with no label (< 0) or a repeated one.
-
-    A label that an earlier estimate of the same step already carries (a PHD
-    component split over measurements) cannot name two tracks. ``labels`` is
-    changed in place; returns it and the next unused fresh identity.
-    """
-    _, first = np.unique(labels, return_index=True)
-    repeated = np.ones(labels.size, dtype=bool)
-    repeated[first] = False
-    for i in np.flatnonzero((labels < 0) | repeated):
-        labels[i] = fresh
-        fresh -= 1
-    return labels, fresh
-
-
-def _sequence_measures(truth_pos, truth_ids, est_pos, est_ids, settings: EvaluationSettings):
-    """The whole-run measures on positions: CLEAR MOT, identity scores, trajectory GOSPA, HOTA."""
-    cm = clear_mot(truth_pos, truth_ids, est_pos, est_ids, settings.threshold)
-    ids = identity_scores(truth_pos, truth_ids, est_pos, est_ids, settings.threshold)
-    tg = tgospa(truth_pos, truth_ids, est_pos, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
-    ho = hota(truth_pos, truth_ids, est_pos, est_ids, settings.hota_threshold or settings.threshold)
-    return cm, ids, tg, ho
+    return states.reshape(-1, density.dim), labels.astype(np.int64).copy(), None

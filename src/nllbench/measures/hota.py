@@ -1,7 +1,9 @@
 """HOTA for point states (Luiten et al., "HOTA: A Higher Order Metric for Evaluating
 Multi-Object Tracking", IJCV 129, 2021).
 
-Similarity of a true point x and an estimate y: S = max(0, 1 - ||x - y|| / threshold).
+Similarity of a true point x and an estimate y: S = max(0, 1 - d(x, y) / threshold), with d
+Euclidean, or the Mahalanobis distance under the estimate's covariance when ``estimate_covs``
+is given (:mod:`nllbench.measures._sequences`; then ``threshold`` is in those units).
 For each localisation threshold alpha in {0.05, 0.10, ..., 0.95}:
 
     DetA  = |TP| / (|TP| + |FN| + |FP|)
@@ -34,7 +36,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench.engine import validate as v
-from nllbench.measures._sequences import distances, labelled_sequence
+from nllbench.measures._sequences import distances, labelled_sequence, sequence_factors
 
 #: The 19 localisation thresholds 0.05, 0.10, ..., 0.95 (as an arange, like the reference).
 ALPHAS = np.arange(0.05, 0.99, 0.05)
@@ -77,7 +79,9 @@ class HOTAResult:
     threshold: float
 
 
-def hota(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> HOTAResult:
+def hota(
+    truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0, *, estimate_covs=None
+) -> HOTAResult:
     """HOTA, DetA, AssA and LocA of estimated against true point trajectories.
 
     Parameters
@@ -86,6 +90,9 @@ def hota(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> H
     truth_ids, estimate_ids : sequences of (n_k,) and (m_k,) integer identities
     threshold : float
         Distance at which the similarity ``1 - d / threshold`` reaches 0.
+    estimate_covs : sequence of (m_k, d, d) arrays, optional
+        The estimates' covariances: d is then the Mahalanobis distance of the
+        true state from the estimate (covariance-aware similarity).
 
     Returns
     -------
@@ -100,7 +107,11 @@ def hota(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> H
     threshold = v.positive_scalar(threshold, "threshold")
     X = labelled_sequence(truth, truth_ids, "truth", "truth_ids")
     Y = labelled_sequence(estimates, estimate_ids, "estimates", "estimate_ids", frames=X.frames)
-    sims = [np.maximum(0.0, 1.0 - distances(X.points[k], Y.points[k]) / threshold) for k in range(X.frames)]
+    chol = sequence_factors(estimate_covs, Y.points) or [None] * X.frames
+    sims = [
+        np.maximum(0.0, 1.0 - distances(X.points[k], Y.points[k], chol[k]) / threshold)
+        for k in range(X.frames)
+    ]
     n_i = np.bincount(np.concatenate([*X.index, np.empty(0, dtype=np.int64)]), minlength=X.count)
     n_j = np.bincount(np.concatenate([*Y.index, np.empty(0, dtype=np.int64)]), minlength=Y.count)
     align = _global_alignment(sims, X.index, Y.index, n_i, n_j)

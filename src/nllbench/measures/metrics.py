@@ -15,6 +15,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
 from nllbench.engine import validate as v
+from nllbench.measures._sequences import covariance_factors, distances
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,21 @@ class ClearMOTResult:
     frame_distance_sum: np.ndarray
 
 
-def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> ClearMOTResult:
+#: CLEAR MOT matching rules of :func:`clear_mot`.
+CLEAR_RULES = ("motmetrics", "trackeval")
+_EPS = np.finfo(float).eps  # TrackEval's tolerance on similarities
+
+
+def clear_mot(
+    truth,
+    truth_ids,
+    estimates,
+    estimate_ids,
+    threshold: float = 2.0,
+    *,
+    rule: str = "motmetrics",
+    estimate_covs=None,
+) -> ClearMOTResult:
     """CLEAR MOT over a sequence of frames.
 
     Parameters
@@ -330,12 +345,20 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
     truth, estimates : sequences (one per frame) of (n_k, d) and (m_k, d) arrays
     truth_ids, estimate_ids : sequences of (n_k,) and (m_k,) integer identities
     threshold : float
-        A pair may match when its Euclidean distance is <= threshold
-        (inclusive, as py-motmetrics and TrackEval).
+        A pair may match when its distance is <= threshold (inclusive, as
+        py-motmetrics and TrackEval; for nuScenes' strict ``d < t`` pass
+        ``np.nextafter(t, 0)``, the same test on floats).
+    rule : {"motmetrics", "trackeval"}
+        The matching of each frame (Notes).
+    estimate_covs : sequence of (m_k, d, d) arrays, optional
+        The estimates' covariances: the distance is then the Mahalanobis
+        distance of the true state from the estimate (``threshold`` and MOTP
+        in those units).
 
     Notes
     -----
-    Per frame, as py-motmetrics 1.4: (1) every object keeps the hypothesis it
+    ``rule="motmetrics"``, per frame, as py-motmetrics 1.4 (and the nuScenes
+    devkit, which uses it): (1) every object keeps the hypothesis it
     was last matched to (in any earlier frame) if that hypothesis is present
     and within the threshold; (2) the remaining objects and hypotheses are
     matched inside the gate, maximising the number of matches and then
@@ -343,13 +366,29 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
     the object's last matched hypothesis is an identity switch (gaps do not
     reset the memory); (4) unmatched objects are misses, unmatched hypotheses
     false positives.
+
+    ``rule="trackeval"``, as TrackEval's CLEAR (Luiten & Hoffhues, TrackEval,
+    2020; the Argoverse 2 tracking evaluation uses it): similarities
+    ``S = max(0, 1 - d / (2 threshold))`` (TrackEval's similarity threshold
+    0.5 is then the distance ``threshold``), and one assignment per frame
+    maximising ``sum 1000 [continued] + S`` over pairs with ``S >= 0.5``, where
+    a pair is continued when the object was matched to that hypothesis in the
+    previous frame that had both objects and hypotheses; switches as in (3),
+    counted against the last match in any earlier frame. MOTP is reported as
+    the mean distance under both rules (TrackEval's MOTP, a mean similarity,
+    is ``1 - motp / (2 threshold)``).
     """
     threshold = v.positive_scalar(threshold, "threshold")
+    if rule not in CLEAR_RULES:
+        raise ValueError(f"rule: expected one of {CLEAR_RULES}, got {rule!r}")
     K = len(truth)
     for name, seq in (("truth_ids", truth_ids), ("estimates", estimates), ("estimate_ids", estimate_ids)):
         if len(seq) != K:
             raise ValueError(f"{name}: expected {K} frames like truth, got {len(seq)}")
-    last: dict[int, int] = {}
+    if estimate_covs is not None and len(estimate_covs) != K:
+        raise ValueError(f"estimate_covs: expected {K} frames like truth, got {len(estimate_covs)}")
+    last: dict[int, int] = {}  # object -> hypothesis of its last match
+    previous: dict[int, int] = {}  # trackeval: object -> hypothesis in the previous frame with both
     fm, fmiss, ffp, fsw = (np.zeros(K, dtype=np.int64) for _ in range(4))
     fd = np.zeros(K)
     num_objects = 0
@@ -363,29 +402,19 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
         _check_unique(oid, "truth_ids", k)
         _check_unique(hid, "estimate_ids", k)
         num_objects += Y.shape[0]
-        dist = cdist(Y, X) if Y.shape[0] and X.shape[0] else np.empty((Y.shape[0], X.shape[0]))
-        o_used = np.zeros(Y.shape[0], dtype=bool)
-        h_used = np.zeros(X.shape[0], dtype=bool)
-        pairs = []
-        for i, o in enumerate(oid):  # 1. keep established correspondences
-            if o in last:
-                js = np.flatnonzero(~h_used & (hid == last[o]))
-                if js.size and dist[i, js[0]] <= threshold:
-                    o_used[i] = h_used[js[0]] = True
-                    pairs.append((i, js[0], False))
-        ri, ci = np.flatnonzero(~o_used), np.flatnonzero(~h_used)  # 2. match the rest in the gate
-        rows, cols = gated_matching(dist[np.ix_(ri, ci)], threshold)
-        for a, b in zip(ri[rows], ci[cols], strict=True):
-            o, h = oid[a], hid[b]
-            pairs.append((a, b, o in last and last[o] != h))
-            o_used[a] = h_used[b] = True
-        for i, j, switch in pairs:
+        dist = _frame_distances(Y, X, estimate_covs, k)
+        if rule == "motmetrics":
+            pairs = _motmetrics_pairs(dist, oid, hid, last, threshold)
+        else:
+            pairs = _trackeval_pairs(dist, oid, hid, previous, threshold)
+        for i, j in pairs:
+            switch = oid[i] in last and last[oid[i]] != hid[j]
             last[oid[i]] = hid[j]
             fd[k] += dist[i, j]
             fsw[k] += switch
             fm[k] += not switch
-        fmiss[k] = int((~o_used).sum())
-        ffp[k] = int((~h_used).sum())
+        fmiss[k] = Y.shape[0] - len(pairs)
+        ffp[k] = X.shape[0] - len(pairs)
     matches, switches = int(fm.sum()), int(fsw.sum())
     misses, fps = int(fmiss.sum()), int(ffp.sum())
     detections = matches + switches
@@ -398,6 +427,55 @@ def clear_mot(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0)
     return ClearMOTResult(
         float(mota), float(motp), matches, misses, fps, switches, num_objects, dsum, fm, fmiss, ffp, fsw, fd
     )
+
+
+def _frame_distances(Y: np.ndarray, X: np.ndarray, estimate_covs, k: int) -> np.ndarray:
+    """(n, m) distances of frame k's truth Y (n, d) from its estimates X (m, d), Mahalanobis if covs given."""
+    if Y.shape[0] and X.shape[0] and X.shape[1] != Y.shape[1]:
+        raise ValueError(f"estimates[{k}]: expected dimension {Y.shape[1]} like truth, got {X.shape[1]}")
+    chol = None
+    if estimate_covs is not None:
+        chol = covariance_factors(estimate_covs[k], X.shape[0], X.shape[1], f"estimate_covs[{k}]")
+    return distances(Y, X, chol)
+
+
+def _motmetrics_pairs(dist, oid, hid, last: dict, threshold: float) -> list[tuple[int, int]]:
+    """One frame's matched (object, hypothesis) index pairs by py-motmetrics' rule (clear_mot Notes)."""
+    n, m = dist.shape
+    o_used = np.zeros(n, dtype=bool)
+    h_used = np.zeros(m, dtype=bool)
+    pairs = []
+    for i, o in enumerate(oid):  # 1. keep established correspondences
+        if o in last:
+            js = np.flatnonzero(~h_used & (hid == last[o]))
+            if js.size and dist[i, js[0]] <= threshold:
+                o_used[i] = h_used[js[0]] = True
+                pairs.append((i, int(js[0])))
+    ri, ci = np.flatnonzero(~o_used), np.flatnonzero(~h_used)  # 2. match the rest in the gate
+    rows, cols = gated_matching(dist[np.ix_(ri, ci)], threshold)
+    pairs += [(int(a), int(b)) for a, b in zip(ri[rows], ci[cols], strict=True)]
+    return pairs
+
+
+def _trackeval_pairs(dist, oid, hid, previous: dict, threshold: float) -> list[tuple[int, int]]:
+    """One frame's matched (object, hypothesis) index pairs by TrackEval's CLEAR rule (clear_mot Notes).
+
+    ``previous`` (object -> hypothesis matched in the previous frame that had
+    both) is updated in place; a frame without objects or hypotheses leaves it.
+    """
+    n, m = dist.shape
+    if n == 0 or m == 0:
+        return []
+    sim = np.maximum(0.0, 1.0 - dist / (2.0 * threshold))
+    continued = np.array([[previous.get(int(o)) == int(h) for h in hid] for o in oid], dtype=bool)
+    score = 1000.0 * continued + sim
+    score[sim < 0.5 - _EPS] = 0.0
+    rows, cols = linear_sum_assignment(-score)
+    keep = score[rows, cols] > _EPS
+    pairs = [(int(a), int(b)) for a, b in zip(rows[keep], cols[keep], strict=True)]
+    previous.clear()
+    previous.update({int(oid[a]): int(hid[b]) for a, b in pairs})
+    return pairs
 
 
 def _check_unique(ids: np.ndarray, name: str, frame: int) -> None:
@@ -417,14 +495,22 @@ class IdentityResult:
     idfn: int
 
 
-def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0) -> IdentityResult:
+def identity_scores(
+    truth, truth_ids, estimates, estimate_ids, threshold: float = 2.0, *, estimate_covs=None
+) -> IdentityResult:
     """IDF1, IDP, IDR: the best one-to-one pairing of truth and estimate identities over the whole run.
 
     A frame counts for a pair of identities when both are present and within
     ``threshold`` (inclusive); IDTP is the largest total count over one-to-one
-    pairings of identities.
+    pairings of identities. ``estimate_covs`` (one (m_k, d, d) array per
+    frame): the distance is the Mahalanobis distance under the estimate's
+    covariance, as in :func:`clear_mot`.
     """
     threshold = v.positive_scalar(threshold, "threshold")
+    if estimate_covs is not None and len(estimate_covs) != len(estimates):
+        raise ValueError(
+            f"estimate_covs: expected {len(estimates)} frames like the estimates, got {len(estimate_covs)}"
+        )
     counts: dict[tuple[int, int], int] = {}
     n_obj = n_pred = 0
     for k, (Y, oid, X, hid) in enumerate(zip(truth, truth_ids, estimates, estimate_ids, strict=True)):
@@ -434,7 +520,7 @@ def identity_scores(truth, truth_ids, estimates, estimate_ids, threshold: float 
         n_obj += Y.shape[0]
         n_pred += X.shape[0]
         if Y.shape[0] and X.shape[0]:
-            d = cdist(Y, X)
+            d = _frame_distances(Y, X, estimate_covs, k)
             for i, j in zip(*np.nonzero(d <= threshold), strict=True):
                 key = (int(np.asarray(oid).reshape(-1)[i]), int(np.asarray(hid).reshape(-1)[j]))
                 counts[key] = counts.get(key, 0) + 1

@@ -102,6 +102,23 @@ PROPER_STEP = ("energy_score", "energy_score_se", "intensity_score", "cardinalit
 PROPER_RUN = ("energy_score_mean", "energy_score_mean_se", "intensity_score_mean", "cardinality_rps_mean")
 #: The three proper scores' run means: summarised, compared in pairs and ranked; lower is better.
 PROPER_SCORES = ("energy_score_mean", "intensity_score_mean", "cardinality_rps_mean")
+#: The trajectory NLL's decomposition (``docs/trajectory.md``): the terms sum to the value. The
+#: engine declares the same tuple (:data:`nllbench.engine.trajectory.TRAJECTORY_TERMS`; a test keeps
+#: them equal); spelled out here so that reading the names does not load the compiled engine.
+TRAJECTORY_TERMS = ("localization", "presence", "false", "undetected", "association")
+#: The decomposition's terms as table measures (``trajectory_nll_<term>``).
+TRAJECTORY_TERM_MEASURES = tuple(f"trajectory_nll_{t}" for t in TRAJECTORY_TERMS)
+#: Run-level trajectory NLL of a metrics file and a table (nats per run, the sum over its windows):
+#: the value at Q, its certified bounds and its terms. Present only for labelled outputs (absent
+#: for PHD/CPHD posteriors, whose metrics file says why in the attribute ``trajectory_nll``).
+TRAJECTORY_RUN = ("trajectory_nll", "trajectory_nll_lower", "trajectory_nll_upper", *TRAJECTORY_TERM_MEASURES)
+#: Per-window trajectory NLL of a metrics file (dimension ``trajectory_window``; one window: the run).
+TRAJECTORY_WINDOW = (
+    "trajectory_window_first_frame",
+    "trajectory_window_last_frame",
+    "trajectory_window_nll",
+    "trajectory_window_nll_lower",
+)
 
 
 class MetricsVariable(NamedTuple):
@@ -269,3 +286,25 @@ METRICS_VARIABLES: dict[str, MetricsVariable] = {
     "intensity_score_mean": _share("mean quadratic intensity score over steps"),
     "cardinality_rps_mean": _share("mean cardinality ranked probability score over steps"),
 }
+
+# The run's trajectory NLL (labelled outputs only; docs/trajectory.md), declared with the rest.
+METRICS_VARIABLES.update(
+    {
+        "trajectory_nll": _nats("trajectory NLL of the true set of trajectories, at Q"),
+        "trajectory_nll_lower": _nats("lower bound on the exact trajectory NLL"),
+        "trajectory_nll_upper": _nats("upper bound on the exact trajectory NLL"),
+        **{
+            f"trajectory_nll_{t}": _nats(f"trajectory NLL term: {t}")
+            for t in ("localization", "presence", "false", "undetected", "association")
+        },
+        "trajectory_nll_exact": _nats("exact trajectory NLL"),
+        "trajectory_nll_q": _count("Murty budget Q of the trajectory NLL"),
+        "trajectory_nll_complete": MetricsVariable(
+            "every association of the trajectory NLL listed", None, "flag", "incomplete complete"
+        ),
+        "trajectory_window_first_frame": _count("first frame of the trajectory-NLL window"),
+        "trajectory_window_last_frame": _count("last frame of the trajectory-NLL window"),
+        "trajectory_window_nll": _nats("trajectory NLL of the window, at Q"),
+        "trajectory_window_nll_lower": _nats("lower bound on the window's exact trajectory NLL"),
+    }
+)

@@ -25,7 +25,15 @@ import numpy as np
 from scipy.stats import poisson
 
 from nllbench.engine import validate as v
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    as_pmbm,
+)
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures import _mean_embedding as me
 from nllbench.measures._set_kernel import block_gram, cross_sums
@@ -449,17 +457,24 @@ def _intensity_parts(density):
         # the shared Bernoullis once each: Bernoulli j weighs r_j times the total weight of the
         # hypotheses holding it (no hypothesis is built; a pooled PMBM stores each Bernoulli once)
         pool, members = density.pool, density.members
-        if not isinstance(pool.densities, Gaussians):
-            raise ValueError(
-                f"density: its Bernoullis have {type(pool.densities).__name__} densities; the intensity "
-                "score has a closed form for Gaussian densities only"
-            )
         sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
         held = np.concatenate(members).astype(np.int64, copy=False)
         total = np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))
-        ws.append(total * pool.r)
-        ms.append(pool.densities.means)
-        cs.append(pool.densities.covs)
+        if isinstance(pool.densities, GaussianMixtures):
+            # a mixture Bernoulli's intensity r sum_c w_c N(m_c, P_c): one Gaussian per component
+            gm = pool.densities
+            ws.append((total * pool.r)[gm.owner] * gm.weights)
+            ms.append(gm.components.means)
+            cs.append(gm.components.covs)
+        elif isinstance(pool.densities, Gaussians):
+            ws.append(total * pool.r)
+            ms.append(pool.densities.means)
+            cs.append(pool.densities.covs)
+        else:
+            raise ValueError(
+                f"density: its Bernoullis have {type(pool.densities).__name__} densities; the intensity "
+                "score has a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
+            )
     if ppp is not None:
         ws.append(ppp.weights)
         ms.append(ppp.gaussians.means)

@@ -10,14 +10,21 @@ one or to 0 (injectively on the non-zero values), and
 
 with s_i = 0 if pi^k_i = pi^{k+1}_i, 1 if they differ and are both non-zero,
 1/2 otherwise (the paper's assignment-sequence definition with the per-frame
-GOSPA base metric).
+GOSPA base metric). With binary w^k_ij = 1[pi^k_i = j], sum_i s_i is half the
+total variation (1/2) sum_ij |w^k_ij - w^{k+1}_ij| (as in the paper), so the
+minimum is a mixed-integer linear programme; its LP relaxation (w in [0, 1])
+is the paper's LP metric, a lower bound that is itself a metric
+(``method="lp"``, solved with HiGHS over every frame and candidate pair).
 
-Computation: with binary w^k_ij = 1[pi^k_i = j], sum_i s_i is half the total
-variation (1/2) sum_ij |w^k_ij - w^{k+1}_ij| (as in the paper), so the minimum
-is a mixed-integer linear programme; it is solved exactly with HiGHS
-(``scipy.optimize.milp``, zero gap) and the value is recomputed from the
-integral assignment. Its LP relaxation (w in [0, 1]) is the paper's
-LP metric, a lower bound that is itself a metric.
+The exact minimum (``method="exact"``) is found in time and memory linear in
+the frames for a fixed number of trajectories by
+:mod:`nllbench.measures._tgospa_solver`: each true trajectory's cheapest
+assignment sequence on its own (a Viterbi recursion over the labels it can
+use, the estimates' capacity dropped), then, where those collide, the
+colliding trajectories jointly (Lagrangian prices on the contested estimates
+and a joint Viterbi over the states the prices leave, or a mixed-integer
+programme of size linear in the frames). The value is recomputed from the
+integral assignment.
 """
 
 from __future__ import annotations
@@ -26,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import LinearConstraint, milp
 
 from nllbench.engine import validate as v
-from nllbench.measures._sequences import distances, labelled_sequence
+from nllbench.measures._sequences import labelled_sequence
+from nllbench.measures._tgospa_solver import Close, _highs, close_entries, exact_assignment
 
 
 @dataclass(frozen=True)
@@ -109,8 +116,11 @@ def tgospa(
         Switch cost (> 0); default ``c``: a full switch costs as much as one
         missed and one false point in one frame.
     method : {"exact", "lp"}
-        ``"exact"``: the integer minimum (the definition). ``"lp"``: the LP
-        relaxation, the paper's LP metric (a lower bound of the exact value).
+        ``"exact"``: the integer minimum (the definition), in time and memory
+        linear in the frames for a fixed number of trajectories (module
+        docstring). ``"lp"``: the LP relaxation over every frame and candidate
+        pair, the paper's LP metric (a lower bound of the exact value; its
+        size grows with frames times pairs).
 
     Returns
     -------
@@ -132,25 +142,11 @@ def tgospa(
         raise ValueError(f"method: expected 'exact' or 'lp', got {method!r}")
     X = labelled_sequence(truth, truth_ids, "truth", "truth_ids")
     Y = labelled_sequence(estimates, estimate_ids, "estimates", "estimate_ids", frames=X.frames)
-    K, n, m = X.frames, X.count, Y.count
-    close = np.zeros((K, n, m), dtype=bool)  # both exist and d < c: the pair may count
-    dist_p = np.zeros((K, n, m))
-    for k in range(K):
-        d = distances(X.points[k], Y.points[k])
-        rows, cols = np.nonzero(d < c)
-        close[k, X.index[k][rows], Y.index[k][cols]] = True
-        dist_p[k, X.index[k][rows], Y.index[k][cols]] = d[rows, cols] ** p
-    gain = np.where(close, dist_p - c**p, 0.0)
-    pairs = np.flatnonzero(close.any(axis=0).reshape(-1))
-    ti, ej = np.divmod(pairs, max(m, 1))
-    gain = gain.reshape(K, n * m)[:, pairs]
-    if method == "exact":
-        w = _solve_spans(gain, ti, ej, n, m, gamma**p)
-    else:
-        w = _solve(gain, ti, ej, n, m, gamma**p, integer=False)
-    full = np.zeros((K, n * m))
-    full[:, pairs] = w
-    return _result(full.reshape(K, n, m), close, dist_p, X, Y, c, p, gamma, method == "exact")
+    close = close_entries(X, Y, c, p)
+    if method == "lp":
+        return _lp_result(close, X, Y, c, p, gamma)
+    assignment, _ = exact_assignment(close, gamma**p)
+    return _result(assignment, close, X, Y, c, p, gamma)
 
 
 def _solve(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.ndarray:
@@ -210,155 +206,36 @@ def _switch_rows(first: int, later: np.ndarray, earlier: np.ndarray, width: int)
     return blocks, lower, upper
 
 
-@dataclass(frozen=True)
-class _SpanLayout:
-    """Columns of :func:`_solve_spans`' problem.
-
-    cost : (n_var,) gain of each w column (0 for the pre/post holds);
-    core : per pair p, the columns of w on frames f0[p]..f1[p];
-    cap_rows, cap_cols : (nnz,) the capacity matrix's entries (rows (k, truth) then (k, estimate));
-    later, earlier : (ne,) the w columns of each switch term |w_later - w_earlier|.
-    """
-
-    cost: np.ndarray
-    core: list
-    cap_rows: np.ndarray
-    cap_cols: np.ndarray
-    later: np.ndarray
-    earlier: np.ndarray
-
-
-def _span_layout(gain, ti, ej, n: int, m: int, f0, f1) -> _SpanLayout:
-    """Variables of each pair on its span of frames, plus one ``pre`` and one ``post`` hold."""
-    K, P = gain.shape
-    trip_r, trip_c = [], []
-    cost, col, core = [], 0, []
-    tv_pairs = []  # (later, earlier)
-
-    def capacity(frames, p, column):
-        frames = np.asarray(frames)
-        trip_r.extend([frames * n + ti[p], K * n + frames * m + ej[p]])
-        trip_c.extend([np.full(frames.size, column)] * 2)
-
-    for p in range(P):
-        span = np.arange(f0[p], f1[p] + 1)
-        cols = col + np.arange(span.size)
-        cost.append(gain[span, p])
-        col += span.size
-        for k, c_ in zip(span, cols, strict=True):
-            capacity([k], p, c_)
-        core.append(cols)
-        tv_pairs += [(cols[t], cols[t - 1]) for t in range(1, span.size)]
-        if f0[p] > 0:  # pre-hold, then the step into the span
-            capacity(np.arange(f0[p]), p, col)
-            cost.append(np.zeros(1))
-            tv_pairs.append((cols[0], col))
-            col += 1
-        if f1[p] < K - 1:
-            capacity(np.arange(f1[p] + 1, K), p, col)
-            cost.append(np.zeros(1))
-            tv_pairs.append((col, cols[-1]))
-            col += 1
-    later, earlier = np.array(tv_pairs, dtype=np.int64).reshape(-1, 2).T
-    rows, cols = np.concatenate(trip_r), np.concatenate(trip_c)
-    return _SpanLayout(np.concatenate(cost), core, rows, cols, later, earlier)
+def _result(A: np.ndarray, close: Close, X, Y, c, p, gamma) -> TGOSPAResult:
+    """Decomposition of the integral assignment A (K, n) (estimate index or -1, holds included)."""
+    K = A.shape[0]
+    kk, ii = np.nonzero(A >= 0)
+    entry = close.lookup(kk, ii, A[kk, ii])
+    hit = entry >= 0
+    frame_loc = np.bincount(kk[hit], weights=close.dist_p[entry[hit]], minlength=K).astype(
+        float
+    )  # int if empty
+    n_pairs = np.bincount(kk[hit], minlength=K).astype(float)
+    before, after = A[:-1], A[1:]
+    changed = before != after
+    full = changed & (before >= 0) & (after >= 0)
+    tv = np.zeros(K)
+    tv[1:] = full.sum(axis=1) + 0.5 * (changed & ~full).sum(axis=1)
+    return _assemble(frame_loc, n_pairs, tv, A, X, Y, c, p, gamma, exact=True)
 
 
-def _solve_spans(gain, ti, ej, n: int, m: int, switch: float) -> np.ndarray:
-    """The integer minimum of :func:`_solve` with per-frame variables only where they can matter.
-
-    For a pair (i, j) whose frames with d < c run from f0 to f1, w is a
-    variable on [f0, f1]; before f0 it is one binary ``pre`` (w = pre on every
-    frame < f0) and after f1 one binary ``post``. This loses nothing: with the
-    switch cost s (0 to stay, 1/2 to or from none, 1 between two estimates),
-    any label on a stretch of frames where it gains nothing can be replaced by
-    none (s(a, j) + s(j, b) >= s(a, 0) + s(0, b) unless a = b = j), and a
-    stretch of j that reaches neither frame 0 nor a frame where (i, j) gains
-    ends next to another label, where dropping it costs nothing either; so j
-    is needed before f0 only on all of [0, f0), and after f1 only on all of
-    (f1, K).
-    """
-    K, P = gain.shape
-    if P == 0:
-        return np.zeros((K, 0))
-    active = gain < 0
-    f0 = active.argmax(axis=0)
-    f1 = K - 1 - active[::-1].argmax(axis=0)
-    lay = _span_layout(gain, ti, ej, n, m, f0, f1)
-    n_var, ne = lay.cost.size, lay.later.size
-    A_cap = sparse.csr_matrix(
-        (np.ones(lay.cap_rows.size), (lay.cap_rows, lay.cap_cols)), shape=(K * (n + m), n_var + ne)
-    )
-    blocks, lower, upper = _switch_rows(n_var, lay.later, lay.earlier, n_var + ne)
-    x = _highs(
-        np.concatenate([lay.cost, np.full(ne, switch / 2.0)]),
-        sparse.vstack([A_cap, *blocks], format="csr"),
-        np.concatenate([np.full(K * (n + m), -np.inf), *lower]),
-        np.concatenate([np.ones(K * (n + m)), *upper]),
-        np.concatenate([np.ones(n_var, dtype=int), np.zeros(ne, dtype=int)]),
-    )
-    return _spans_to_w(np.round(x[:n_var]), lay.core, f0, f1, K)
-
-
-def _spans_to_w(x: np.ndarray, core: list, f0, f1, K: int) -> np.ndarray:
-    """(K, P) w from the span solution: the core columns, then the pre and post holds."""
-    w = np.zeros((K, len(core)))
-    for p, cols in enumerate(core):
-        w[f0[p] : f1[p] + 1, p] = x[cols]
-        nxt = cols[-1] + 1
-        if f0[p] > 0:
-            w[: f0[p], p] = x[nxt]
-            nxt += 1
-        if f1[p] < K - 1:
-            w[f1[p] + 1 :, p] = x[nxt]
-    return w
-
-
-def _highs(cost, A, lower, upper, integrality) -> np.ndarray:
-    """Minimise cost @ x subject to lower <= A x <= upper, 0 <= x <= 1, with HiGHS.
-
-    HiGHS stops a MILP within an absolute gap of 1e-6 in the objective even
-    with zero relative gap; scaling the costs so that the largest is 1e6
-    makes that gap 1e-12 of the largest cost.
-    """
-    top = float(np.max(np.abs(cost), initial=0.0))
-    scale = 1e6 / top if top > 0 else 1.0
-    res = milp(
-        cost * scale,
-        constraints=LinearConstraint(A, lower, upper),
-        integrality=integrality,
-        bounds=(0.0, 1.0),
-        options={"mip_rel_gap": 0.0},
-    )
-    if res.x is None:
-        raise RuntimeError(f"tgospa: the HiGHS solver failed ({res.message})")
-    return res.x
-
-
-def _result(w, close, dist_p, X, Y, c, p, gamma, exact) -> TGOSPAResult:
-    """Decomposition of the (K, n, m) assignment weights ``w``."""
-    K, n, m = w.shape
+def _assemble(frame_loc, n_pairs, tv, assigned, X, Y, c, p, gamma, exact: bool) -> TGOSPAResult:
+    """The result from per-frame localization, counted pairs, switch variation and the assignment."""
     half = c**p / 2.0
-    counted = w * close  # weight of pairs that both exist within c
-    frame_loc = np.sum(counted * dist_p, axis=(1, 2))
-    n_pairs = counted.sum(axis=(1, 2))
     n_truth = np.array([pts.shape[0] for pts in X.points], dtype=float)
     n_est = np.array([pts.shape[0] for pts in Y.points], dtype=float)
     frame_missed = half * (n_truth - n_pairs)
     frame_false = half * (n_est - n_pairs)
-    tv = np.zeros(K)
-    tv[1:] = 0.5 * np.abs(np.diff(w, axis=0)).sum(axis=(1, 2))
     frame_switch = gamma**p * tv
-    assigned = np.full((K, n), -1, dtype=np.int64)
-    n_full = n_half = 0
-    if n and m:
-        best = w.argmax(axis=2)
-        has = np.take_along_axis(w, best[:, :, None], axis=2)[:, :, 0] > 0.5
-        assigned[has] = best[has]
-        before, after = assigned[:-1], assigned[1:]
-        changed = before != after
-        n_full = int(np.sum(changed & (before >= 0) & (after >= 0)))
-        n_half = int(np.sum(changed & ((before < 0) | (after < 0))))
+    before, after = assigned[:-1], assigned[1:]
+    changed = before != after
+    n_full = int(np.sum(changed & (before >= 0) & (after >= 0)))
+    n_half = int(np.sum(changed & ((before < 0) | (after < 0))))
     parts = [float(np.sum(a)) for a in (frame_loc, frame_missed, frame_false, frame_switch)]
     total = sum(parts)
     return TGOSPAResult(
@@ -378,3 +255,28 @@ def _result(w, close, dist_p, X, Y, c, p, gamma, exact) -> TGOSPAResult:
         c,
         gamma,
     )
+
+
+def _lp_result(close: Close, X, Y, c, p, gamma) -> TGOSPAResult:
+    """The LP relaxation over every frame and candidate pair (the paper's LP metric) and its decomposition."""
+    K, n, m = close.frames, close.n, close.m
+    pair = np.repeat(np.arange(close.truth.size), np.diff(close.ptr))
+    gain = np.zeros((K, close.truth.size))
+    gain[close.frame, pair] = close.gain
+    w = _solve(gain, close.truth, close.est, n, m, gamma**p, integer=False)
+    counted = np.zeros_like(w)  # weight of pairs that both exist within c
+    counted[close.frame, pair] = w[close.frame, pair]
+    dist_p = np.zeros_like(w)
+    dist_p[close.frame, pair] = close.dist_p
+    frame_loc = np.sum(counted * dist_p, axis=1)
+    n_pairs = counted.sum(axis=1)
+    tv = np.zeros(K)
+    tv[1:] = 0.5 * np.abs(np.diff(w, axis=0)).sum(axis=1)
+    assigned = np.full((K, n), -1, dtype=np.int64)
+    if n and m and w.size:
+        full = np.zeros((K, n, m))
+        full[:, close.truth, close.est] = w
+        best = full.argmax(axis=2)
+        has = np.take_along_axis(full, best[:, :, None], axis=2)[:, :, 0] > 0.5
+        assigned[has] = best[has]
+    return _assemble(frame_loc, n_pairs, tv, assigned, X, Y, c, p, gamma, exact=False)

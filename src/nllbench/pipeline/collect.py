@@ -38,6 +38,7 @@ from nllbench.measures.names import (
     PROPER_RUN,
     PROPER_STEP,
     TGOSPA_TERMS,
+    TRAJECTORY_RUN,
 )
 from nllbench.pipeline.cube import LONG_COLUMNS
 
@@ -98,7 +99,30 @@ def run_rows(ds, base: dict) -> list[dict]:
     rows = _nll_run_rows(ds, base)
     rows += [{**base, "q": 0, "measure": name, "value": float(ds[name].values)} for name in POINT_RUN]
     rows.append({**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)})
-    return rows + _measure_run_rows(ds, base)
+    return rows + _measure_run_rows(ds, base) + _trajectory_run_rows(ds, base)
+
+
+def _trajectory_run_rows(ds, base: dict) -> list[dict]:
+    """Rows of the run's trajectory NLL (nats per run), when the metrics file has one.
+
+    The value, its bounds and terms (:data:`~nllbench.measures.names.TRAJECTORY_RUN`) at the
+    file's Q (``trajectory_nll_q``, the largest Q of its NLL); the exact value, when stored, at
+    ``q = 0``. A PHD/CPHD run has none: no row, never a number.
+    """
+    if "trajectory_nll" not in ds.variables:
+        return []
+    q = int(ds["trajectory_nll_q"].values)
+    rows = [{**base, "q": q, "measure": name, "value": float(ds[name].values)} for name in TRAJECTORY_RUN]
+    if "trajectory_nll_exact" in ds.variables:
+        rows.append(
+            {
+                **base,
+                "q": 0,
+                "measure": "trajectory_nll_exact",
+                "value": float(ds["trajectory_nll_exact"].values),
+            }
+        )
+    return rows
 
 
 def _nll_run_rows(ds, base: dict) -> list[dict]:

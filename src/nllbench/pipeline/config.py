@@ -136,12 +136,15 @@ def _fill_dataclass_defaults(config: dict) -> None:
 
 
 BUILTIN_FILTERS = ("phd", "cphd", "pmb", "pmbm", "mbm", "mbm01")
+#: Tracker entry keys naming a calibration seed.
+CALIBRATION_FIELDS = ("fit_undetected_on", "fit_score_on", "fit_trajectory_on")
 
 
 def tracker_calibration_seeds(config: dict, name: str) -> list[int]:
-    """The calibration seeds of tracker ``name`` (``fit_undetected_on``, ``fit_score_on``), sorted."""
+    """The calibration seeds of tracker ``name`` (``fit_undetected_on``, ``fit_score_on``,
+    ``fit_trajectory_on``), sorted."""
     spec = config["trackers"][name]
-    return sorted({int(spec[k]) for k in ("fit_undetected_on", "fit_score_on") if spec.get(k) is not None})
+    return sorted({int(spec[k]) for k in CALIBRATION_FIELDS if spec.get(k) is not None})
 
 
 def check_trackers(config: dict) -> None:
@@ -158,7 +161,7 @@ def check_trackers(config: dict) -> None:
         key = f"config key trackers.{name}"
         if name in BUILTIN_FILTERS:
             raise ValueError(f"{key}: expected a name that is not a built-in filter's, got {name!r}")
-        for field in ("fit_undetected_on", "fit_score_on"):
+        for field in CALIBRATION_FIELDS:
             seed = spec.get(field)
             if seed is not None and int(seed) < seeds:
                 raise ValueError(
@@ -169,6 +172,7 @@ def check_trackers(config: dict) -> None:
         fov, state = spec.get("fov"), spec["state"]
         if undetected and fov is None:
             raise ValueError(f"{key}.fov: the undetected-object intensity needs its box, got none")
+        _check_trajectory_entry(spec, key)
         if fov is not None and len(fov) != 2 * len(state):
             raise ValueError(
                 f"{key}.fov: expected {2 * len(state)} numbers (a low, then a high, per state column"
@@ -184,6 +188,26 @@ def check_trackers(config: dict) -> None:
                 )
         if spec.get("tracks") is not None:
             check_tracks_pattern(config, name)
+
+
+def _check_trajectory_entry(spec: dict, key: str) -> None:
+    """The trajectory-NLL keys of a tracker entry: they need ``trajectory``, and a box where uniform."""
+    keys = ("undetected_trajectories", "unlisted_presence", "fit_trajectory_on")
+    given = [k for k in keys if spec.get(k) is not None]
+    if not spec.get("trajectory", True):
+        if given:
+            raise ValueError(f"{key}.{given[0]}: is for the trajectory NLL, but trajectory is false")
+        return
+    rates = spec.get("undetected_trajectories") or [0.0, 1.0]
+    if not 0 < rates[1] <= 1:
+        raise ValueError(f"{key}.undetected_trajectories: expected a presence in (0, 1], got {rates[1]}")
+    boxed = (
+        spec.get("fit_trajectory_on") is not None or rates[0] > 0 or (spec.get("unlisted_presence") or 0) > 0
+    )
+    if boxed and spec.get("fov") is None:
+        raise ValueError(
+            f"{key}.fov: the undetected trajectories and the unlisted presence are uniform on a box, got none"
+        )
 
 
 def check_tracks_pattern(config: dict, name: str) -> None:

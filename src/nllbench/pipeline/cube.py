@@ -189,3 +189,37 @@ def read_step_cube(path: str | Path):
 def read_long_table(tables: str | Path, measures: Iterable[str] | None = None):
     """The long per-step table of an aggregate output directory (from ``steps.nc``)."""
     return long_table(read_step_cube(Path(tables) / "steps.nc"), measures)
+
+
+def empty_estimate_steps(cube):
+    """Per run, the steps at which the point estimator reported no object while the posterior expects one.
+
+    The condition of ``nllbench evaluate``'s warning (``estimator_empty_steps``,
+    docs/estimators.md): no estimate (``n_estimates == 0``) and an expected
+    number of objects that rounds to at least one (``floor(cardinality_mean +
+    0.5) >= 1``), at the filters' own covariances and existence probabilities
+    (covariance scale 1, no tempering: a run's estimates do not depend on the
+    probes, nor on the marginal, so the largest count over marginals is the
+    count). Returns a DataFrame with columns scenario, filter, clutter, pd,
+    seed, ``empty_steps`` and ``steps`` (the run's evaluated steps), one row
+    per evaluated run; a cube without these measures or cells gives no rows.
+    """
+    import pandas as pd
+
+    columns = ["scenario", "filter", "clutter", "pd", "seed", "empty_steps", "steps"]
+    needed = ("n_estimates", "cardinality_mean", "present")
+    own = {"cov_scale": 1.0, "temper": 1.0}
+    if any(v not in cube.data_vars for v in needed) or any(v not in cube[k].values for k, v in own.items()):
+        return pd.DataFrame(
+            {c: pd.Series(dtype=float if c in ("clutter", "pd") else object) for c in columns}
+        )
+    present = cube["present"].sel(own).astype(bool)
+    expected = np.floor(cube["cardinality_mean"].sel(own) + 0.5)
+    empty = present & (cube["n_estimates"].sel(own) == 0) & (expected >= 1)
+    runs = [
+        a.sum("step").max("marginal").drop_vars(list(own)).rename(name).to_dataframe()
+        for a, name in ((empty, "empty_steps"), (present, "steps"))
+    ]
+    df = runs[0].join(runs[1]).reset_index()
+    df = df[df["steps"] > 0].astype({"empty_steps": np.int64, "steps": np.int64})
+    return df[columns].sort_values(columns[:5], kind="stable").reset_index(drop=True)

@@ -19,19 +19,34 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.measures.names import NLL_TERM_MEASURES, PROPER_SCORES
-from nllbench.pipeline.statistics import RANKED
+from nllbench.pipeline.report_notes import (
+    SETTING,
+    estimator_html,
+    identity_note,
+    infinite_html,
+    infinite_nll,
+)
+from nllbench.pipeline.report_notes import setting_text as _setting_text
+from nllbench.pipeline.statistics import Q_MEASURES, RANKED
 
-SETTING = ["scenario", "clutter", "pd"]
 TERMS = NLL_TERM_MEASURES
+#: Each NLL term as a noun phrase that follows "through the" (no article of its own).
 TERM_MEANING = {
-    "nll_localization": "localisation (the matched Bernoullis' densities at the true objects: spread or offset)",  # noqa: E501
-    "nll_missed": "missed objects (true objects left to the PPP, whose intensity there is low)",
-    "nll_false": "false objects (existence probability on Bernoullis that match no true object)",
-    "nll_cardinality": "the cardinality distribution",
-    "nll_mixture": "the weight of the best global hypothesis",
-    "nll_association": "association uncertainty",
+    "nll_localization": "localisation term (the matched Bernoullis' densities at the true objects: spread or offset)",  # noqa: E501
+    "nll_missed": "missed-objects term (true objects left to the PPP, whose intensity there is low)",
+    "nll_false": "false-objects term (existence probability on Bernoullis that match no true object)",
+    "nll_cardinality": "cardinality term (the cardinality distribution at the true number of objects)",
+    "nll_mixture": "mixture term (the weight of the best global hypothesis)",
+    "nll_association": "association term (association uncertainty)",
 }
-LABEL = {"nll": "NLL", "gospa_mean": "GOSPA", "mota": "MOTA"}
+LABEL = {"nll": "NLL", "gospa_mean": "GOSPA", "mota": "MOTA", "trajectory_nll": "trajectory NLL"}
+#: The leaderboard cell of a filter without a trajectory NLL (a PHD/CPHD: no track labels).
+TRAJECTORY_NA = (
+    '<td data-sort="" title="not applicable: the posterior has no track labels (PHD/CPHD),'
+    ' or the tracker was scored without --trajectory">n/a</td>'
+)
+#: After the name of a filter without lasting track identities: a link to the note that explains it.
+IDENTITY_MARK = ' <a href="#identities" title="no lasting track identities">†</a>'
 
 
 def _fmt(x, digits: int = 2) -> str:
@@ -49,11 +64,6 @@ def _num(x) -> str:
     if math.isnan(x):
         return ""
     return "1e308" if x == math.inf else ("-1e308" if x == -math.inf else repr(x))
-
-
-def _setting_text(setting) -> str:
-    scenario, clutter, pd_ = setting
-    return f"{scenario}, clutter {clutter:g}, P_D {pd_:g}"
 
 
 def _select(df, **kw):
@@ -118,7 +128,8 @@ def explain(summary, setting, winner: str, loser: str, q: int) -> str:
     total = _row(summary, setting, loser, "nll", q)
     if total is not None and int(total["n_infinite"]):
         parts.append(
-            f"{loser}'s posterior gives the truth zero density in {int(total['n_infinite'])}/{int(total['n'])} runs"  # noqa: E501
+            f"{loser}'s posterior gives the truth zero density in {int(total['n_infinite'])} of "
+            f"{int(total['n'])} seeds"
         )
     if total is not None and int(total["n_infinite"]) == int(total["n"]):
         return parts[0]  # no finite run to decompose: zero density is the whole story
@@ -139,7 +150,8 @@ def explain(summary, setting, winner: str, loser: str, q: int) -> str:
             )
         if gap > 0:
             parts.append(
-                f"its NLL exceeds {winner}'s mostly through the {TERM_MEANING[term]} term (+{gap:.2f} nats per step)"  # noqa: E501
+                f"its NLL exceeds {winner}'s mostly through the {TERM_MEANING[term]}, "
+                f"+{gap:.2f} nats per step"
             )
     s = best_scale(summary, setting, loser)
     if s is not None and s != 1.0:
@@ -180,10 +192,11 @@ def agreement(summary, pairs, q: int) -> list[dict]:
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;
-max-width:1200px;margin:1.5em auto;padding:0 1em;color:#222}
+max-width:1400px;margin:1.5em auto;padding:0 1em;color:#222}
+.wide{overflow-x:auto;max-width:100%}details{margin:.3em 0}summary{cursor:pointer;padding:.2em 0}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}
-th,td{padding:4px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+th,td{padding:4px 6px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap;vertical-align:top}
 th{background:#f3f5f8;position:sticky;top:0;cursor:pointer;user-select:none}
 th:hover{background:#e4e9f2}td.l,th.l{text-align:left}tr:hover td{background:#fafbfd}
 .ci{color:#777;font-size:11px}.sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:5px;
@@ -192,9 +205,10 @@ dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-size:13
 dt{font-weight:600}dd{margin:0}
 """
 SORT_JS = """
-document.querySelectorAll('table.sortable th').forEach(function (th, i) {
+document.querySelectorAll('table.sortable th').forEach(function (th) {
   th.title = 'click to sort';
   th.addEventListener('click', function () {
+    var i = th.cellIndex;
     var body = th.closest('table').tBodies[0], rows = Array.prototype.slice.call(body.rows);
     var asc = th.dataset.order !== 'asc';
     th.dataset.order = asc ? 'asc' : 'desc';
@@ -211,35 +225,47 @@ document.querySelectorAll('table.sortable th').forEach(function (th, i) {
 """
 
 
-def _filter_cell(name: str, styles) -> str:
+def _filter_cell(name: str, styles, mark: str = "") -> str:
+    """A filter's name after a swatch of its colour; ``mark`` (HTML) follows the name."""
     colour = styles[name].color if name in styles else "#999"
-    return f'<td class=l data-sort="{html.escape(name)}"><span class=sw style="background:{colour}"></span>{html.escape(name)}</td>'  # noqa: E501
+    return f'<td class=l data-sort="{html.escape(name)}"><span class=sw style="background:{colour}"></span>{html.escape(name)}{mark}</td>'  # noqa: E501
 
 
-def _stat_cell(row, centre: str, low: str, high: str) -> str:
+def _stat_cell(row, centre: str, low: str, high: str, why: str = "") -> str:
+    """A centre value over its interval (two lines: the table fits a page); "inf k/n" when seeds are."""
     if row is None:
         return "<td>–</td>"
     inf = int(row["n_infinite"])
-    note = (
-        f' <span class=inf title="runs with an infinite value">inf {inf}/{int(row["n"])}</span>'
-        if inf
-        else ""
-    )
+    title = f"seeds with an infinite value{': ' + why if why else ''}"
+    note = f'<br><span class=inf title="{html.escape(title)}">inf {inf}/{int(row["n"])}</span>' if inf else ""
     return (
-        f'<td data-sort="{_num(row[centre])}">{_fmt(row[centre])} '
-        f"<span class=ci>[{_fmt(row[low])}, {_fmt(row[high])}]</span>{note}</td>"
+        f'<td data-sort="{_num(row[centre])}">{_fmt(row[centre])}'
+        f"<br><span class=ci>[{_fmt(row[low])}, {_fmt(row[high])}]</span>{note}</td>"
     )
 
 
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
     """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
-    mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); ranks."""
+    mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); the trajectory NLL mean [CI]
+    ("n/a" for a filter without track labels); ranks."""
     settings, filters = settings_and_filters(summary)
+    from nllbench.pipeline.plots.captions import NO_IDENTITY, infinite_reason
+
+    def short(setting) -> str:
+        """The setting by what varies in the study (the clutter rate alone in a clutter sweep)."""
+        parts = [
+            setting[0] if len({s[0] for s in settings}) > 1 else "",
+            f"clutter {setting[1]:g}",
+            f"P_D {setting[2]:g}" if len({s[2] for s in settings}) > 1 else "",
+        ]
+        return ", ".join(p for p in parts if p)
+
     head = (
-        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median [IQR]</th><th>NLL mean [95 % CI]</th>"  # noqa: E501
-        "<th>GOSPA mean [95 % CI]</th><th>MOTA mean [95 % CI]</th><th>T-GOSPA mean [95 % CI]</th>"
-        "<th>HOTA mean [95 % CI]</th><th>rank NLL</th><th>rank GOSPA</th>"
-        "<th>rank MOTA</th></tr>"
+        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median<br>[IQR]</th>"
+        "<th>NLL mean<br>[95 % CI]</th><th>GOSPA mean<br>[95 % CI]</th><th>MOTA mean<br>[95 % CI]</th>"
+        "<th>T-GOSPA mean<br>[95 % CI]</th><th>HOTA mean<br>[95 % CI]</th>"
+        "<th>trajectory NLL mean<br>[95 % CI]</th>"
+        "<th>rank<br>NLL</th><th>rank<br>GOSPA</th><th>rank<br>MOTA</th><th>rank<br>traj. NLL</th></tr>"
     )
     body = []
     for setting in settings:
@@ -247,23 +273,32 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
             nll = _row(summary, setting, f, "nll", q)
             if nll is None:
                 continue
+            where = dict(zip(SETTING, setting, strict=True))
+            why = infinite_reason(summary, f, q, where) if int(nll["n_infinite"]) else ""
             gospa, mota = _row(summary, setting, f, "gospa_mean", 0), _row(summary, setting, f, "mota", 0)
             tgospa, hota = _row(summary, setting, f, "tgospa", 0), _row(summary, setting, f, "hota", 0)
+            traj = _row(summary, setting, f, "trajectory_nll", q)
             rank_cells = []
             for m in RANKED:
-                r = _rank(ranks, setting, f, m, q if m == "nll" else 0)
+                r = _rank(ranks, setting, f, m, q if m in Q_MEASURES else 0)
+                if r is None and m == "trajectory_nll":
+                    rank_cells.append(TRAJECTORY_NA)
+                    continue
                 cls = " class=best" if r == 1 else ""
                 rank_cells.append(
                     f'<td{cls} data-sort="{r if r is not None else ""}">{r if r is not None else "–"}</td>'
                 )
+            mark = IDENTITY_MARK if f in NO_IDENTITY else ""
             body.append(
-                f"<tr><td class=l>{html.escape(_setting_text(setting))}</td>{_filter_cell(f, styles)}"
-                + _stat_cell(nll, "median", "q25", "q75")
-                + _stat_cell(nll, "mean", "ci95_low", "ci95_high")
+                f'<tr><td class=l title="{html.escape(_setting_text(setting))}">'
+                f"{html.escape(short(setting))}</td>{_filter_cell(f, styles, mark)}"
+                + _stat_cell(nll, "median", "q25", "q75", why)
+                + _stat_cell(nll, "mean", "ci95_low", "ci95_high", why)
                 + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(mota, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(tgospa, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(hota, "mean", "ci95_low", "ci95_high")
+                + (TRAJECTORY_NA if traj is None else _stat_cell(traj, "mean", "ci95_low", "ci95_high"))
                 + "".join(rank_cells)
                 + "</tr>"
             )
@@ -319,32 +354,49 @@ def proper_scores_html(summary, ranks, q: int, styles) -> str:
 
 
 def paired_html(pairs, q: int, styles) -> str:
-    """Paired differences (a - b) of NLL, GOSPA and MOTA at covariance scale 1."""
+    """Paired differences (a - b) of NLL, GOSPA and MOTA at covariance scale 1, one folded table per setting.
+
+    Each setting is a ``<details>`` element whose summary counts its
+    comparisons and those whose 95 % interval excludes zero; the tables sort
+    on their own.
+    """
     sel = pairs[(pairs["cov_scale"] == 1.0) & pairs["measure"].isin(RANKED)]
-    sel = sel[((sel["measure"] == "nll") & (sel["q"] == q)) | (sel["q"] == 0)]
+    sel = sel[(sel["measure"].isin(Q_MEASURES) & (sel["q"] == q)) | (sel["q"] == 0)]
     head = (
-        "<tr><th class=l>setting</th><th class=l>measure</th><th class=l>filter a</th><th class=l>filter b</th>"  # noqa: E501
+        "<tr><th class=l>measure</th><th class=l>filter a</th><th class=l>filter b</th>"
         "<th>mean a − b [95 % CI]</th><th>median a − b</th><th>a lower / b lower (seeds)</th>"
         "<th>Wilcoxon p</th><th>seeds</th></tr>"
     )
-    body = []
-    for r in sel.itertuples():
-        setting = (r.scenario, r.clutter, r.pd)
-        body.append(
-            f"<tr><td class=l>{html.escape(_setting_text(setting))}</td><td class=l>{LABEL[r.measure]}</td>"
-            f"{_filter_cell(r.filter_a, styles)}{_filter_cell(r.filter_b, styles)}"
-            f'<td data-sort="{_num(r.mean_difference)}">{_fmt(r.mean_difference)} '
-            f"<span class=ci>[{_fmt(r.ci95_low)}, {_fmt(r.ci95_high)}]</span></td>"
-            f'<td data-sort="{_num(r.median_difference)}">{_fmt(r.median_difference)}</td>'
-            f"<td>{r.a_lower} / {r.b_lower}</td>"
-            f'<td data-sort="{_num(r.wilcoxon_p)}">{_fmt(r.wilcoxon_p, 3)}</td>'
-            f"<td>{r.n_compared}{f' (+{r.n_both_infinite} both inf)' if r.n_both_infinite else ''}</td></tr>"
+    parts = []
+    for setting, g in sel.groupby(SETTING, sort=True):
+        body = []
+        for r in g.itertuples():
+            both = f" (+{r.n_both_infinite} both inf)" if r.n_both_infinite else ""
+            body.append(
+                f"<tr><td class=l>{LABEL[r.measure]}</td>"
+                f"{_filter_cell(r.filter_a, styles)}{_filter_cell(r.filter_b, styles)}"
+                f'<td data-sort="{_num(r.mean_difference)}">{_fmt(r.mean_difference)} '
+                f"<span class=ci>[{_fmt(r.ci95_low)}, {_fmt(r.ci95_high)}]</span></td>"
+                f'<td data-sort="{_num(r.median_difference)}">{_fmt(r.median_difference)}</td>'
+                f"<td>{r.a_lower} / {r.b_lower}</td>"
+                f'<td data-sort="{_num(r.wilcoxon_p)}">{_fmt(r.wilcoxon_p, 3)}</td>'
+                f"<td>{r.n_compared}{both}</td></tr>"
+            )
+        separated = int(((g["ci95_low"] > 0) | (g["ci95_high"] < 0)).sum())
+        parts.append(
+            f"<details><summary><b>{html.escape(_setting_text(tuple(setting)))}</b>: "
+            f"{len(g)} comparisons, {separated} with the 95 % interval excluding zero</summary>"
+            f"<table class=sortable><thead>{head}</thead><tbody>{''.join(body)}</tbody></table></details>"
         )
-    return f"<table class=sortable id=paired><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    if not parts:
+        return "<p>No paired comparison (a single filter per setting).</p>"
+    return f"<div id=paired>{''.join(parts)}</div>"
 
 
 def headline(summary, ranks, agree, q: int) -> str:
     """One sentence per setting: the best filters by NLL and GOSPA, and whether the orders agree."""
+    from nllbench.pipeline.plots.style import plural
+
     items = []
     for entry in agree:
         setting = entry["setting"]
@@ -358,7 +410,7 @@ def headline(summary, ranks, agree, q: int) -> str:
             verdict = "NLL and GOSPA order every pair of filters the same way"
         else:
             verdict = (
-                f"NLL and GOSPA disagree on {len(entry['discordant'])} pair(s) of filters "
+                f"NLL and GOSPA disagree on {plural(len(entry['discordant']), 'pair')} of filters "
                 f"({len(sig)} with both paired intervals excluding zero)"
             )
         items.append(
@@ -506,6 +558,11 @@ def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path |
         f"NLL at Murty budgets Q = {', '.join(str(int(v)) for v in sorted(summary[summary['measure'] == 'nll']['q'].unique()))}."  # noqa: E501
     )
     config = provenance.get("config", {})
+    empty = None
+    if (tables / "steps.nc").exists():
+        from nllbench.pipeline.cube import empty_estimate_steps, read_step_cube
+
+        empty = empty_estimate_steps(read_step_cube(tables / "steps.nc"))
     theorem_html = ""
     if theorem1 is not None:
         text = html.escape(Path(theorem1).read_text())
@@ -516,10 +573,14 @@ def leaderboard_page(tables: str | Path, example_dirs=(), theorem1: str | Path |
 <body>
 <h1>nllbench study: results at a glance</h1>
 <p class=note>NLL: negative log-likelihood of each filter's multi-object posterior at the ground truth
-(Pinto et al., IEEE SPL 2021), per step, in nats; lower is better. GOSPA: per step, lower is better.
+(Pinto et al., IEEE SPL 2021), per step, in nats; lower is better. Trajectory NLL: the negative
+log-likelihood of the true set of trajectories under the labelled output, per run, in nats; it sees
+identities (docs/trajectory.md); n/a for posteriors without track labels (PHD, CPHD).
+GOSPA: per step, lower is better.
 MOTA: higher is better. Intervals over seeds: NLL median [interquartile range] (robust: the NLL is
-heavy-tailed) and, for every mean, a seeded 95 % percentile-bootstrap interval. "inf k/n": runs whose
-posterior gives the truth zero density (NLL = +inf); they are counted, never dropped. Ranks: 1 + the
+heavy-tailed) and, for every mean, a seeded 95 % percentile-bootstrap interval. "inf k/n": k of the n
+seeds whose posterior gives the truth zero density (NLL = +inf; the reason is listed below the
+leaderboard); they are counted, never dropped. Ranks: 1 + the
 number of filters whose paired bootstrap interval is better (ties where intervals cover zero).
 Click a column header to sort.</p>
 <h2>What was run</h2><p>{html.escape(run)}</p>
@@ -527,7 +588,12 @@ Click a column header to sort.</p>
 <p>NLL and GOSPA order the filters differently in {n_disagree} of {len(agree)} settings.</p>
 {headline(summary, ranks, agree, q)}
 <h2>Leaderboard (covariance scale 1, NLL at Q = {q})</h2>
-{leaderboard_html(summary, ranks, q, styles)}
+<div class=wide>{leaderboard_html(summary, ranks, q, styles)}</div>
+{identity_note(summary, filters)}
+<h3>Infinite NLLs, and why</h3>
+{infinite_html(infinite_nll(summary, q))}
+<h3>Point estimator: empty steps</h3>
+{estimator_html(empty)}
 <h2>Proper scores beside the NLL (covariance scale 1)</h2>
 <p class=note>Three more proper scores of each posterior at the truth (docs/scores.md), per step on the
 position marginal, with sets embedded by a Gaussian kernel of covariance s I (s = (c / 2)^2 by default, c
@@ -537,13 +603,15 @@ in tables/runs.csv), the quadratic intensity score (proper for the intensity, th
 moment) and the ranked probability score of the number of objects. Lower is better for all three. Unlike
 the NLL they stay finite where a posterior gives the truth zero density: a filter with "inf" NLL runs gets
 a finite, comparable number here. Ranks as in the leaderboard (paired intervals over seeds).</p>
-{proper_scores_html(summary, ranks, q, styles)}
+<div class=wide>{proper_scores_html(summary, ranks, q, styles)}</div>
 <h2>Where NLL and GOSPA disagree, and why</h2>
 <p class=note>A pair is listed when the paired median differences of NLL and GOSPA prefer different
 filters. The explanation names the NLL term (from the decomposition) in which the NLL's loser is worse,
 and what the calibration probe says about its covariances.</p>
 {agreement_html(agree)}
 <h2>Paired comparisons (same seeds, same truth and measurements)</h2>
+<p class=note>One table per setting (click to open): NLL at Q = {q}, GOSPA and MOTA, covariance scale 1;
+every comparison is in tables/paired.csv.</p>
 {paired_html(pairs, q, styles)}
 <h2>External trackers' fill-ins</h2>
 <p class=note>What nllbench filled in for each external tracker (<code>nllbench score</code>; docs/score.md):

@@ -19,6 +19,7 @@ import numpy as np
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.measures.evaluate import EvaluationSettings, evaluate_runs
+from nllbench.measures.trajectory import trajectory_attrs
 from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 from nllbench.store import (
     ScenarioData,
@@ -272,6 +273,7 @@ def evaluate_file_many(
         post.estimates,
         seed=run_seed(post.attrs),
     )
+    trajectory = _trajectory_runs(post, data, settings)
     keep = (
         "scenario",
         "seed",
@@ -289,8 +291,12 @@ def evaluate_file_many(
         scenario_check=scenario_check,
     )
     out = []
-    for (path, _, config), s, metrics in zip(outputs, settings, runs, strict=True):
+    for i, ((path, _, config), s, metrics) in enumerate(zip(outputs, settings, runs, strict=True)):
         extra = {} if config is None else {"config": json.dumps(config, sort_keys=True)}
+        run = trajectory if isinstance(trajectory, str) else trajectory[i]
+        if not isinstance(run, str):
+            metrics = dataclasses.replace(metrics, trajectory=run)
+        extra.update(trajectory_attrs(run))
         write_metrics(metrics, path, {**attrs, **extra})
         row = {
             **{k: attrs.get(k, "") for k in ("scenario", "seed", "filter", "clutter_rate", "p_detection")},
@@ -299,5 +305,17 @@ def evaluate_file_many(
             "temper": s.temper,
             **metrics.summary(),
         }
+        if isinstance(run, str):
+            row["trajectory_nll"] = "n/a"  # not applicable (the text of nllbench.trackers.checks.NA)
         out.append((row, metrics.seconds, metrics.nll_seconds))
     return out
+
+
+def _trajectory_runs(post, data: ScenarioData, settings) -> list | str:
+    """The trajectory NLL of a labelled filter's posteriors per settings, or why it does not apply
+    (:func:`nllbench.measures.trajectory_posterior.posterior_trajectory_runs`)."""
+    from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
+
+    return posterior_trajectory_runs(
+        post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings
+    )

@@ -82,11 +82,17 @@ BETTER_LOW = {
     "cardinality_log_score_mean": True,
     # the proper scores beyond the NLL (docs/scores.md): energy, intensity, cardinality RPS
     **dict.fromkeys(PROPER_SCORES, True),
+    "trajectory_nll": True,
+    "trajectory_nll_exact": True,
 }
 # scores whose ideal is a value, not an end (ANEES: the state dimension; inside-ellipse share:
 # 0.95; interval coverage: 0.90): compared in paired.csv, never ranked
 PAIRED_ONLY = ["anees", "nees_inside95_share", "cardinality_coverage90"]
-RANKED = ["nll", "gospa_mean", "mota"]  # measures ranked in tables/ranking.csv and the leaderboard
+# measures ranked in the leaderboard (tables/ranking.csv ranks every measure of BETTER_LOW); the NLL and the
+# trajectory NLL at the leaderboard's Q, the others at q = 0
+RANKED = ["nll", "gospa_mean", "mota", "trajectory_nll"]
+#: Measures that depend on the Murty budget Q (their rows carry it; the others have q = 0).
+Q_MEASURES = ("nll", "trajectory_nll")
 
 
 def quantile(values, p: float) -> float:

@@ -320,6 +320,26 @@ def score_flags(config: dict, name: str, calibration: dict | None = None) -> str
         flags += f" --default-std {spec['default_std']}"
     if spec.get("existence_one"):
         flags += " --existence-one"
+    return flags + _trajectory_flags(spec, name, calibration)
+
+
+def _trajectory_flags(spec: dict, name: str, calibration: dict | None) -> str:
+    """The trajectory-NLL flags of tracker ``name`` (``--trajectory`` unless ``trajectory: false``)."""
+    if not spec.get("trajectory", True):
+        return ""
+    flags = " --trajectory"
+    if spec.get("undetected_trajectories") is not None:
+        flags += " --undetected-trajectories " + " ".join(str(v) for v in spec["undetected_trajectories"])
+    if spec.get("unlisted_presence") is not None:
+        flags += f" --unlisted-presence {spec['unlisted_presence']}"
+    seed = spec.get("fit_trajectory_on")
+    if seed is not None:
+        pair = (calibration or {}).get(int(seed))
+        if pair is None:
+            raise ValueError(f"trackers.{name}.fit_trajectory_on: no calibration files for seed {seed}")
+        flags += " --fit-trajectory-on " + " ".join(shlex.quote(str(p)) for p in pair)
+    if spec.get("trajectory_mixture", "refuse") != "refuse":
+        flags += f" --trajectory-mixture {spec['trajectory_mixture']}"
     return flags
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench.engine.gaussian_mixture import GaussianMixture
+from nllbench.options import MAX_STEPS
 from nllbench.simulation.models import POSITION_H, Model, cv_matrices
 
 
@@ -276,8 +277,8 @@ def get_scenario(name: str, **overrides) -> Scenario:
     steps = sc.steps
     if overrides.get("steps") is not None:
         steps = int(overrides["steps"])
-        if steps < 1:
-            raise ValueError(f"steps: expected a positive integer, got {overrides['steps']!r}")
+        if not 1 <= steps <= MAX_STEPS:
+            raise ValueError(f"steps: expected an integer in [1, {MAX_STEPS}], got {overrides['steps']!r}")
     q = sc.process_noise
     if overrides.get("process_noise") is not None:
         q = float(overrides["process_noise"])
@@ -448,14 +449,15 @@ def read_truth_csv(
 
     Steps are numbered from 1 (step k is array index k - 1); ``id`` is a
     non-negative integer identity, stable over time; columns may come in any
-    order. ``steps`` is the run length (None: the last step in the file).
+    order. ``steps`` is the run length (None: the last step in the file, at
+    most :data:`nllbench.options.MAX_STEPS`).
     Every bad field, missing or unknown column, duplicate (step, id) or step
     beyond ``steps`` is a ValueError naming the file, line and column.
 
     Returns per-step states (n_k, 4) in ``state_names`` order and ids (n_k,),
     rows of a step sorted by id.
     """
-    with open(path, newline="") as fh:
+    with open(path, newline="", encoding="utf-8-sig") as fh:  # a byte-order mark is no part of a name
         rows = list(csv.reader(fh))
     if not rows or not any(f.strip() for f in rows[0]):
         raise ValueError(
@@ -474,6 +476,7 @@ def read_truth_csv(
     if missing:
         raise ValueError(f"{path}, line 1: column {missing[0]!r} is missing; expected {list(expected)}")
     col = {name: header.index(name) for name in expected}
+    last = MAX_STEPS if steps is None else steps
     records: dict[tuple[int, int], tuple[int, list[float]]] = {}
     for line, fields in enumerate(rows[1:], start=2):
         if not fields or all(not f.strip() for f in fields):
@@ -485,8 +488,8 @@ def read_truth_csv(
         k = _truth_field(path, line, "step", fields[col["step"]].strip(), "step")
         i = _truth_field(path, line, "id", fields[col["id"]].strip(), "id")
         x = [_truth_field(path, line, c, fields[col[c]].strip(), "number") for c in state_names]
-        if steps is not None and k > steps:
-            raise ValueError(f"{path}, line {line}, column 'step': expected a step in 1..{steps}, got {k}")
+        if k > last:
+            raise ValueError(f"{path}, line {line}, column 'step': expected a step in 1..{last}, got {k}")
         if (k, i) in records:
             raise ValueError(
                 f"{path}, line {line}: step {k}, id {i} already given on line {records[(k, i)][0]}"

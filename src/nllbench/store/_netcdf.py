@@ -15,10 +15,13 @@ from nllbench.store.provenance import nllbench_version, provenance_attrs
 #: The schema version each file kind is written with (attribute ``nllbench_schema_version``).
 #: Metrics files are at 3 since they are classic NetCDF with one named, described variable per
 #: measure (2: NetCDF-4, variables packed; 1: NetCDF-4, one variable each; :mod:`nllbench.store.metrics`).
-#: Posterior files are at 2 since their covariances are pooled (:func:`pool_covariances`).
+#: Posterior files are at 2 since their covariances are pooled (:func:`pool_covariances`); a
+#: posterior file whose Bernoullis have Gaussian-mixture densities is written as version 3
+#: (:data:`POSTERIOR_MIXTURE_VERSION`, component variables), every other one still as 2.
 SCHEMA_VERSIONS = {"scenario": "1", "posterior": "2", "metrics": "3"}
+POSTERIOR_MIXTURE_VERSION = "3"
 #: The versions each kind is read from: older metrics and posterior files read as before.
-READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1", "2"), "metrics": ("1", "2", "3")}
+READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1", "2", "3"), "metrics": ("1", "2", "3")}
 SCHEMA_VERSION = SCHEMA_VERSIONS["scenario"]
 STATE_NAMES_4D = ["x", "y", "vx", "vy"]
 _COMPRESS = {"zlib": True, "complevel": 4}

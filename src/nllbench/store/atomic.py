@@ -12,9 +12,11 @@ command's temporary handed to a library writer) is written directly: the
 enclosing temporary already makes it atomic, so temporaries never nest.
 
 Directories: every output directory carries a marker file
-:data:`MARKER` (``.nllbench-output``). An existing directory is replaced
-only when it is empty or carries the marker; a directory holding anything
-else is refused before any work, naming what is in the way. Outputs are
+:data:`MARKER` (``.nllbench-output``; JSON, with what the directory holds
+when the command says so). An existing directory is replaced only when it
+is empty or carries the marker, and not by outputs of another kind (a
+directory of posterior files is not replaced by tables); a directory
+holding anything else is refused before any work, naming what is in the way. Outputs are
 also refused when they are, contain or lie inside one of the command's
 inputs (:class:`committed_together`, ``inputs=``).
 
@@ -134,11 +136,13 @@ def _umask() -> int:
 
 @dataclass(frozen=True)
 class Output:
-    """One output of a command: its path, the option that named it (for errors), file or directory."""
+    """One output of a command: its path, the option that named it (for errors), file or directory,
+    and for a directory what it holds (``kind``, e.g. "posterior files"; recorded in its marker)."""
 
     path: Path
     option: str = "output"
     directory: bool = False
+    kind: str = ""
 
 
 def _where(path, option: str) -> str:
@@ -162,10 +166,22 @@ def written_by_nllbench(path: str | os.PathLike) -> bool:
     return all(_TEMPORARY.fullmatch(p.name) for p in path.iterdir())
 
 
-def check_replaceable(path: str | os.PathLike, option: str = "output directory") -> None:
+def _marker_kind(path: Path) -> str:
+    """What the directory's marker says it holds ("" when it does not say or cannot be read)."""
+    try:
+        record = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(record.get("holds", "")) if isinstance(record, dict) else ""
+
+
+def check_replaceable(path: str | os.PathLike, option: str = "output directory", kind: str = "") -> None:
     """Refuse to replace an existing directory that nllbench did not write, or cannot remove.
 
-    The error names the path, what is in it and what to do; nothing is touched.
+    With ``kind`` (what the new directory will hold), a directory whose marker
+    says it holds something else (a command's outputs of another kind:
+    posterior files replaced by tables) is refused too. The error names the
+    path, what is in it and what to do; nothing is touched.
     """
     path = Path(path)
     if not path.is_dir() or path.is_symlink():
@@ -180,6 +196,12 @@ def check_replaceable(path: str | os.PathLike, option: str = "output directory")
             f"{where}: refusing to replace a directory that nllbench did not write "
             f"(it holds {_listing(path)}; no {MARKER} marker). Give a new or empty directory, "
             "or remove this one yourself"
+        )
+    found = _marker_kind(path)
+    if kind and found and found != kind:
+        raise ValueError(
+            f"{where}: refusing to replace a directory of {found} (written by nllbench) with {kind}. "
+            "Give a new or empty directory, or remove this one yourself"
         )
     if not os.access(path, os.W_OK | os.X_OK):
         raise ValueError(f"{where}: cannot replace it: the directory is not writable")
@@ -216,7 +238,9 @@ def check_not_an_input(outputs: Sequence[Output], inputs: Sequence[tuple[str, st
             raise ValueError(f"{_where(o.path, o.option)}: {why}; choose an output path outside the inputs")
 
 
-def check_output(path: str | os.PathLike, option: str = "output", directory: bool = False) -> list[Path]:
+def check_output(
+    path: str | os.PathLike, option: str = "output", directory: bool = False, kind: str = ""
+) -> list[Path]:
     """Check that ``path`` can be written, create its missing parents, return the directories created.
 
     Errors name the user's path and the real cause: a parent that is a file,
@@ -237,7 +261,7 @@ def check_output(path: str | os.PathLike, option: str = "output", directory: boo
         found, wanted = ("a directory", "file") if target.is_dir() else ("a file", "directory")
         raise ValueError(f"{where}: expected a {wanted} path, but {str(target)!r} is {found}")
     if directory:
-        check_replaceable(target, option)
+        check_replaceable(target, option, kind)
     created = [p for p in reversed(target.parents) if not p.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -269,10 +293,12 @@ def remove_created_dirs(created: Sequence[Path]) -> None:
             break
 
 
-def _marker_text(option: str) -> str:
+def _marker_text(option: str, kind: str = "") -> str:
     from nllbench.store.provenance import nllbench_version
 
     record = {"written_by": "nllbench", "version": nllbench_version(), "option": option}
+    if kind:
+        record["holds"] = kind
     return json.dumps(record, sort_keys=True) + "\n"
 
 
@@ -295,7 +321,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
     """
 
     def __init__(self, *outputs: Output, inputs: Sequence[tuple[str, str | os.PathLike]] = ()):
-        outputs = tuple(Output(Path(o.path), o.option, o.directory) for o in outputs)
+        outputs = tuple(Output(Path(o.path), o.option, o.directory, o.kind) for o in outputs)
         paths = [o.path.resolve() for o in outputs]
         for i, p in enumerate(paths):
             if p in paths[:i]:
@@ -311,7 +337,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         try:
             for o, direct in zip(self.outputs, self.direct, strict=True):
                 if not direct:
-                    self.created += check_output(o.path, o.option, o.directory)
+                    self.created += check_output(o.path, o.option, o.directory, o.kind)
         except BaseException:
             remove_created_dirs(self.created)
             raise
@@ -323,7 +349,8 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         for o, tmp, direct in zip(self.outputs, self.tmps, self.direct, strict=True):
             if o.directory:
                 tmp.mkdir(exist_ok=direct)
-                (tmp / MARKER).write_text(_marker_text(o.option), encoding="utf-8")
+                if not (direct and (tmp / MARKER).exists()):  # the enclosing command's marker stays
+                    (tmp / MARKER).write_text(_marker_text(o.option, o.kind), encoding="utf-8")
         return self.tmps
 
     def _unlock(self) -> None:

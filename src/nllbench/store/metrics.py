@@ -23,6 +23,8 @@ from nllbench.measures.names import (
     POINT_RUN,
     PROPER_RUN,
     PROPER_STEP,
+    TRAJECTORY_RUN,
+    TRAJECTORY_WINDOW,
 )
 from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_dataset
 
@@ -48,6 +50,7 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
     data.update(_measure_variables(metrics))
     data.update(_proper_variables(metrics))
+    data.update(_trajectory_variables(metrics))
     data["step"] = (("step",), np.arange(metrics.steps))
     data["q"] = (("q",), np.array(metrics.qs, dtype=np.int64))
     ds = xr.Dataset(encode_variables(data), attrs=classic_attrs(attrs_out(_metrics_attrs(metrics, attrs))))
@@ -308,6 +311,34 @@ def _proper_variables(metrics) -> dict:
     )
     data = {name: (("step",), values) for name, values in per_step.items() if values is not None}
     data.update({name: ((), value) for name, value in proper.summary().items()})
+    return data
+
+
+def _trajectory_variables(metrics) -> dict:
+    """The run's trajectory NLL (``docs/trajectory.md``), when it has one (a labelled output).
+
+    Run-level (nats per run, summed over its windows): :data:`~nllbench.measures.names.TRAJECTORY_RUN`
+    (value at Q, bounds, terms), ``trajectory_nll_q``, ``trajectory_nll_complete`` (0/1: every
+    association was listed) and, when computed, ``trajectory_nll_exact``; per window (dimension
+    ``trajectory_window``): :data:`~nllbench.measures.names.TRAJECTORY_WINDOW`.
+    """
+    run = getattr(metrics, "trajectory", None)
+    if run is None:
+        return {}
+    row = run.summary()
+    data = {name: ((), float(row[name])) for name in TRAJECTORY_RUN}
+    data["trajectory_nll_q"] = ((), np.int64(run.q))
+    data["trajectory_nll_complete"] = ((), np.int8(run.complete))
+    if run.exact is not None:
+        data["trajectory_nll_exact"] = ((), float(run.exact))
+    windows = {
+        "trajectory_window_first_frame": [int(w.frames[0]) for w in run.windows],
+        "trajectory_window_last_frame": [int(w.frames[-1]) for w in run.windows],
+        "trajectory_window_nll": [w.value for w in run.windows],
+        "trajectory_window_nll_lower": [w.lower for w in run.windows],
+    }
+    for name in TRAJECTORY_WINDOW:
+        data[name] = (("trajectory_window",), np.asarray(windows[name]))
     return data
 
 

@@ -15,8 +15,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, Gaussians, IIDCluster, MultiBernoulli, as_pmbm
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    GaussianMixtures,
+    Gaussians,
+    IIDCluster,
+    MultiBernoulli,
+    as_pmbm,
+)
 from nllbench.store._netcdf import (
+    POSTERIOR_MIXTURE_VERSION,
     STATE_NAMES_4D,
     SchemaError,
     attrs_out,
@@ -128,39 +137,85 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[first], inverse
 
 
-def _bernoulli_pool(density: PMBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+def _bernoulli_pool(density: PMBM, mixture: bool = False) -> tuple:
     """Deduplicated Bernoullis of all hypotheses and each hypothesis' members.
 
-    The rows (r, mean, covariance, label or -1) of every hypothesis' Bernoullis in
-    turn, deduplicated; a pooled PMBM's rows are gathered from its pool.
+    The rows of every hypothesis' Bernoullis in turn (:func:`_bernoulli_rows`),
+    deduplicated; a pooled PMBM's rows are gathered from its pool. Returns
+    ``(r, densities, labels, members)``: ``densities`` is ``(means, covs)``
+    or, with ``mixture``, ``(counts, weights, means, covs)`` of the components.
     """
     d = density.dim
+    mbs = [density.pool] if density.is_pooled else list(density.hypotheses)
+    slots = max((_n_components(mb).max(initial=1) for mb in mbs), default=1) if mixture else 0
     if density.is_pooled:
-        pool, members = density.pool, density.members
+        members = density.members
         sizes = [m.size for m in members]
-        allrows = _bernoulli_rows(pool)[np.concatenate(members)]
+        allrows = _bernoulli_rows(density.pool, slots)[np.concatenate(members)]
     else:
         sizes = [len(mb) for mb in density.hypotheses]
-        rows = [_bernoulli_rows(mb) for mb in density.hypotheses]
-        allrows = np.concatenate(rows) if rows else np.empty((0, 2 + d + d * d))
+        rows = [_bernoulli_rows(mb, slots) for mb in density.hypotheses]
+        width = 2 + d + d * d if not mixture else 3 + slots * (1 + d + d * d)
+        allrows = np.concatenate(rows) if rows else np.empty((0, width))
     pool_rows, inverse = _unique_rows(allrows)
     members = np.split(inverse, np.cumsum(sizes)[:-1])
     r = pool_rows[:, 0]
-    means = pool_rows[:, 1 : 1 + d]
-    covs = pool_rows[:, 1 + d : 1 + d + d * d].reshape(-1, d, d)
     labels = pool_rows[:, -1].astype(np.int64)
-    return r, means, covs, labels, members
+    if not mixture:
+        means = pool_rows[:, 1 : 1 + d]
+        covs = pool_rows[:, 1 + d : 1 + d + d * d].reshape(-1, d, d)
+        return r, (means, covs), labels, members
+    counts = pool_rows[:, 1].astype(np.int64)
+    blocks = pool_rows[:, 2:-1].reshape(pool_rows.shape[0], slots, 1 + d + d * d)
+    comps = blocks[np.arange(slots)[None, :] < counts[:, None]]  # row-major: Bernoulli by Bernoulli
+    return r, (counts, comps[:, 0], comps[:, 1 : 1 + d], comps[:, 1 + d :].reshape(-1, d, d)), labels, members
 
 
-def _bernoulli_rows(mb: MultiBernoulli) -> np.ndarray:
-    """(m, 2 + d + d^2): each Bernoulli's r, mean, covariance (flat) and label (-1 if none)."""
-    if not isinstance(mb.densities, Gaussians):
-        raise ValueError("densities: only Gaussian Bernoulli densities can be stored")
+def _n_components(mb: MultiBernoulli) -> np.ndarray:
+    """(m,) components of each Bernoulli's density (1 for a Gaussian)."""
+    return mb.densities.counts if isinstance(mb.densities, GaussianMixtures) else np.ones(len(mb), np.int64)
+
+
+def _bernoulli_rows(mb: MultiBernoulli, slots: int = 0) -> np.ndarray:
+    """Each Bernoulli as one row: r, its density, its label (-1 if none).
+
+    ``slots = 0``: (m, 2 + d + d^2), the density a Gaussian's mean and
+    covariance (flat). ``slots > 0`` (a mixture file): (m, 3 + slots (1 + d + d^2)),
+    the density its number of components, then per component its weight,
+    mean and covariance, zero-padded to ``slots`` components (a Gaussian: one
+    component of weight 1).
+    """
+    dens = mb.densities
+    if not isinstance(dens, (Gaussians, GaussianMixtures)):
+        raise ValueError(
+            f"densities: only Gaussian Bernoulli densities (Gaussians or Gaussian mixtures) can be "
+            f"stored, got {type(dens).__name__}"
+        )
     d, m = mb.dim, len(mb)
     lab = mb.labels if mb.labels is not None else np.full(m, -1)
-    return np.concatenate(
-        [mb.r[:, None], mb.densities.means, mb.densities.covs.reshape(m, d * d), lab[:, None]], axis=1
+    if slots == 0:
+        return np.concatenate([mb.r[:, None], dens.means, dens.covs.reshape(m, d * d), lab[:, None]], axis=1)
+    gm = GaussianMixtures.single(dens) if isinstance(dens, Gaussians) else dens
+    width = 1 + d + d * d
+    comps = np.concatenate(
+        [gm.weights[:, None], gm.components.means, gm.components.covs.reshape(-1, d * d)], axis=1
     )
+    blocks = np.zeros((m, slots, width))
+    slot = np.arange(comps.shape[0]) - np.repeat(gm.offsets[:-1], gm.counts)
+    blocks[gm.owner, slot] = comps
+    return np.concatenate(
+        [mb.r[:, None], gm.counts[:, None].astype(float), blocks.reshape(m, slots * width), lab[:, None]],
+        axis=1,
+    )
+
+
+def _has_mixtures(densities: Sequence[PMBM]) -> bool:
+    """True when some step's Bernoullis have Gaussian-mixture densities (a version-3 file)."""
+    for x in densities:
+        mbs = [x.pool] if x.is_pooled else x.hypotheses
+        if any(isinstance(mb.densities, GaussianMixtures) for mb in mbs):
+            return True
+    return False
 
 
 def write_posterior(
@@ -186,13 +241,15 @@ def write_posterior(
     if any(x.dim != d for x in densities):
         raise ValueError("densities: expected the same state dimension at every step")
     K = len(densities)
+    mixture = False
     if family == "PPP":
         data = _ppp_vars(densities, d)
     elif family == "IIDCluster":
         data = _iid_cluster_vars(densities, d)
     else:
         data = _ppp_vars([x.ppp for x in densities], d) if has_ppp else {}
-        data.update(_mixture_vars(densities, d))
+        mixture = _has_mixtures(densities)
+        data.update(_mixture_vars(densities, d, mixture))
     if estimates is not None:
         data.update(_estimate_vars(estimates, K, d))
     names = (
@@ -201,6 +258,9 @@ def write_posterior(
         else (STATE_NAMES_4D if d == 4 else [f"x{i}" for i in range(d)])
     )
     meta = _posterior_meta(family, sub, has_ppp, attrs)
+    if mixture:  # Gaussian-mixture Bernoullis: the component variables of version 3
+        meta["nllbench_schema_version"] = POSTERIOR_MIXTURE_VERSION
+        meta["bernoulli_density"] = "gaussian_mixture"
     ds = xr.Dataset(data, coords={"step": np.arange(K), "state": names}, attrs=attrs_out(meta))
     write_dataset(pool_covariances(ds), path)
 
@@ -238,19 +298,42 @@ def _iid_cluster_vars(densities: Sequence[IIDCluster], d: int) -> dict:
     }
 
 
-def _mixture_vars(densities: Sequence[PMBM], d: int) -> dict:
+def _mixture_vars(densities: Sequence[PMBM], d: int, mixture: bool = False) -> dict:
     """Ragged variables of multi-Bernoulli mixtures: each step's pool of distinct Bernoullis and its
-    global hypotheses as weights and member lists (indices into that pool)."""
-    pools = [_bernoulli_pool(x) for x in densities]
+    global hypotheses as weights and member lists (indices into that pool). With ``mixture``, the
+    Bernoulli densities are Gaussian mixtures: per Bernoulli its number of components, then the
+    components (weight, mean, covariance) of every Bernoulli in turn."""
+    pools = [_bernoulli_pool(x, mixture) for x in densities]
     bc, br = ragged([p[0] for p in pools], ())
-    _, bm = ragged([p[1] for p in pools], (d,))
-    _, bP = ragged([p[2] for p in pools], (d, d))
-    _, bl = ragged([p[3] for p in pools], (), np.int64)
+    _, bl = ragged([p[2] for p in pools], (), np.int64)
     hc, hw = ragged([x.weights for x in densities], ())
-    sizes = [np.array([m.size for m in p[4]], dtype=np.int64) for p in pools]
+    sizes = [np.array([m.size for m in p[3]], dtype=np.int64) for p in pools]
     _, hs = ragged(sizes, (), np.int64)
-    members = [np.concatenate(p[4]) if p[4] else np.empty(0, dtype=np.int64) for p in pools]
+    members = [np.concatenate(p[3]) if p[3] else np.empty(0, dtype=np.int64) for p in pools]
     _, hm = ragged(members, (), np.int64)
+    if mixture:
+        _, bk = ragged([p[1][0] for p in pools], (), np.int64)
+        _, cw = ragged([p[1][1] for p in pools], ())
+        _, cm = ragged([p[1][2] for p in pools], (d,))
+        _, cP = ragged([p[1][3] for p in pools], (d, d))
+        density = {
+            "bern_components": (
+                ("bern",),
+                bk,
+                {"sample_dimension": "component", "long_name": "Gaussian components of each Bernoulli"},
+            ),
+            "component_weight": (
+                ("component",),
+                cw,
+                {"long_name": "component weight (sum to 1 per Bernoulli)"},
+            ),
+            "component_mean": (("component", "state"), cm),
+            "component_cov": (("component", "state", "state2"), cP),
+        }
+    else:
+        _, bm = ragged([p[1][0] for p in pools], (d,))
+        _, bP = ragged([p[1][1] for p in pools], (d, d))
+        density = {"bern_mean": (("bern", "state"), bm), "bern_cov": (("bern", "state", "state2"), bP)}
     return {
         "bern_count": (
             ("step",),
@@ -258,8 +341,7 @@ def _mixture_vars(densities: Sequence[PMBM], d: int) -> dict:
             {"sample_dimension": "bern", "long_name": "Bernoullis per step"},
         ),
         "bern_r": (("bern",), br, {"long_name": "existence probability"}),
-        "bern_mean": (("bern", "state"), bm),
-        "bern_cov": (("bern", "state", "state2"), bP),
+        **density,
         "bern_label": (("bern",), bl, {"long_name": "track label, -1 if none"}),
         "hyp_count": (
             ("step",),
@@ -364,8 +446,7 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
             raise SchemaError(f"{path}: attribute 'has_ppp': expected 0 or 1, got {has_ppp!r}")
         ppps = _read_ppps(ds, path, K) if int(has_ppp) else [None] * K
         br = get_ragged(ds, path, "bern_count", "bern_r", K, 1)
-        bm = get_ragged(ds, path, "bern_count", "bern_mean", K, 2)
-        bP = get_ragged(ds, path, "bern_count", "bern_cov", K, 3)
+        bern_densities = _read_bernoulli_densities(ds, path, K, d)
         bl = get_ragged(ds, path, "bern_count", "bern_label", K, 1, integer=True)
         hw = get_ragged(ds, path, "hyp_count", "hyp_weight", K, 1)
         hs = get_ragged(ds, path, "hyp_count", "hyp_size", K, 1)
@@ -392,9 +473,7 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
             starts = offsets[h0 : h0 + H + 1] - offsets[h0]
             try:
                 # validated once per step; the hypotheses index it
-                pool = MultiBernoulli(
-                    br[k], Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d)), bl[k].astype(np.int64)
-                )
+                pool = MultiBernoulli(br[k], bern_densities(k), bl[k].astype(np.int64))
                 members = [index[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
                 out.append(PMBM.pooled(ppps[k], pool, members, hw[k]))
             except (ValueError, TypeError) as exc:
@@ -402,3 +481,43 @@ def read_posterior(path: str | os.PathLike) -> Posterior:
             h0 += H
         return Posterior(out, attrs, estimates)
     raise SchemaError(f"{path}: attribute 'family': expected PPP, IIDCluster or PMBM, got {family!r}")
+
+
+def _read_bernoulli_densities(ds, path, K: int, d: int):
+    """``density(k)``: step k's Bernoulli densities, Gaussians or (version 3) GaussianMixtures.
+
+    Raises :class:`SchemaError` for a component count that is not a positive
+    integer or component rows that do not add up; the densities themselves
+    (weights summing to 1 per Bernoulli, covariances) are checked when built.
+    """
+    kind = ds.attrs.get("bernoulli_density", "gaussian")
+    if kind == "gaussian":
+        bm = get_ragged(ds, path, "bern_count", "bern_mean", K, 2)
+        bP = get_ragged(ds, path, "bern_count", "bern_cov", K, 3)
+        return lambda k: Gaussians(bm[k].reshape(-1, d), bP[k].reshape(-1, d, d))
+    if kind != "gaussian_mixture":
+        raise SchemaError(
+            f"{path}: attribute 'bernoulli_density': expected 'gaussian' or 'gaussian_mixture', got {kind!r}"
+        )
+    counts = get_ragged(ds, path, "bern_count", "bern_components", K, 1, integer=True)
+    per_bern = np.concatenate(counts) if counts else np.empty(0, dtype=np.int64)
+    if per_bern.size and per_bern.min() < 1:
+        raise SchemaError(f"{path}: variable 'bern_components': expected positive integers (components)")
+    cw = get(ds, path, "component_weight", 1)
+    cm = get(ds, path, "component_mean", 2)
+    cP = get(ds, path, "component_cov", 3)
+    total = int(per_bern.sum())
+    for name, arr in (("component_weight", cw), ("component_mean", cm), ("component_cov", cP)):
+        if arr.shape[0] != total:
+            raise SchemaError(
+                f"{path}: variable {name!r}: expected {total} rows (sum of bern_components), "
+                f"got {arr.shape[0]}"
+            )
+    step_start = np.concatenate([[0], np.cumsum([int(c.sum()) for c in counts], dtype=np.int64)])
+
+    def density(k: int) -> GaussianMixtures:
+        a, b = step_start[k], step_start[k + 1]
+        offsets = np.concatenate([[0], np.cumsum(counts[k], dtype=np.int64)])
+        return GaussianMixtures(cw[a:b], cm[a:b].reshape(-1, d), cP[a:b].reshape(-1, d, d), offsets)
+
+    return density

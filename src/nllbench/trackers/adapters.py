@@ -2,9 +2,11 @@
 
 * :func:`tracks_from_stonesoup`: Stone Soup ``Track`` objects (of Gaussian
   states: ``GaussianState``, ``GaussianStatePrediction``, ``GaussianStateUpdate``,
-  ``TaggedWeightedGaussianState``), in memory, on the frames of given
-  timestamps or of the ground truth; :func:`truth_from_stonesoup`: its
-  ``GroundTruthPath`` objects, on the same frames.
+  ``TaggedWeightedGaussianState``; particle states by mean and covariance), in
+  memory, on the frames of given timestamps or of the ground truth, with the
+  existence the tracker keeps or a missed-detection score
+  (:mod:`nllbench.trackers.stonesoup_existence`); :func:`truth_from_stonesoup`:
+  its ``GroundTruthPath`` objects, on the same frames.
 * :func:`read_motchallenge`: MOTChallenge text files (``frame, id, bb_left,
   bb_top, bb_width, bb_height, conf, x, y, z``; Milan et al., "MOT16: A
   Benchmark for Multi-Object Tracking", arXiv:1603.00831, Sec. 3.3).
@@ -31,6 +33,9 @@ def tracks_from_stonesoup(
     truth: Iterable | None = None,
     mapping: Sequence[int] = (0, 2),
     state: Sequence[str] = ("x", "y"),
+    existence: str = "auto",
+    metadata_key: str | None = "existence_probability",
+    window: int = 1,
 ):
     """Tidy tracks table from Stone Soup tracks.
 
@@ -51,16 +56,35 @@ def tracks_from_stonesoup(
     mapping : indices of ``state`` in Stone Soup's state vector (default
         (0, 2): x and y of a [x, vx, y, vy] constant-velocity state).
     state : column names for those components.
+    existence : "auto", "missed_detection" or "none"
+        Where each row's existence comes from (see
+        :mod:`nllbench.trackers.stonesoup_existence`). ``"auto"``, in this
+        order of precedence: ``r`` = the state's ``existence_probability``
+        (Bernoulli particle states), else ``r`` =
+        ``track.metadatas[i][metadata_key]`` (both present and different:
+        refused as ambiguous), else ``score`` = the state's scalar ``weight``
+        (GM-PHD's ``TaggedWeightedGaussianState``, to be calibrated), else no
+        column. ``"missed_detection"``: ``score`` = one minus the posterior
+        missed-detection probability of the state's hypotheses, averaged over
+        the track's last ``window`` states (JPDA / GNN trackers, which keep no
+        existence; to be calibrated with ``--fit-score-on``). ``"none"``: no
+        column (score with ``existence_one`` or a constant fill-in).
+    metadata_key : the track-metadata key read as r by ``"auto"`` (None: not read).
+    window : states averaged by ``"missed_detection"``.
 
     Returns
     -------
     pandas.DataFrame
         ``frame, id, [r | score], <state>, var_<a>, cov_<a>_<b>``. ``id`` numbers
-        the tracks in the order of their Stone Soup ``id`` strings. ``r`` is
-        the state's ``existence_probability`` where the tracker keeps one;
-        ``score`` is a ``TaggedWeightedGaussianState``'s ``weight`` (GM-PHD),
-        to be calibrated; otherwise neither column.
+        the tracks in the order of their Stone Soup ``id`` strings (track
+        ``df.attrs["stonesoup_ids"][i]`` is id i). Rows of
+        one table must all carry the same kind (all r, all score, or neither);
+        a mix is refused.
     """
+    from nllbench.trackers.stonesoup_existence import detection_scores, scalar_weight, state_existence
+
+    if existence not in ("auto", "missed_detection", "none"):
+        raise ValueError(f"existence: expected 'auto', 'missed_detection' or 'none', got {existence!r}")
     import pandas as pd
 
     mapping = [int(i) for i in mapping]
@@ -69,24 +93,36 @@ def tracks_from_stonesoup(
         raise ValueError(f"state: expected {len(mapping)} names for mapping {mapping}, got {names}")
     timestamps, source = _frame_times(timestamps, truth)
     tracks = sorted(tracks, key=lambda t: str(t.id))
-    states = [(k, s) for k, t in enumerate(tracks) for s in t.states]
+    states = [(k, i, s) for k, t in enumerate(tracks) for i, s in enumerate(t.states)]
+    scores = [detection_scores(t, window) for t in tracks] if existence == "missed_detection" else None
     frame_of = {t: k for k, t in enumerate(timestamps)}
     rows = []
     kinds = set()
-    for track_no, s in states:
+    seen = set()
+    for track_no, index, s in states:
         if s.timestamp not in frame_of:
             raise ValueError(
                 f"tracks: track {tracks[track_no].id}: timestamp {s.timestamp} is not a frame (not among "
                 f"the {source})" + ("; give timestamps= (every scan's time)" if truth is not None else "")
             )
+        if (track_no, s.timestamp) in seen:
+            raise ValueError(
+                f"tracks: track {tracks[track_no].id}: expected one state per time, got two at {s.timestamp}"
+            )
+        seen.add((track_no, s.timestamp))
         # ``mean`` is the state vector of a Gaussian state and the weighted mean of a particle state
-        x = np.asarray(s.mean, dtype=float).reshape(-1)[mapping]
+        x = _components(s.mean, mapping, f"tracks: track {tracks[track_no].id}")
         P = np.asarray(s.covar, dtype=float)[np.ix_(mapping, mapping)]
         row = {"frame": frame_of[s.timestamp], "id": track_no}
-        if getattr(s, "existence_probability", None) is not None:
-            row["r"] = float(s.existence_probability)
-        elif getattr(s, "weight", None) is not None:
-            row["score"] = float(s.weight)
+        if existence == "missed_detection":
+            row["score"] = float(scores[track_no][index])
+        elif existence == "auto":
+            r = state_existence(tracks[track_no], index, metadata_key)
+            w = scalar_weight(s) if r is None else None
+            if r is not None:
+                row["r"] = r
+            elif w is not None:
+                row["score"] = w
         kinds.add(tuple(k for k in ("r", "score") if k in row))
         row.update(zip(names, x.tolist(), strict=True))
         for i, a in enumerate(names):
@@ -96,13 +132,16 @@ def tracks_from_stonesoup(
         rows.append(row)
     if len(kinds) > 1:
         raise ValueError(
-            f"tracks: expected every state to carry the same of existence_probability / weight, got {kinds}"
+            "tracks: expected every state to carry the same kind of existence (r from existence_probability "
+            f"or metadata, score from a weight), got {sorted(kinds)} (() = none); give existence= to choose"
         )
     cols = ["frame", "id", *sorted(kinds.pop() if kinds else ()), *names]
     cols += [f"var_{a}" for a in names]
     cols += [f"cov_{a}_{b}" for i, a in enumerate(names) for b in names[i + 1 :]]
     df = pd.DataFrame(rows, columns=cols)
-    return df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
+    df = df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
+    df.attrs["stonesoup_ids"] = [str(t.id) for t in tracks]
+    return df
 
 
 def _frame_times(timestamps, truth) -> tuple[list, str]:
@@ -148,7 +187,8 @@ def truth_from_stonesoup(
     -------
     pandas.DataFrame
         ``frame, id, <state>``; ``id`` numbers the paths in the order of their
-        Stone Soup ``id`` strings.
+        Stone Soup ``id`` strings (path ``df.attrs["stonesoup_ids"][i]`` is id
+        i). A path with two states at one time is refused.
     """
     import pandas as pd
 
@@ -161,15 +201,31 @@ def truth_from_stonesoup(
     frame_of = {t: k for k, t in enumerate(times)}
     rows = []
     for number, path in enumerate(paths):
+        seen = set()
         for s in path.states:
             if s.timestamp not in frame_of:
                 raise ValueError(f"truth: path {path.id}: timestamp {s.timestamp} is not among the {source}")
-            x = np.asarray(s.state_vector, dtype=float).reshape(-1)[mapping]
+            if s.timestamp in seen:
+                raise ValueError(
+                    f"truth: path {path.id}: expected one state per time, got two at {s.timestamp}"
+                )
+            seen.add(s.timestamp)
+            x = _components(s.state_vector, mapping, f"truth: path {path.id}")
             rows.append(
                 {"frame": frame_of[s.timestamp], "id": number, **dict(zip(names, x.tolist(), strict=True))}
             )
     df = pd.DataFrame(rows, columns=["frame", "id", *names])
-    return df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
+    df = df.sort_values(["frame", "id"], kind="stable").reset_index(drop=True)
+    df.attrs["stonesoup_ids"] = [str(p.id) for p in paths]
+    return df
+
+
+def _components(vector, mapping: list[int], where: str) -> np.ndarray:
+    """The ``mapping`` components of a state vector (a ValueError naming ``where`` if it has too few)."""
+    v = np.asarray(vector, dtype=float).reshape(-1)
+    if max(mapping, default=-1) >= v.size or min(mapping, default=0) < -v.size:
+        raise ValueError(f"{where}: mapping {mapping} needs more than the state's {v.size} components")
+    return v[mapping]
 
 
 def read_motchallenge(
@@ -256,7 +312,7 @@ def _mot_values(path) -> tuple[np.ndarray, list[int]]:
     shift of the columns after it. Blank lines are skipped. Errors name the
     file, line and column.
     """
-    from nllbench.trackers.tracks import file_kind
+    from nllbench.trackers.cells import file_kind
 
     rows, lines = [], []
     kind = file_kind(path)

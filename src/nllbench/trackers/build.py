@@ -30,6 +30,9 @@ def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
                 "(--fit-score-on TRACKS TRUTH / calibration=fit_score_calibration(...))"
             )
         return fill.calibration(np.nan_to_num(table.score)), "score calibration"
+    if fill.constant_existence is not None:
+        r = fill.constant_existence.r
+        return np.full(table.frame.size, r), f"r = {r:.6g} (constant, fitted)"
     if not fill.existence_one:
         raise ValueError(
             f"{table.label}: no column 'r' or 'score'; give a score column with a calibration, "
@@ -59,6 +62,11 @@ def build_densities(table: TrackTable, frames: np.ndarray, fill: FillIns):
             f"{table.label}: a score calibration was given but the table has no column 'score' "
             "(it would be silently unused)"
         )
+    if fill.constant_existence is not None and (table.r is not None or table.score is not None):
+        raise ValueError(
+            f"{table.label}: a constant existence was given but the table has a column "
+            f"'{'r' if table.r is not None else 'score'}' (it would be silently unused)"
+        )
     r, r_source = _existence(table, fill)
     covs, cov_source = _covariances(table, fill)
     dens = densities(table, frames, r, covs, fill.ppp(len(table.state)))
@@ -80,6 +88,8 @@ def build_densities(table: TrackTable, frames: np.ndarray, fill: FillIns):
         prov["undetected"]["fitted"] = fill.fitted_rate
     if fill.calibration is not None and table.score is not None:
         prov["score_calibration"] = fill.calibration.provenance()
+    if fill.constant_existence is not None:
+        prov["constant_existence"] = fill.constant_existence.provenance()
     if table.ignored:
         prov["ignored_columns"] = list(table.ignored)
     return dens, prov

@@ -46,6 +46,36 @@ class ScoreCalibration:
 
 
 @dataclass(frozen=True)
+class ConstantExistence:
+    """r = ``r`` for every track: the share of a calibration set's rows that match a truth.
+
+    Fitted by :func:`nllbench.trackers.fitting.fit_constant_existence` (the
+    maximum-likelihood constant: the matched share ``n_matched / n_rows``).
+    """
+
+    r: float
+    n_rows: int = 0
+    n_matched: int = 0
+    threshold: float | None = None  # the matching distance of the detection outcomes it was fitted on
+
+    def __post_init__(self) -> None:
+        r = float(self.r)
+        if not 0.0 <= r <= 1.0:
+            raise ValueError(f"r: expected a probability in [0, 1], got {self.r!r}")
+        object.__setattr__(self, "r", r)
+
+    def provenance(self) -> dict:
+        return {
+            "kind": "constant",
+            "fitted_by": "share of calibration rows matched to a truth",
+            "r": self.r,
+            "n_rows": self.n_rows,
+            "n_matched": self.n_matched,
+            **({} if self.threshold is None else {"threshold": self.threshold}),
+        }
+
+
+@dataclass(frozen=True)
 class FillIns:
     """What is filled in for what the tracker does not report.
 
@@ -56,6 +86,8 @@ class FillIns:
     existence_one : r = 1 when the table has neither r nor score.
     fitted_rate : how the rate was obtained (a dict from
         :func:`nllbench.trackers.fitting.fit_undetected_rate`) or None.
+    constant_existence : r of every track when the table has neither r nor
+        score (:class:`ConstantExistence`; not with ``existence_one``).
     """
 
     undetected_rate: float = 0.0
@@ -65,12 +97,21 @@ class FillIns:
     calibration: ScoreCalibration | None = None
     existence_one: bool = False
     fitted_rate: dict | None = None
+    constant_existence: ConstantExistence | None = None
 
     def __post_init__(self) -> None:
         rate = float(self.undetected_rate)
         if not math.isfinite(rate) or rate < 0:
             raise ValueError(f"undetected_rate: expected a non-negative number, got {self.undetected_rate!r}")
         object.__setattr__(self, "undetected_rate", rate)
+        if self.constant_existence is not None:
+            if not isinstance(self.constant_existence, ConstantExistence):
+                raise TypeError(
+                    "constant_existence: expected a ConstantExistence, "
+                    f"got {type(self.constant_existence).__name__}"
+                )
+            if self.existence_one:
+                raise ValueError("existence_one, constant_existence: expected one of them, got both")
         if rate > 0 and (self.fov_low is None or self.fov_high is None):
             raise ValueError("fov: expected the box (low..., high...) of the undetected-object intensity")
         if self.fov_low is not None or self.fov_high is not None:

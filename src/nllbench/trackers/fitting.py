@@ -1,7 +1,8 @@
-"""Fill-ins fitted on a held-out calibration set: the score -> r map and the undetected rate.
+"""Fill-ins fitted on a held-out calibration set: the score -> r map, a constant r and the undetected rate.
 
-Both are maximum-likelihood fits: a logistic regression of detection
-outcomes on the score (:func:`fit_score_calibration`) and the rate of the
+All are maximum-likelihood fits: a logistic regression of detection
+outcomes on the score (:func:`fit_score_calibration`), the share of matched
+rows as a constant r (:func:`fit_constant_existence`) and the rate of the
 uniform undetected-object PPP that minimises the calibration NLL
 (:func:`fit_undetected_rate`), with the probes of the scoring run.
 """
@@ -21,7 +22,7 @@ from nllbench.measures.evaluate import EvaluationSettings, probed
 from nllbench.measures.metrics import gated_matching
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import outside_box, unit_check
-from nllbench.trackers.fillins import FillIns, ScoreCalibration
+from nllbench.trackers.fillins import ConstantExistence, FillIns, ScoreCalibration
 from nllbench.trackers.inputs import read_tables
 from nllbench.trackers.tracks import DEFAULT_STATE, TrackTable, TruthTable, truth_sets
 
@@ -65,6 +66,7 @@ def fit_score_calibration(
     ``frames`` as for :func:`nllbench.score` (tables covering different frames are refused without it).
     """
     t, y, fr, _ = read_tables(tracks, truth, state, frames)
+    t = t.per_track()  # a Gaussian-mixture track is one detection, at its mixture mean
     if t.score is None:
         raise ValueError(f"{t.label}: expected a column 'score' to calibrate, got none")
     unit_check(t, y, fr, {"threshold": float(threshold)})
@@ -106,6 +108,29 @@ def fit_score_calibration(
     )
 
 
+def fit_constant_existence(
+    tracks, truth, *, state=DEFAULT_STATE, threshold: float = 2.0, frames=None
+) -> ConstantExistence:
+    """The constant r that best explains a calibration set: the share of its rows matched to a truth.
+
+    Each live row is labelled 1 if matched to a truth of its frame by CLEAR
+    MOT's matching (:func:`detection_outcomes`, distance <= ``threshold``) and
+    0 otherwise; the r maximising ``sum_i o_i log r + (1 - o_i) log(1 - r)``
+    is the mean of the outcomes (the Bernoulli maximum-likelihood estimate).
+    For a tracks table with neither r nor score (``--existence-one``'s
+    case), an r < 1 that leaves a false track possible. ``frames`` as for
+    :func:`nllbench.score`.
+    """
+    t, y, fr, _ = read_tables(tracks, truth, state, frames)
+    t = t.per_track()  # a Gaussian-mixture track is one detection, at its mixture mean
+    unit_check(t, y, fr, {"threshold": float(threshold)})
+    live = ~t.placeholder
+    o = detection_outcomes(t, y, threshold)[live]
+    if o.size == 0:
+        raise ValueError(f"{t.label}: expected tracks rows to fit a constant existence on, got none")
+    return ConstantExistence(float(o.mean()), int(o.size), int(o.sum()), float(threshold))
+
+
 def calibration_nll(
     tracks, truth, rate: float, *, state=DEFAULT_STATE, frames=None, fill: FillIns, settings
 ) -> float:
@@ -115,7 +140,15 @@ def calibration_nll(
 
 
 def _rate_objective(t: TrackTable, y: TruthTable, fr, fill: FillIns, settings: EvaluationSettings):
-    base = FillIns(0.0, None, None, fill.default_std, fill.calibration, fill.existence_one)
+    base = FillIns(
+        0.0,
+        None,
+        None,
+        fill.default_std,
+        fill.calibration,
+        fill.existence_one,
+        constant_existence=fill.constant_existence,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the r = 1 warning is given by the scoring run
         dens, _ = build_densities(t, fr, base)

@@ -8,9 +8,11 @@ committed together.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.trajectory import trajectory_attrs
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.run import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE
@@ -32,6 +34,13 @@ def _same_scenario(truth, scenario_file) -> None:
         )
 
 
+def _file_name(table) -> str:
+    """The file name of a path, or of a table read from a file (``attrs["file"]``)."""
+    if isinstance(table, (str, os.PathLike)):
+        return Path(table).name
+    return Path(str(getattr(table, "attrs", {}).get("file", "(table)"))).name
+
+
 def score_file(
     tracks,
     truth,
@@ -46,6 +55,7 @@ def score_file(
     seed: int | None = None,
     config: dict | None = None,
     per_frame=None,
+    trajectory=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
@@ -53,14 +63,16 @@ def score_file(
     labels the run like ``scenario_file``; with a scenario, the frames default
     to its steps 0..K-1, so that step k is the scenario's step k as for the
     reference filters. The run's seed (``seed``, else the scenario's, else 0)
-    seeds the energy score's samples, as ``nllbench evaluate`` does. Returns
-    (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
+    seeds the energy score's samples, as ``nllbench evaluate`` does.
+    ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
+    to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
+    Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
     from nllbench.pipeline.runs import run_seed
     from nllbench.store import Output, committed_together, read_scenario, write_metrics
 
-    extra: dict = {"tracks_file": Path(tracks).name, "truth_file": Path(truth).name}
-    if Path(truth).suffix == ".nc":
+    extra: dict = {"tracks_file": _file_name(tracks), "truth_file": _file_name(truth)}
+    if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
         if scenario_file is not None:
             _same_scenario(truth, scenario_file)
         scenario_file = scenario_file or truth
@@ -81,9 +93,17 @@ def score_file(
     # both files checked before scoring and committed together: a failure leaves neither
     with committed_together(*targets) as tmps:
         result = score(
-            tracks, truth, state=state, frames=frames, fill=fill, settings=settings, seed=run_seed(extra)
+            tracks,
+            truth,
+            state=state,
+            frames=frames,
+            fill=fill,
+            settings=settings,
+            trajectory=trajectory,
+            seed=run_seed(extra),
         )
-        write_metrics(result.metrics, tmps[0], score_attrs(result, tracker, extra))
+        attrs = score_attrs(result, tracker, {**extra, **trajectory_attrs(result.metrics.trajectory)})
+        write_metrics(result.metrics, tmps[0], attrs)
         if per_frame is not None:
             result.per_frame().to_csv(tmps[1], index=False)
     row = {

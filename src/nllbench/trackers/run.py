@@ -9,13 +9,15 @@ provenance of every fill-in.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.names import NLL_TERMS, PROPER_STEP
+from nllbench.measures.presets import preset_settings
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
     IDENTITY_FRAME_COLUMNS,
@@ -28,6 +30,12 @@ from nllbench.trackers.checks import (
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.inputs import read_tables
 from nllbench.trackers.tracks import DEFAULT_STATE, TrackTable, TruthTable, truth_sets
+
+#: The warning of ``trajectory`` asked of a table without track ids: the trajectory NLL is n/a.
+TRAJECTORY_NO_ID_WARNING = (
+    "{label}: no column 'id': the trajectory NLL scores one trajectory per track id; it is not "
+    "applicable and reported as n/a"
+)
 
 
 @dataclass(frozen=True)
@@ -64,8 +72,11 @@ class ScoreResult:
         """
         row = self.metrics.summary()
         for key in self.not_applicable:
-            if key in row:
+            if key in row or key == "trajectory_nll":  # no trajectory NLL was computed without ids
                 row[key] = NA
+        run = self.metrics.trajectory
+        if run is not None and run.exact is None and run.exact_note:  # asked, intractable: never guessed
+            row["trajectory_nll_exact"] = NA
         row["not_applicable"] = " ".join(self.not_applicable)
         row.update({k: self.units[k] for k in unit_values(self.metrics.settings) if k in self.units})
         return row
@@ -137,6 +148,8 @@ def score(
     frames=None,
     fill: FillIns = FillIns(),
     settings: EvaluationSettings = EvaluationSettings(),
+    preset: str | None = None,
+    trajectory=None,
     seed: int = 0,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
@@ -151,6 +164,10 @@ def score(
         (a frame present in only one table is refused, named; see ``docs/score.md``)
     fill : the fill-ins (:class:`FillIns`)
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, proper scores, ...)
+    preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
+        distance and thresholds (:func:`nllbench.measures.presets.preset_settings`)
+    trajectory : :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` or None: also the
+        trajectory NLL on the same frames (``metrics.trajectory``; ``docs/trajectory.md``)
     seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``
         (k counts the scored frames from 0)
 
@@ -158,6 +175,8 @@ def score(
     -------
     ScoreResult
     """
+    if preset is not None:
+        settings = preset_settings(preset, settings)
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
@@ -169,8 +188,17 @@ def score(
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed)
+    na = not_applicable(t, metrics)
+    if trajectory is not None and t.ids is None:
+        warnings.warn(TRAJECTORY_NO_ID_WARNING.format(label=t.label), UserWarning, stacklevel=2)
+        na += ("trajectory_nll",)
+    elif trajectory is not None:
+        run = trajectory.run(t, y, frames=fr.tolist(), state=state, fill=fill, settings=settings)
+        metrics = replace(metrics, trajectory=run)
+        keys = ("undetected_trajectories", "unlisted_presence", "mixture", "window", "fitted")
+        prov["trajectory"] = {k: run.fill_ins[k] for k in keys if k in run.fill_ins}
     prov["theorem1_fov"] = {"low": lo, "high": hi}
-    return ScoreResult(metrics, fr, prov, (lo, hi), not_applicable(t, metrics), units, outside)
+    return ScoreResult(metrics, fr, prov, (lo, hi), na, units, outside)
 
 
 def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = None) -> dict:

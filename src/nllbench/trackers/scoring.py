@@ -13,7 +13,8 @@ tracker does not report is filled in, explicitly:
 * missing existence: r from a ``score`` column through a logistic
   calibration fitted on a calibration set (:func:`fit_score_calibration`),
   or r = 1 (``existence_one``; any missed or false object then makes the NLL
-  infinite, and a warning says so).
+  infinite, and a warning says so), or a constant r fitted as the share of a
+  calibration set's rows that match a truth (:func:`fit_constant_existence`).
 
 The densities then go through :func:`nllbench.measures.evaluate.evaluate_run`, the
 same code as ``nllbench evaluate``, so the metrics file has the same layout.
@@ -30,10 +31,11 @@ This module gathers the public names of scoring; each job has its own module:
 from __future__ import annotations
 
 from nllbench.trackers.build import EXISTENCE_ONE_WARNING, build_densities
-from nllbench.trackers.fillins import FillIns, ScoreCalibration
+from nllbench.trackers.fillins import ConstantExistence, FillIns, ScoreCalibration
 from nllbench.trackers.fitting import (
     calibration_nll,
     detection_outcomes,
+    fit_constant_existence,
     fit_score_calibration,
     fit_undetected_rate,
 )
@@ -43,12 +45,14 @@ from nllbench.trackers.run import ScoreResult, score, score_attrs
 
 __all__ = [
     "EXISTENCE_ONE_WARNING",
+    "ConstantExistence",
     "FillIns",
     "ScoreCalibration",
     "ScoreResult",
     "build_densities",
     "calibration_nll",
     "detection_outcomes",
+    "fit_constant_existence",
     "fit_score_calibration",
     "fit_undetected_rate",
     "score",

@@ -16,10 +16,20 @@ state columns             the mean, named by the user (default ``x y``)
                           order; a missing off-diagonal means 0)
 ``hypothesis``, ``weight`` optional: global hypothesis number and its weight
                           (one weight per (frame, hypothesis), summing to 1)
+``component``,            optional (with ``id``): the track's density is a
+``component_weight``      Gaussian mixture; one row per component, numbered
+                          by ``component`` (an integer, distinct within the
+                          track's rows of a frame and hypothesis), with its
+                          weight (summing to 1 per track and frame)
 ========================  ==================================================
 
 A row of a tracks table whose state cells are all empty, with ``hypothesis``
 and ``weight`` set, stands for a global hypothesis without any Bernoulli.
+
+With ``component`` a track's *row group* is its rows of one frame (and
+hypothesis): one Bernoulli whose density is sum_c w_c N(x; mean_c, P_c) over
+the group's rows, each row giving a component's mean and covariance; ``r``
+(or ``score``) is the track's and must be the same on every row of the group.
 
 A *truth* table has ``frame``, ``id`` and the same state columns.
 
@@ -29,293 +39,25 @@ for the header) and the column. See ``docs/score.md``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, Gaussians, MultiBernoulli
-
-DEFAULT_STATE = ("x", "y")
-_TRACK_KNOWN = ("frame", "id", "r", "score", "hypothesis", "weight")
-
-
-def read_table(source, name: str = "table"):
-    """A pandas DataFrame from a CSV or Parquet path (by suffix), or a DataFrame as it is.
-
-    Returns ``(df, label)``, the label naming the source in error messages.
-    A file that cannot be read, a CSV row with more cells than the header
-    and a repeated column name are errors naming the file (and line). Blank
-    lines at the end of a CSV file are dropped; blank lines before a data
-    line are kept (as empty rows, then reported), so that row and line
-    numbers in every later error are the file's own.
-    """
-    import pandas as pd
-
-    if isinstance(source, pd.DataFrame):
-        _distinct_columns([str(c) for c in source.columns], name)
-        return source.reset_index(drop=True), name
-    if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(f"{name}: expected a path or a pandas DataFrame, got {type(source).__name__}")
-    path = Path(source)
-    label = str(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".parquet", ".pq"):
-        raise ValueError(f"{name}: expected a .csv or .parquet file, got {label!r}")
-    if suffix == ".csv":
-        _text_file(path, label, name)
-    try:
-        if suffix == ".csv":
-            trailing = _check_csv_layout(path, label)
-            df = pd.read_csv(path, index_col=False, skip_blank_lines=False)
-            df = df.iloc[: len(df) - trailing]
-        else:
-            df = pd.read_parquet(path)
-            _distinct_columns([str(c) for c in df.columns], label)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
-    except ValueError as exc:
-        if str(exc).startswith(label):
-            raise
-        raise ValueError(f"{name} {label!r}: cannot read it as a table: {exc}") from None
-    return df, label
-
-
-#: Leading bytes of file kinds that are not text, and their names (for the error of a table reader).
-_MAGIC = (
-    (b"\x1f\x8b", "gzip-compressed data"),
-    (b"PK\x03\x04", "a zip archive"),
-    (b"BZh", "bzip2-compressed data"),
-    (b"\xfd7zXZ\x00", "xz-compressed data"),
-    (b"(\xb5/\xfd", "zstd-compressed data"),
-    (b"\x89HDF\r\n\x1a\n", "an HDF5 / NetCDF-4 file"),
-    (b"CDF\x01", "a NetCDF-3 file"),
-    (b"CDF\x02", "a NetCDF-3 file"),
-    (b"PAR1", "a Parquet file"),
+from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli
+from nllbench.trackers.cells import (
+    _TRACK_KNOWN,
+    _integers,
+    _missing,
+    _no_nan,
+    _numbers,
+    _require,
+    _state_magnitude,
+    _state_names,
+    _where,
+    read_table,
 )
 
-
-def file_kind(path) -> str | None:
-    """What a file that should be text is instead (e.g. ``"gzip-compressed data"``), or None if it is text.
-
-    By its first bytes: a known magic number (:data:`_MAGIC`), else a NUL
-    byte or bytes that are not UTF-8 in the first 64 KiB. A file that cannot
-    be opened is None (the reader reports it).
-    """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 16)
-    except OSError:
-        return None
-    for magic, kind in _MAGIC:
-        if head.startswith(magic):
-            return kind
-    if b"\x00" in head:
-        return "binary data (a NUL byte)"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 3:  # not merely a character cut at the end of the chunk read
-            return f"bytes that are not UTF-8 text (byte {exc.start}: 0x{head[exc.start]:02x})"
-    return None
-
-
-def _text_file(path: Path, label: str, name: str) -> None:
-    """A .csv file must be text: else an error saying what the file is instead."""
-    kind = file_kind(path)
-    if kind is not None:
-        raise ValueError(
-            f"{name} {label!r}: expected a CSV text file, got {kind} (it is not text); "
-            "decompress or convert it first"
-        )
-
-
-def _check_csv_layout(path: Path, label: str) -> int:
-    """A header of distinct names; no row with more cells than the header (pandas would shift it).
-
-    Returns the number of blank lines at the end of the file.
-    """
-    import csv
-
-    # utf-8-sig like pandas' default (a byte-order mark is not part of a name); pandas decodes for real
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise ValueError(f"{label}: expected a header line, got an empty file")
-        _distinct_columns(header, label)
-        trailing = 0
-        for row in reader:
-            trailing = trailing + 1 if not row else 0
-            if len(row) > len(header):
-                raise ValueError(
-                    f"{label}: line {reader.line_num}: expected at most {len(header)} cells "
-                    f"(the header's), got {len(row)}"
-                )
-    return trailing
-
-
-def _distinct_columns(columns: list[str], label: str) -> None:
-    seen = set()
-    for c in columns:
-        if c in seen:
-            raise ValueError(f"{label}: column {c!r} appears twice; expected distinct column names")
-        seen.add(c)
-
-
-def _where(label: str, row: int, column: str) -> str:
-    """'file: row R (line L), column 'c'' for the 0-based data row ``row``."""
-    line = f" (line {row + 2})" if label.lower().endswith(".csv") else ""
-    return f"{label}: row {row + 1}{line}, column {column!r}"
-
-
-def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray:
-    """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf).
-
-    Numeric columns, and text cells holding numbers (CSV), are read; a column
-    of booleans, dates, durations or complex numbers is an error.
-    """
-    import pandas as pd
-
-    _numeric_dtype(df, column, label)
-    raw = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    bad = np.isnan(raw) & df[column].notna().to_numpy()
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected a number, got {str(df[column].iloc[i])!r}")
-    bad = np.isinf(raw) | (np.isnan(raw) if not allow_nan else False)
-    if np.any(bad):
-        i = int(np.flatnonzero(bad)[0])
-        got = _missing(df, column, label, i) if np.isnan(raw[i]) else repr(str(df[column].iloc[i]))
-        raise ValueError(f"{_where(label, i, column)}: expected a finite number, got {got}")
-    return raw
-
-
-#: Spellings of a CSV cell that pandas reads as missing and that mean "not a number" (not "no value").
-_NAN_TEXT = ("nan", "-nan", "+nan", "1.#qnan", "-1.#qnan", "1.#ind", "-1.#ind")
-
-
-def _missing(df, column: str, label: str, row: int) -> str:
-    """How to name the missing value of data row ``row``: "an empty cell", or "NaN" when it is one.
-
-    pandas reads both an empty CSV cell and the text ``nan`` as NaN; the
-    file's own cell tells them apart. In a DataFrame or Parquet file a float
-    NaN is NaN, and None / a null is an empty cell.
-    """
-    import math
-
-    if label.lower().endswith(".csv") and Path(label).is_file():
-        text = _csv_cell(Path(label), row, column)
-        if text is None or not text.strip():
-            return "an empty cell"
-        if text.strip().lower() in _NAN_TEXT:
-            return f"NaN ({text.strip()!r}: not a number)"
-        return f"{text.strip()!r} (read as a missing value)"
-    value = df[column].iloc[row]
-    if isinstance(value, float) and math.isnan(value):
-        return "NaN (not a number)"
-    return "an empty cell"
-
-
-def _csv_cell(path: Path, row: int, column: str) -> str | None:
-    """The text of data row ``row`` (0-based), column ``column`` of a CSV file, or None if it has none."""
-    import csv
-
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, [])
-        if column not in header:
-            return None
-        j = header.index(column)
-        for k, record in enumerate(reader):
-            if k == row:
-                return record[j] if j < len(record) else None
-    return None
-
-
-def _numeric_dtype(df, column: str, label: str) -> None:
-    import pandas as pd
-
-    dtype = df[column].dtype
-    api = pd.api.types
-    if api.is_bool_dtype(dtype) or api.is_datetime64_any_dtype(dtype) or api.is_timedelta64_dtype(dtype):
-        raise ValueError(f"{label}: column {column!r}: expected numbers, got a column of dtype {dtype}")
-    if api.is_complex_dtype(dtype):
-        raise ValueError(f"{label}: column {column!r}: expected real numbers, got a column of dtype {dtype}")
-
-
-_EXACT = 2**53  # floats hold every integer up to this magnitude, and not all beyond
-
-#: Largest magnitude of a state value: the squared distance of two such points in d <= 40
-#: dimensions, (2e150)^2 d <= 1.6e302, stays finite in float64 (max 1.8e308), so every distance
-#: and Mahalanobis term of the measures is a number, never an overflow.
-MAX_STATE = 1e150
-
-
-def _state_magnitude(values: np.ndarray, names, label: str) -> None:
-    """(N, d) state values: each finite (or NaN, placeholders) with magnitude at most :data:`MAX_STATE`."""
-    with np.errstate(invalid="ignore"):
-        bad = np.abs(values) > MAX_STATE
-    if bad.any():
-        i, j = (int(a[0]) for a in np.nonzero(bad))
-        raise ValueError(
-            f"{_where(label, i, names[j])}: expected a magnitude at most {MAX_STATE:g} (distances "
-            f"between larger coordinates overflow float64), got {float(values[i, j])!r}; "
-            "rescale the units"
-        )
-
-
-def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
-    """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1).
-
-    An integer-typed column is taken as it is (no trip through float, which
-    would round values past 2**53); other columns must hold integers of
-    magnitude at most 2**53.
-    """
-    import pandas as pd
-
-    col = df[column]
-    if pd.api.types.is_integer_dtype(col.dtype) and not col.isna().any():  # (NA: nullable Int64)
-        values = col.to_numpy()
-        if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
-            i = int(np.argmax(values > np.iinfo(np.int64).max))
-            raise ValueError(f"{_where(label, i, column)}: expected an integer below 2**63, got {values[i]}")
-        return values.astype(np.int64)
-    if skip is None:
-        raw = _numbers(df, column, label)
-    else:
-        raw = _numbers(df, column, label, allow_nan=True)
-        _no_nan(raw, ~skip, df, column, label)
-        raw = np.where(skip & np.isnan(raw), -1.0, raw)
-    bad = raw != np.round(raw)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(col.iloc[i])!r}")
-    bad = np.abs(raw) > _EXACT
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{_where(label, i, column)}: expected an integer of magnitude at most 2**53 "
-            f"(exact in a non-integer column), got {str(col.iloc[i])!r}"
-        )
-    return raw.astype(np.int64)
-
-
-def _state_names(state) -> tuple[str, ...]:
-    names = tuple(str(s) for s in state)
-    if not names or len(set(names)) != len(names):
-        raise ValueError(f"state: expected distinct column names, got {list(state)!r}")
-    clash = [s for s in names if s in _TRACK_KNOWN or s.startswith(("var_", "cov_"))]
-    if clash:
-        raise ValueError(f"state: column name {clash[0]!r} is reserved; rename the state column")
-    return names
-
-
-def _require(df, columns, label: str) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{label}: column {missing[0]!r} is missing (columns: {list(df.columns)})")
+DEFAULT_STATE = ("x", "y")
 
 
 @dataclass(frozen=True)
@@ -326,7 +68,9 @@ class TrackTable:
     ids : (N,) int or None; r, score : (N,) float or None (at most one given);
     covs : (N, d, d) or None (no covariance columns); hypothesis : (N,) int
     or None; weight : (N,) float or None; state : column names; label : source;
-    ignored : columns that are not part of the format.
+    ignored : columns that are not part of the format; component : (N,) int or
+    None and component_weight : (N,) float or None (Gaussian-mixture tracks:
+    one row per component, weights summing to 1 per track, frame and hypothesis).
     """
 
     frame: np.ndarray
@@ -340,11 +84,72 @@ class TrackTable:
     state: tuple[str, ...]
     label: str
     ignored: tuple[str, ...] = ()
+    component: np.ndarray | None = None
+    component_weight: np.ndarray | None = None
 
     @property
     def placeholder(self) -> np.ndarray:
         """(N,) bool: rows that only carry an empty hypothesis' weight."""
         return np.isnan(self.means).all(axis=1)
+
+    def track_groups(self) -> np.ndarray:
+        """(N,) int: the row group (track of one frame and hypothesis) of each row, numbered by first row.
+
+        Without ``component`` every row is its own group. Placeholder rows are groups of their own.
+        """
+        n = self.frame.size
+        if self.component is None or n == 0:
+            return np.arange(n)
+        hyp = self.hypothesis if self.hypothesis is not None else np.zeros(n, dtype=np.int64)
+        ids = np.where(self.placeholder, -1 - np.arange(n), self.ids)  # placeholders never share a group
+        _, first, inverse = np.unique(
+            np.stack([self.frame, hyp, ids], axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        return rank[inverse.reshape(-1)]
+
+    def per_track(self) -> TrackTable:
+        """One row per track, frame and hypothesis: a mixture track at its mixture mean.
+
+        The covariance (when given) is the mixture's, moment-matched; ``r``,
+        ``score``, ids and hypotheses are the group's (equal on its rows).
+        Without ``component``, the table itself.
+        """
+        if self.component is None:
+            return self
+        group = self.track_groups()
+        G = int(group.max()) + 1 if group.size else 0
+        first = np.full(G, group.size, dtype=np.int64)
+        np.minimum.at(first, group, np.arange(group.size))
+        w = np.where(self.placeholder, 1.0, self.component_weight)
+        total = np.bincount(group, weights=w, minlength=G)
+        share = w / total[group]
+        means = np.zeros((G, self.means.shape[1]))
+        np.add.at(means, group, share[:, None] * np.nan_to_num(self.means))
+        means[self.placeholder[first]] = np.nan
+        covs = None
+        if self.covs is not None:
+            diff = np.nan_to_num(self.means - means[group])
+            covs = np.zeros((G, *self.covs.shape[1:]))
+            np.add.at(covs, group, share[:, None, None] * (self.covs + diff[:, :, None] * diff[:, None, :]))
+
+        def pick(a):
+            return None if a is None else a[first]
+
+        return TrackTable(
+            self.frame[first],
+            means,
+            pick(self.ids),
+            pick(self.r),
+            pick(self.score),
+            covs,
+            pick(self.hypothesis),
+            pick(self.weight),
+            self.state,
+            self.label,
+            self.ignored,
+        )
 
 
 @dataclass(frozen=True)
@@ -411,14 +216,6 @@ def _cov_pair(column: str, names) -> tuple[int, int] | None:
     return None
 
 
-def _no_nan(vals, live, df, column: str, label: str) -> None:
-    bad = np.isnan(vals) & live
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        got = _missing(df, column, label, i)
-        raise ValueError(f"{_where(label, i, column)}: expected a number, got {got}")
-
-
 def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackTable:
     """Read and validate a tracks table (path or DataFrame); see the module docstring."""
     df, label = read_table(source, name)
@@ -458,11 +255,79 @@ def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackT
     hyp = _integers(df, "hypothesis", label) if has_h else None
     weight = _hypothesis_weights(df, frame, hyp, label) if has_h else None
     covs = _covariance_columns(df, names, label, empty)
+    comp = comp_w = None
+    if "component" in df.columns or "component_weight" in df.columns:
+        comp, comp_w = _components(df, frame, ids, hyp, empty, label)
     if ids is not None:
-        _unique_ids(frame, ids, hyp, label)
+        _unique_ids(frame, ids, hyp, label, comp)
     known = set(_TRACK_KNOWN) | set(names)
     ignored = tuple(str(c) for c in df.columns if c not in known and not str(c).startswith(("var_", "cov_")))
-    return TrackTable(frame, means, ids, r, score, covs, hyp, weight, names, label, ignored)
+    table = TrackTable(frame, means, ids, r, score, covs, hyp, weight, names, label, ignored, comp, comp_w)
+    if comp is not None:
+        _component_groups(table, df)
+    return table
+
+
+def _components(df, frame, ids, hyp, empty, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """(component (N,) int, component_weight (N,) float) of a Gaussian-mixture tracks table.
+
+    Both columns together, with ``id`` (it names the track a component
+    belongs to); every row but a placeholder has both, the weight in [0, 1].
+    """
+    if "component" not in df.columns or "component_weight" not in df.columns:
+        raise ValueError(
+            f"{label}: columns 'component' and 'component_weight' go together; got only one of them"
+        )
+    if ids is None:
+        raise ValueError(
+            f"{label}: columns 'component' and 'component_weight' need column 'id' (a track's components "
+            "are its rows of one frame with one id)"
+        )
+    comp = _integers(df, "component", label, empty)
+    w = _numbers(df, "component_weight", label, allow_nan=True)
+    _no_nan(w, ~empty, df, "component_weight", label)
+    bad = ((w < 0) | (w > 1)) & ~empty
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_where(label, i, 'component_weight')}: expected a weight in [0, 1], got {float(w[i])!r}"
+        )
+    return comp, np.where(empty, np.nan, w)
+
+
+def _component_groups(table: TrackTable, df) -> None:
+    """Per track, frame and hypothesis: component weights summing to 1, one r (or score) on every row."""
+    group = table.track_groups()
+    live = ~table.placeholder
+    G = int(group.max()) + 1 if group.size else 0
+    first = np.full(G, group.size, dtype=np.int64)
+    np.minimum.at(first, group, np.arange(group.size))
+    for name in ("r", "score"):
+        values = getattr(table, name)
+        if values is None:
+            continue
+        differs = live & (values != values[first][group])
+        if differs.any():
+            i = int(np.flatnonzero(differs)[0])
+            raise ValueError(
+                f"{_where(table.label, i, name)}: expected the {name} {float(values[first[group[i]]])!r} of "
+                f"track id {table.ids[i]} in frame {table.frame[i]} as on its first row "
+                f"(row {first[group[i]] + 1}): a track's components share its {name}, "
+                f"got {float(values[i])!r}"
+            )
+    w = np.where(live, table.component_weight, 0.0)
+    totals = np.bincount(group, weights=w, minlength=G)
+    counts = np.bincount(group, minlength=G)
+    bad = live[first] & (np.abs(totals - 1.0) > 1e-9 * counts)
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        i = int(first[g])
+        rows = np.flatnonzero(group == g) + 1
+        raise ValueError(
+            f"{_where(table.label, i, 'component_weight')}: track id {table.ids[i]} in frame "
+            f"{table.frame[i]}{'' if table.hypothesis is None else f', hypothesis {table.hypothesis[i]}'}: "
+            f"expected component weights summing to 1, got {float(totals[g])!r} (rows {rows.tolist()})"
+        )
 
 
 def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
@@ -497,12 +362,19 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     return w
 
 
-def _unique_ids(frame, ids, hyp, label: str) -> None:
-    keys = np.stack([frame, ids] if hyp is None else [frame, hyp, ids], axis=1)
+def _unique_ids(frame, ids, hyp, label: str, component=None) -> None:
+    cols = [frame, ids] if hyp is None else [frame, hyp, ids]
+    keys = np.stack(cols if component is None else [*cols, component], axis=1)
     _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
     if np.any(counts > 1):
         key = keys[first[np.flatnonzero(counts > 1)[0]]]
         rows = np.flatnonzero((keys == key).all(axis=1))
+        if component is not None:
+            raise ValueError(
+                f"{_where(label, int(rows[1]), 'component')}: expected one row per component of a track, "
+                f"frame{'' if hyp is None else ' and hypothesis'}, got component {key[-1]} of id {key[-2]} "
+                f"again (also on row {rows[0] + 1})"
+            )
         raise ValueError(
             f"{_where(label, int(rows[1]), 'id')}: expected one row per id and frame"
             f"{'' if hyp is None else ' and hypothesis'}, got id {key[-1]} again (also on row {rows[0] + 1})"
@@ -625,10 +497,14 @@ def densities(
     d = len(tracks.state)
     out = []
     placeholder = tracks.placeholder
+    group = tracks.track_groups()
     for rows in _split(tracks.frame, frames):
         hyps, weights = _frame_hypotheses(tracks, rows, placeholder)
         mbs = []
         for hrows in hyps:
+            if tracks.component is not None:
+                mbs.append(_mixture_bernoullis(tracks, hrows, group, r, covs))
+                continue
             mbs.append(
                 MultiBernoulli(
                     r[hrows],
@@ -640,6 +516,19 @@ def densities(
             )
         out.append(PMBM(ppp, tuple(mbs), weights))
     return out
+
+
+def _mixture_bernoullis(tracks: TrackTable, hrows: np.ndarray, group: np.ndarray, r, covs) -> MultiBernoulli:
+    """The Bernoullis of one frame and hypothesis of a mixture table: one per track (row group), in
+    the order of their first rows, each with its rows as components in ``component`` order."""
+    key = group[hrows]
+    order = np.lexsort((tracks.component[hrows], key))
+    rows = hrows[order]
+    _, first, counts = np.unique(key[order], return_index=True, return_counts=True)
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    dens = GaussianMixtures(tracks.component_weight[rows], tracks.means[rows], covs[rows], offsets)
+    return MultiBernoulli(r[rows[first]], dens, tracks.ids[rows[first]])
 
 
 def _frame_hypotheses(tracks: TrackTable, rows: np.ndarray, placeholder: np.ndarray):

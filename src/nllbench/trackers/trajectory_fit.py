@@ -16,6 +16,7 @@ from nllbench.engine.trajectory import (
     association_problem_from_weights,
     trajectory_weights,
 )
+from nllbench.measures.trajectory import windows_table  # noqa: F401 - one row per window, kept here too
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.tracks import DEFAULT_STATE
 from nllbench.trackers.trajectory import (
@@ -83,30 +84,6 @@ def trajectory_nll_windows(
             )
         )
     return out
-
-
-def windows_table(results: list[TrajectoryNLLResult]):
-    """One row per window: first and last frame, sizes, value, bounds, exact value and terms."""
-    import pandas as pd
-
-    rows = []
-    for i, res in enumerate(results):
-        rows.append(
-            {
-                "window": i,
-                "first_frame": int(res.frames[0]),
-                "last_frame": int(res.frames[-1]),
-                "frames": int(res.frames.size),
-                "truths": int(res.truths.size),
-                "labels": int(res.labels.size),
-                "trajectory_nll": res.value,
-                "trajectory_nll_lower": res.lower,
-                "trajectory_nll_upper": res.upper,
-                "trajectory_nll_exact": math.nan if res.exact is None else res.exact,
-                **{f"trajectory_nll_{k}": v for k, v in res.terms.items()},
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------
@@ -224,8 +201,12 @@ def fit_undetected_trajectories(
     rate, rho = math.exp(res.x[0]), float(expit(res.x[1]))
     R = float(expit(res.x[2])) if fit_unlisted_presence else R0
     value = float(res.fun)
-    # the edges of the parameter box, where the transformed variables cannot reach
-    for cand in ((0.0, rho, R), (rate, 1.0, R)) + (((rate, rho, 0.0),) if fit_unlisted_presence else ()):
+    # the edges of the parameter box, where the transformed variables cannot reach; each edge from the
+    # best point so far, so that a parameter that changes nothing (R without an unlisted frame) ends at it
+    edges = (0, 1, 2) if fit_unlisted_presence else (0, 1)
+    for k in edges:
+        cand = [rate, rho, R]
+        cand[k] = (0.0, 1.0, 0.0)[k]
         v = _edge_value(windows, q, *cand)
         if v <= value:
             (rate, rho, R), value = cand, v

@@ -13,13 +13,16 @@ One module per section of the workflow's report (``workflow/rules/plot.smk``,
   :func:`fig_decomposition`, :func:`fig_nll_vs_q`, :func:`fig_rank_agreement`,
   :func:`fig_tgospa`, :func:`fig_hota_vs_nll`;
 * :mod:`~nllbench.pipeline.plots.scores` (2 Filters): :func:`fig_proper_scores`;
+* :mod:`~nllbench.pipeline.plots.trajectory` (2 Filters): :func:`fig_trajectory`;
 * :mod:`~nllbench.pipeline.plots.calibration` (3 Calibration):
   :func:`fig_calibration`, :func:`fig_reliability`, :func:`fig_nees`,
   :func:`fig_cardinality`;
 * :mod:`~nllbench.pipeline.plots.theory` (4 Theory): :func:`fig_theorem1`;
 * :mod:`~nllbench.pipeline.plots.timing` (5 Timing): :func:`fig_timing`;
 * :mod:`~nllbench.pipeline.plots.style`: the filters' colours and markers
-  (:func:`filter_styles`), labels, the drawing helpers and :func:`save`.
+  (:func:`filter_styles`), labels, the drawing helpers, :func:`plural` and :func:`save`;
+* :mod:`~nllbench.pipeline.plots.captions`: each figure's caption, written from the
+  tables it draws (attached to the figure; :func:`save` writes ``<stem>.caption.txt``).
 """
 
 from nllbench.pipeline.plots.calibration import (
@@ -52,10 +55,12 @@ from nllbench.pipeline.plots.style import (
     TGOSPA_COLORS,
     Style,
     filter_styles,
+    plural,
     save,
 )
 from nllbench.pipeline.plots.theory import fig_theorem1
 from nllbench.pipeline.plots.timing import fig_timing
+from nllbench.pipeline.plots.trajectory import fig_trajectory
 
 __all__ = [
     "AXIS_LABEL",
@@ -82,8 +87,10 @@ __all__ = [
     "fig_tgospa",
     "fig_theorem1",
     "fig_timing",
+    "fig_trajectory",
     "fig_vs_clutter",
     "filter_styles",
+    "plural",
     "probe_q",
     "save",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import nllbench.pipeline.plots.captions as captions
+import nllbench.pipeline.plots.captions_calibration as captions_calibration
 import nllbench.pipeline.plots.style as style
 
 
@@ -17,29 +19,65 @@ def probe_q(summary) -> int:
 
 
 def fig_calibration(summary, q: int | None = None):
-    """NLL (median, IQR) and GOSPA (mean, interval) against the covariance scale s, a row per clutter."""
+    """NLL (median, IQR) and GOSPA (mean, interval) against the covariance scale s, a row per clutter.
+
+    One legend below the panels; a filter's label counts its infinite seeds
+    per clutter rate and s (:func:`calibration_note`), so no legend covers a line.
+    """
     plt, _ = style.pyplot()
     q = probe_q(summary) if q is None else q
     styles = style.filter_styles(summary["filter"].unique())
     clutters = sorted(summary["clutter"].unique())
     fig, axes = plt.subplots(
-        len(clutters), 2, figsize=(7.2, 2.8 * len(clutters)), squeeze=False, constrained_layout=True
+        len(clutters), 2, figsize=(7.2, 2.6 * len(clutters) + 0.9), squeeze=False, constrained_layout=True
     )
+    nll = style.pick(summary, measure="nll", q=q)
     for row, clutter in zip(axes, clutters, strict=True):
         sub = summary[summary["clutter"] == clutter]
         style.draw_series(row[0], style.pick(sub, measure="nll", q=q), "cov_scale", styles, style.ROBUST)
         style.draw_series(row[1], style.pick(sub, measure="gospa_mean", q=0), "cov_scale", styles, style.MEAN)
         scales = sorted(sub[sub["measure"] == "gospa_mean"]["cov_scale"].unique())
-        for ax, measure, kind in zip(row, ("nll", "gospa_mean"), (style.ROBUST, style.MEAN), strict=True):
+        for ax, measure in zip(row, ("nll", "gospa_mean"), strict=True):
             ax.set_xscale("log")
             ax.set_xticks(scales, [f"{x:g}" for x in scales])
             ax.minorticks_off()
             ax.set_xlabel("covariance scale s (1: the filter's own)")
             ax.set_ylabel(style.AXIS_LABEL[measure])
             name = f"NLL (Q = {q})" if measure == "nll" else "GOSPA"
-            ax.set_title(f"{name}, clutter {clutter:g}: {kind[3]}", fontsize=7)
-            style.legend(ax)
-    return fig
+            ax.set_title(f"{name}, clutter {clutter:g}", fontsize=8)
+    handles, labels = [], []
+    for h, label in zip(*axes[0][0].get_legend_handles_labels(), strict=True):
+        name = label.split(" (")[0]  # the first row's own note counts that row only
+        handles.append(h)
+        labels.append(name + calibration_note(nll[nll["filter"] == name], len(clutters)))
+    style.legend_outside(fig, handles, labels)
+    fig.suptitle(f"NLL: {style.ROBUST[3]}; GOSPA: {style.MEAN[3]}", fontsize=8)
+    return style.captioned(fig, captions.calibration_caption(summary, q))
+
+
+def calibration_note(rows, n_clutter: int) -> str:
+    """ " (NLL inf at clutter 50: 1/6 seeds at every s)" of one filter's NLL rows over clutter and s."""
+    per: dict[str, list[float]] = {}
+    for clutter, g in rows.groupby("clutter", sort=True):
+        note = (
+            style.inf_note(g, "cov_scale", "s =", "every s").removeprefix(" (NLL inf in ").removesuffix(")")
+        )
+        if note:
+            per.setdefault(note, []).append(float(clutter))
+    clauses = [
+        (
+            "every clutter rate"
+            if len(cs) == n_clutter > 1
+            else f"clutter {style.join_words(f'{c:g}' for c in cs)}"
+        )
+        + f": {note}"
+        for note, cs in per.items()
+    ]
+    return f" (NLL inf at {'; '.join(clauses)})" if clauses else ""
+
+
+#: A reliability line is drawn through at least this many non-empty bins (markers alone below it).
+MIN_BINS_FOR_LINE = 3
 
 
 def _base_setting(table):
@@ -55,10 +93,15 @@ def fig_reliability(reliability, calibration):
     """Reliability diagrams pooled over seeds: per setting, each filter's mean r against frequency.
 
     One panel per (scenario, clutter, P_D); the diagonal is perfect
-    calibration. Filters without Bernoullis (PHD, CPHD) have no points and are
-    named in the panel's note.
+    calibration. A filter's bins are markers, joined by a line only when it
+    has at least :data:`MIN_BINS_FOR_LINE` non-empty bins (a line through two
+    bins would look like a calibration curve). Each panel's legend stands
+    below it, with each filter's Bernoullis and bins, and names the filters
+    without Bernoullis (PHD, CPHD).
     """
     plt, _ = style.pyplot()
+    from matplotlib.lines import Line2D
+
     rel, cal = _base_setting(reliability), _base_setting(calibration)
     settings = sorted({tuple(r) for r in cal[["scenario", "clutter", "pd"]].itertuples(index=False)})
     styles = style.filter_styles(calibration["filter"].unique())
@@ -67,7 +110,7 @@ def fig_reliability(reliability, calibration):
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(3.2 * ncols + 0.4, 3.2 * nrows + 0.3),
+        figsize=(3.2 * ncols + 0.4, 4.4 * nrows + 0.3),
         squeeze=False,
         sharex=True,
         sharey=True,
@@ -79,32 +122,32 @@ def fig_reliability(reliability, calibration):
         ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="perfect calibration")
         for name in sorted(sub["filter"].unique()):
             g, st = sub[sub["filter"] == name].sort_values("bin_low"), styles[name]
+            bins = len(g)
             ax.plot(
                 g["mean_r"],
                 g["frequency"],
                 marker=st.marker,
                 color=st.color,
                 ms=5,
-                lw=1.2,
-                label=f"{name} ({int(g['count'].sum())} Bernoullis)",
+                lw=1.0 if bins >= MIN_BINS_FOR_LINE else 0.0,
+                ls="-" if bins >= MIN_BINS_FOR_LINE else "none",
+                zorder=2.5 if bins < MIN_BINS_FOR_LINE else 2.0,  # lone markers on top of the lines
+                label=f"{name} ({style.plural(int(g['count'].sum()), 'Bernoulli')}, "
+                f"{style.plural(bins, 'bin')})",
             )
         c = cal[(cal["scenario"] == scenario) & (cal["clutter"] == clutter) & (cal["pd"] == pd_)]
         none = sorted(set(c["filter"]) - set(sub["filter"]))
+        handles, labels = ax.get_legend_handles_labels()
         if none:
-            ax.text(
-                0.98,
-                0.02,
-                f"no Bernoulli scored: {', '.join(none)}\n(none, or NLL infinite in every run)",
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=6,
-            )
+            handles.append(Line2D([], [], ls="none"))
+            labels.append(f"no Bernoulli scored: {', '.join(none)}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_aspect("equal")
         ax.set_title(_setting_title(scenario, clutter, pd_), fontsize=8)
-        style.legend(ax, loc="upper left")
+        ax.legend(
+            handles, labels, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False
+        )
     for ax in axes.flat[len(settings) :]:
         ax.set_visible(False)
     for ax in axes[-1, :]:
@@ -112,7 +155,7 @@ def fig_reliability(reliability, calibration):
     for ax in axes[:, 0]:
         ax.set_ylabel("frequency: explains a true object")
     fig.suptitle("Existence calibration, pooled over seeds (10 bins of r)", fontsize=9)
-    return fig
+    return style.captioned(fig, captions_calibration.reliability_caption(reliability, calibration))
 
 
 def _values(cal, measure: str):
@@ -126,14 +169,14 @@ def _dodge(filters) -> dict[str, float]:
 
 
 def _setting_axes(axes, settings) -> None:
-    """x ticks naming each (scenario, clutter, pd) setting, limits and a style.legend on every panel."""
+    """x ticks naming each (scenario, clutter, pd) setting, limits, and one legend below the panels."""
     labels = [
         f"clutter {c:g}" if len({s[0] for s in settings}) == 1 else f"{s} {c:g}" for s, c, _ in settings
     ]
     for ax in axes:
         ax.set_xticks(range(len(settings)), labels, rotation=30 if len(settings) > 4 else 0)
         ax.set_xlim(-0.6, len(settings) - 0.4)
-        style.legend(ax)
+    style.legend_outside(axes[0].figure)
 
 
 def fig_nees(calibration):
@@ -164,16 +207,16 @@ def fig_nees(calibration):
         n = int(sum(pairs[k] for k in keys))
         axes[0].vlines(xs, [low[k] for k in keys], [high[k] for k in keys], color="#BBBBBB", lw=6)
         for ax, values in ((axes[0], anees), (axes[1], share)):
-            style.points(ax, xs, [values[k] for k in keys], st, f"{name} ({n} pairs)")
+            style.points(ax, xs, [values[k] for k in keys], st, f"{name} ({style.plural(n, 'pair')})")
     dims = sorted({round(dof[k] / pairs[k]) for k in anees.index})
     for d in dims:
-        axes[0].axhline(d, color="black", ls=":", lw=0.9, label=f"d = {d} (consistent)")
-    axes[0].plot([], [], color="#BBBBBB", lw=6, label="95 % interval if consistent")
-    axes[1].axhline(0.95, color="black", ls=":", lw=0.9, label="0.95 (consistent)")
+        axes[0].axhline(d, color="black", ls=":", lw=0.9, label=f"left: ANEES = d = {d} (consistent)")
+    axes[0].plot([], [], color="#BBBBBB", lw=6, label="left: 95 % interval of a consistent ANEES")
+    axes[1].axhline(0.95, color="black", ls="-.", lw=0.9, label="right: share 0.95 (consistent)")
     from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
     axes[0].set_yscale("log")
-    axes[0].margins(y=0.6)  # headroom for the style.legend above the intervals
+    axes[0].margins(y=0.1)
     # 1-2-5 ticks: an ANEES range within one decade would otherwise show a single label
     axes[0].yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axes[0].yaxis.set_major_formatter(FormatStrFormatter("%g"))
@@ -184,7 +227,7 @@ def fig_nees(calibration):
     _setting_axes(axes, settings)
     axes[0].set_title("ANEES, pooled over seeds", fontsize=8)
     axes[1].set_title("inside the 95 % ellipse, pooled over seeds", fontsize=8)
-    return fig
+    return style.captioned(fig, captions_calibration.nees_caption(calibration))
 
 
 def fig_cardinality(calibration):
@@ -209,20 +252,22 @@ def fig_cardinality(calibration):
         keys = [(*s, name) for s in settings if (*s, name) in cover.index]
         xs = np.array([settings.index(k[:3]) + dodge[name] for k in keys])
         n = int(sum(steps[k] for k in keys))
-        style.points(axes[0], xs, [cover[k] for k in keys], st, f"{name} ({n} steps)")
         s = np.array([score[k] for k in keys])
         fin = np.isfinite(s)
-        note = "" if fin.all() else f" (inf in {(~fin).sum()} settings)"
-        style.points(axes[1], xs[fin], s[fin], st, f"{name} ({n} steps){note}")
+        bad = [k[:3] for k, f in zip(keys, fin, strict=True) if not f]
+        note = f"; log score inf at {captions_calibration.where_text(bad)}" if bad else ""
+        style.points(axes[0], xs, [cover[k] for k in keys], st, f"{name} ({style.plural(n, 'step')}{note})")
+        style.points(axes[1], xs[fin], s[fin], st, f"{name} ({style.plural(n, 'step')}{note})")
         infinite.append((xs[~fin], st))
     for xs, st in infinite:
-        style.mark_infinite(axes[1], xs, st.color)
-    axes[0].axhline(0.90, color="black", ls=":", lw=0.9, label="0.90 (calibrated)")
+        if len(xs):
+            style.mark_infinite(axes[1], xs, st.color)
+    axes[0].axhline(0.90, color="black", ls=":", lw=0.9, label="left: coverage 0.90 (calibrated)")
     axes[0].set_ylim(0, 1.05)
     axes[0].set_ylabel("coverage of the central 90 % interval")
     axes[1].set_ylabel("log score -log P(true count) (nats)")
-    axes[1].margins(y=0.35)  # headroom for the style.legend
+    axes[1].margins(y=0.1)
     _setting_axes(axes, settings)
     axes[0].set_title("cardinality interval coverage, pooled over seeds", fontsize=8)
     axes[1].set_title("cardinality log score, mean over pooled steps", fontsize=8)
-    return fig
+    return style.captioned(fig, captions_calibration.cardinality_caption(calibration))

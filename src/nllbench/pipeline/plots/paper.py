@@ -73,11 +73,12 @@ def fig_example(example_dir: str | Path):
         ]
         if density.ppp is not None:
             handles.append(Line2D([], [], color="gray", lw=1.2, ls="--", label="PPP 2-sigma region"))
-        ax.legend(handles=handles, fontsize=7, loc="lower left", framealpha=0.85)
+        # below the panel, under its x label: never over an ellipse or the PPP's region
+        ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("y (position units)")
     for ax in np.atleast_1d(axes):
         ax.set_aspect("equal", adjustable="box")
     first.set_xlim(lo[0] - 0.5, hi[0] + 0.5)
-    first.set_ylim(lo[1] - 1.5, hi[1] + 0.5)  # room below for the legend
+    first.set_ylim(lo[1] - 0.5, hi[1] + 0.5)
     return fig

@@ -6,8 +6,10 @@ A filter keeps one colour and marker in every figure of a study
 (:func:`filter_styles`); the NLL is drawn as median and interquartile range
 (:data:`ROBUST`, it is heavy-tailed) and bounded measures as mean and
 bootstrap interval (:data:`MEAN`); an infinite value is drawn as an open
-triangle labelled "inf" at the panel's edge (:func:`mark_infinite`), never
-dropped.
+triangle in a row (column) at the panel's edge named once "inf"
+(:func:`mark_infinite`), never dropped, and legends say how many seeds are
+infinite at which point (:func:`inf_note`). Legends stand outside the panels
+(:func:`legend_outside`); counts agree with their nouns (:func:`plural`).
 """
 
 from __future__ import annotations
@@ -105,14 +107,39 @@ def pyplot():
     return plt, sns
 
 
+#: The attribute of a figure that holds its caption (set by :func:`captioned`, written by :func:`save`).
+CAPTION_ATTRIBUTE = "nllbench_caption"
+
+
+def captioned(fig, text: str):
+    """``fig`` with its caption ``text`` attached (plain text; :func:`save` writes it beside the figure)."""
+    setattr(fig, CAPTION_ATTRIBUTE, text)
+    return fig
+
+
+def caption_path(path: str | Path) -> Path:
+    """Where :func:`save` writes the caption of the figure saved as ``path``: ``<stem>.caption.txt``."""
+    return Path(path).with_suffix(".caption.txt")
+
+
 def save(fig, path: str | Path, provenance: dict | None = None) -> list[Path]:
-    """Write ``path`` (.png) and the same stem as .pdf, atomically, with provenance metadata."""
-    from nllbench.store import provenance_record, save_figure
+    """Write ``path`` (.png) and the same stem as .pdf, atomically, with provenance metadata.
+
+    A figure with a caption (:func:`captioned`) also gets it as
+    ``<stem>.caption.txt`` (:func:`caption_path`), written atomically after
+    the figure: the text the workflow's report shows under the figure, so
+    the figure reads on its own outside the report too.
+    """
+    from nllbench.store import provenance_record, save_figure, write_text
 
     desc = json.dumps(provenance_record(provenance), sort_keys=True)
-    return save_figure(
+    written = save_figure(
         fig, path, {".png": {"Description": desc}, ".pdf": {"Subject": desc, "CreationDate": None}}
     )
+    caption = getattr(fig, CAPTION_ATTRIBUTE, None)
+    if caption:
+        written.append(write_text(caption_path(path), caption))
+    return written
 
 
 def pick(summary, **filters):
@@ -123,19 +150,74 @@ def pick(summary, **filters):
     return sel
 
 
-def inf_note(g) -> str:
-    """Caption note " (inf in k/n runs)" of a group of summary rows; empty when no run is infinite."""
-    k, n = int(g["n_infinite"].sum()), int(g["n"].sum())
-    return f" (inf in {k}/{n} runs)" if k else ""
+def plural(n, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` in agreement: "1 step", "2 steps", "0 settings", "1,240 Bernoullis".
+
+    ``many`` is the plural form when it is not ``word + "s"``. Integral
+    floats count as integers; thousands are separated by commas.
+    """
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
+    form = word if n == 1 else (many or f"{word}s")
+    return f"{n:,} {form}"
 
 
-def draw_series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST) -> None:
+def join_words(items) -> str:
+    """ "a", "a and b", "a, b and c" (an empty list gives "")."""
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def inf_note(rows, x: str | None = None, at: str = "", every: str = "", measure: str = "NLL") -> str:
+    """Legend note " (NLL inf in k/n seeds at clutter 50)" of one filter's summary rows; "" when none is.
+
+    It counts seeds, always: ``k/n`` is the number of seeds whose value is
+    infinite out of the seeds evaluated at one point of the figure. ``x``
+    names the column that tells the figure's points apart (None: one point)
+    and ``at`` its words ("clutter", "s =", "Q ="); points with the same
+    ``k/n`` share one clause, and ``every`` ("every clutter rate") replaces
+    the list of values when every point of several has the same count.
+    """
+    bad = rows[rows["n_infinite"] > 0]
+    if bad.empty:
+        return ""
+    if x is None:
+        k, n = int(bad["n_infinite"].sum()), int(bad["n"].sum())
+        return f" ({measure} inf in {k}/{n} seeds)"
+    groups: dict[tuple[int, int], list[float]] = {}
+    for v, k, n in sorted(zip(bad[x], bad["n_infinite"], bad["n"], strict=True)):
+        groups.setdefault((int(k), int(n)), []).append(float(v))
+    points = rows[x].nunique()
+    clauses = []
+    for (k, n), values in groups.items():
+        if every and points > 1 and len(values) == points:
+            where = every
+        else:
+            where = f"{at} {join_words(f'{v:g}' for v in values)}".strip()
+        clauses.append(f"{k}/{n} seeds at {where}")
+    return f" ({measure} inf in {'; '.join(clauses)})"
+
+
+def draw_series(
+    ax,
+    data,
+    x: str,
+    styles: dict[str, Style],
+    summary_kind=ROBUST,
+    at: str = "",
+    every: str = "",
+    measure: str = "NLL",
+) -> None:
     """One line per filter (every filter in ``data``) with its interval; infinite values are shown.
 
-    A point whose centre is +inf is drawn as an open triangle at the top edge
-    of the panel (labelled "inf"); an interval whose upper end is +inf is
-    drawn dotted up to the top edge. The legend names every filter with its
-    style, with "inf in k/n runs" when some runs are infinite.
+    A point whose centre is +inf is drawn as an open triangle in the row
+    labelled "inf" at the top edge of the panel (:func:`mark_infinite`); an
+    interval whose upper end is +inf is drawn dotted up to the top edge. Each
+    line's label is the filter's name with :func:`inf_note` (``at``, ``every``
+    describe ``x``; ``measure`` names what is infinite) when some seeds are
+    infinite; the caller places the legend.
     """
     centre, low, high, _ = summary_kind
     pending = []
@@ -145,7 +227,7 @@ def draw_series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST)
         gx, c = g[x].to_numpy(dtype=float), g[centre].to_numpy(dtype=float)
         lo, hi = g[low].to_numpy(dtype=float), g[high].to_numpy(dtype=float)
         finite = np.isfinite(c)
-        label = f"{name}{inf_note(g)}"
+        label = f"{name}{inf_note(g, x, at, every, measure)}"
         ax.plot(gx[finite], c[finite], marker=st.marker, color=st.color, label=label, ms=5, lw=1.4)
         bounded = finite & np.isfinite(hi)
         ax.vlines(gx[bounded], lo[bounded], hi[bounded], color=st.color, lw=1.2, alpha=0.8)
@@ -162,27 +244,42 @@ def draw_series(ax, data, x: str, styles: dict[str, Style], summary_kind=ROBUST)
     ax.set_ylim(top=top)
 
 
-def mark_infinite(ax, positions, color: str, edge: str = "top") -> None:
-    """Open triangles labelled "inf" at the panel's top edge (at x = ``positions``) or right edge (y).
+#: Where the row (or column) of infinite values sits, in axes coordinates.
+INF_EDGE = 0.97
+#: The "inf" label's ``gid``: drawn once per panel and edge (tests find it by this).
+INF_LABEL = "inf-label"
 
-    Drawn in axes coordinates across the edge (0.97 of the panel), so they stay
-    inside the view whatever the finite values' limits.
+
+def mark_infinite(ax, positions, color: str, edge: str = "top") -> None:
+    """Open triangles at the panel's top edge (at x = ``positions``) or right edge (at y = ``positions``).
+
+    Drawn in axes coordinates across the edge (0.97 of the panel), so they
+    stay inside the view whatever the finite values' limits. The row (column)
+    is named once per panel by an "inf" label outside the frame, like a tick
+    label (right of the frame for the top row, above it for the right column),
+    so that neighbouring infinite points never overlap their labels.
     """
     top = edge == "top"
     transform = ax.get_xaxis_transform() if top else ax.get_yaxis_transform()
-    at_edge = np.full(len(positions), 0.97)
+    at_edge = np.full(len(positions), INF_EDGE)
     xy = (positions, at_edge) if top else (at_edge, positions)
     ax.plot(*xy, marker="^" if top else ">", ls="none", mfc="none", color=color, ms=8, transform=transform)
-    for v in positions:
-        ax.annotate(
-            "inf",
-            (v, 0.97) if top else (0.97, v),
-            xycoords=transform,
-            xytext=(6, -3) if top else (-14, 4),
-            textcoords="offset points",
-            fontsize=7,
-            color=color,
-        )
+    if any(t.get_gid() == f"{INF_LABEL}-{edge}" for t in ax.texts):
+        return
+    ends = ([0, 1], [INF_EDGE, INF_EDGE]) if top else ([INF_EDGE, INF_EDGE], [0, 1])
+    ax.plot(*ends, color="#999999", lw=0.6, ls=(0, (1, 3)), transform=ax.transAxes, zorder=0.5, label="_inf")
+    ax.annotate(
+        "inf",
+        (1.0, INF_EDGE) if top else (INF_EDGE, 1.0),
+        xycoords="axes fraction",
+        xytext=(3, 0) if top else (0, 3),
+        textcoords="offset points",
+        ha="left" if top else "center",
+        va="center" if top else "bottom",
+        fontsize=7,
+        color="#555555",
+        gid=f"{INF_LABEL}-{edge}",
+    )
 
 
 def points(ax, xs, ys, st: Style, label: str) -> None:
@@ -191,8 +288,42 @@ def points(ax, xs, ys, st: Style, label: str) -> None:
 
 
 def legend(ax, **kw) -> None:
-    """The figures' legend: small type on a translucent box."""
+    """The figures' legend inside a panel: small type on a translucent box (only where it covers no data)."""
     ax.legend(fontsize=7, framealpha=0.85, **kw)
+
+
+def legend_outside(owner, handles=None, labels=None, where: str = "below", **kw):
+    """A legend outside the panels, so that it never covers data.
+
+    ``owner`` is a figure (``where``: "below" the panels or "right" of them;
+    needs constrained layout) or an axes (the legend beside it, right of its
+    frame). ``handles``/``labels`` default to the labelled artists of
+    ``owner``'s panels, each label once. Columns: as many as fit the
+    figure's width below (at about 0.55 em per character), one beside.
+    """
+    from matplotlib.figure import Figure
+
+    if handles is None:
+        handles, labels, seen = [], [], set()
+        for ax in owner.axes if isinstance(owner, Figure) else [owner]:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in seen:
+                    seen.add(lab)
+                    handles.append(h)
+                    labels.append(lab)
+    if not handles:
+        return None
+    longest = max(len(lab) for lab in labels)
+    fontsize = kw.pop("fontsize", 7)
+    width = owner.get_figwidth() if isinstance(owner, Figure) else owner.figure.get_figwidth()
+    fits = int(width * 72 / (0.55 * fontsize))  # characters on one line of the figure's width
+    below = where == "below" and isinstance(owner, Figure)
+    ncols = max(1, min(len(labels), fits // (longest + 6))) if below else 1
+    kw = {"fontsize": fontsize, "frameon": False, "ncols": ncols, **kw}
+    if isinstance(owner, Figure):
+        loc = "outside lower center" if where == "below" else "outside right upper"
+        return owner.legend(handles, labels, loc=loc, **kw)
+    return owner.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), **kw)
 
 
 def clutter_panels(plt, n: int):

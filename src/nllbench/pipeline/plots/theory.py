@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import nllbench.pipeline.plots.captions as captions
 import nllbench.pipeline.plots.style as style
 
 
@@ -21,7 +22,7 @@ def fig_theorem1(steps):
     worst = float(np.max(np.abs(diff))) if diff.size else 0.0
     ax.set_xlabel("right-hand side: V(1-rho) + assignment cost (nats)")
     ax.set_ylabel("NLL of the theorem's PMB, Q = 1 (nats)")
-    ax.set_title(f"Theorem 1: {lhs.size} steps, max |difference| = {worst:.1e}", fontsize=8)
+    ax.set_title(f"Theorem 1: {style.plural(lhs.size, 'step')}, max |difference| = {worst:.1e}", fontsize=8)
     ax.set_aspect("equal", adjustable="datalim")
-    style.legend(ax)
-    return fig
+    style.legend(ax, loc="upper left")  # the points lie on the diagonal: the upper-left corner is empty
+    return style.captioned(fig, captions.theorem1_caption(steps))

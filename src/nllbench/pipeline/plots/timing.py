@@ -3,6 +3,7 @@ figure alone differs between runs)."""
 
 from __future__ import annotations
 
+import nllbench.pipeline.plots.captions as captions
 import nllbench.pipeline.plots.style as style
 
 
@@ -33,7 +34,7 @@ def fig_timing(timing):
         ax.yaxis.set_minor_locator(NullLocator())
     ax.set_ylabel("NLL evaluation time per run (s)")
     ax.set_title("measured wall time (median over runs); machine-dependent", fontsize=8)
-    return fig
+    return style.captioned(fig, captions.timing_caption(timing))
 
 
 def _timing_against_q(ax, t, col, styles) -> None:
@@ -45,7 +46,7 @@ def _timing_against_q(ax, t, col, styles) -> None:
     ax.set_xticks(qs, [str(int(v)) for v in qs])
     ax.minorticks_off()
     ax.set_xlabel("Q (associations per global hypothesis)")
-    style.legend(ax)
+    style.legend_outside(ax)
 
 
 def _timing_per_filter(ax, t, col, styles) -> None:
