@@ -43,7 +43,7 @@ def fig_proper_scores(summary, q: int):
     fig, axes = plt.subplots(2, 3, figsize=(9.6, 5.6), constrained_layout=True)
     for ax, (measure, qq, kind, title, ylabel) in zip(axes.flat, panels, strict=False):
         data = style.pick(base, measure=measure, q=qq)
-        style.draw_series(ax, data, "clutter", styles, kind)
+        style.draw_series(ax, data, "clutter", styles, kind, at="clutter", every="every clutter rate")
         ax.set_xlabel("clutter rate (false measurements per scan)")
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title}: {kind[3].replace(' over seeds', '')}", fontsize=8)
