@@ -244,13 +244,7 @@ def _sample_mb(mb: MultiBernoulli, n: int, rng: np.random.Generator) -> SetSampl
     exists = rng.random((n, len(mb))) < mb.r[None, :]  # r = 1: always (U < 1); r = 0: never
     _, comp = np.nonzero(exists)  # row-major: the points come out grouped by set
     counts = exists.sum(axis=1).astype(np.int64)
-    if isinstance(mb.densities, Gaussians):
-        points = _gaussian_draws(mb.densities, comp, rng)
-    elif isinstance(mb.densities, GaussianMixtures):
-        points = _mixture_draws(mb.densities, comp, rng)
-    else:
-        points = _laplace_draws(mb.densities, comp, rng)
-    return SetSamples._trusted(_offsets(counts), points)
+    return SetSamples._trusted(_offsets(counts), _draws(mb.densities, comp, rng))
 
 
 def _sample_pmbm(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
@@ -282,10 +276,7 @@ def _sample_pmbm(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
     exists = rng.random(member.shape[0]) < pool.r[member]  # r = 1: always (U < 1); r = 0: never
     comp = member[exists]
     counts = np.bincount(np.repeat(np.arange(n), held)[exists], minlength=n).astype(np.int64)
-    if isinstance(pool.densities, Gaussians):
-        points = _gaussian_draws(pool.densities, comp, rng)
-    else:
-        points = _laplace_draws(pool.densities, comp, rng)
+    points = _draws(pool.densities, comp, rng)
     parts = [(np.arange(n), SetSamples._trusted(_offsets(counts), points))]
     if pmbm.ppp is not None:
         parts.append((np.arange(n), _sample_ppp(pmbm.ppp, n, rng)))
@@ -324,6 +315,15 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     out = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=out[1:])
     return out
+
+
+def _draws(densities, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw from member ``comp[t]`` of ``densities`` (Gaussians, Gaussian mixtures or Laplaces) per t."""
+    if isinstance(densities, Gaussians):
+        return _gaussian_draws(densities, comp, rng)
+    if isinstance(densities, GaussianMixtures):
+        return _mixture_draws(densities, comp, rng)
+    return _laplace_draws(densities, comp, rng)
 
 
 def _gaussian_draws(g: Gaussians, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:

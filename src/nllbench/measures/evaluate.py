@@ -184,7 +184,9 @@ class EvaluationSettings:
         low=0,
         open_low=True,
     )
-    energy_samples: int = option(100, "samples per step of the energy score", "integer", low=2)
+    energy_samples: int = option(
+        100, "samples per step of the energy score", "integer", low=2, high=MAX_SAMPLES
+    )
 
     @property
     def kernel_variance(self) -> float:
