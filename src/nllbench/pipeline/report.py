@@ -244,21 +244,22 @@ def _stat_cell(row, centre: str, low: str, high: str, why: str = "") -> str:
     )
 
 
+def short_setting(setting, settings) -> str:
+    """``setting`` by what varies among ``settings`` (the clutter rate alone in a clutter sweep)."""
+    parts = [
+        setting[0] if len({s[0] for s in settings}) > 1 else "",
+        f"clutter {setting[1]:g}",
+        f"P_D {setting[2]:g}" if len({s[2] for s in settings}) > 1 else "",
+    ]
+    return ", ".join(p for p in parts if p)
+
+
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
     """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
     mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); the trajectory NLL mean [CI]
     ("n/a" for a filter without track labels); ranks."""
     settings, filters = settings_and_filters(summary)
     from nllbench.pipeline.plots.captions import NO_IDENTITY, infinite_reason
-
-    def short(setting) -> str:
-        """The setting by what varies in the study (the clutter rate alone in a clutter sweep)."""
-        parts = [
-            setting[0] if len({s[0] for s in settings}) > 1 else "",
-            f"clutter {setting[1]:g}",
-            f"P_D {setting[2]:g}" if len({s[2] for s in settings}) > 1 else "",
-        ]
-        return ", ".join(p for p in parts if p)
 
     head = (
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median<br>[IQR]</th>"
@@ -291,7 +292,7 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
             mark = IDENTITY_MARK if f in NO_IDENTITY else ""
             body.append(
                 f'<tr><td class=l title="{html.escape(_setting_text(setting))}">'
-                f"{html.escape(short(setting))}</td>{_filter_cell(f, styles, mark)}"
+                f"{html.escape(short_setting(setting, settings))}</td>{_filter_cell(f, styles, mark)}"
                 + _stat_cell(nll, "median", "q25", "q75", why)
                 + _stat_cell(nll, "mean", "ci95_low", "ci95_high", why)
                 + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
@@ -323,9 +324,9 @@ def proper_scores_html(summary, ranks, q: int, styles) -> str:
         return "<p>No proper scores in these tables (the runs were evaluated without them).</p>"
     settings, filters = settings_and_filters(summary)
     head = (
-        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL mean [95 % CI]</th>"
-        + "".join(f"<th>{h} mean [95 % CI]</th>" for _, h in PROPER_COLUMNS)
-        + "".join(f"<th>rank {h}</th>" for _, h in PROPER_COLUMNS)
+        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL mean<br>[95 % CI]</th>"
+        + "".join(f"<th>{h} mean<br>[95 % CI]</th>" for _, h in PROPER_COLUMNS)
+        + "".join(f"<th>rank<br>{h}</th>" for _, h in PROPER_COLUMNS)
         + "</tr>"
     )
     body = []
@@ -342,7 +343,8 @@ def proper_scores_html(summary, ranks, q: int, styles) -> str:
                     f'<td{cls} data-sort="{r if r is not None else ""}">{r if r is not None else "–"}</td>'
                 )
             body.append(
-                f"<tr><td class=l>{html.escape(_setting_text(setting))}</td>{_filter_cell(f, styles)}"
+                f'<tr><td class=l title="{html.escape(_setting_text(setting))}">'
+                f"{html.escape(short_setting(setting, settings))}</td>{_filter_cell(f, styles)}"
                 + _stat_cell(_row(summary, setting, f, "nll", q), "mean", "ci95_low", "ci95_high")
                 + "".join(_stat_cell(r, "mean", "ci95_low", "ci95_high") for r in rows)
                 + "".join(rank_cells)
