@@ -99,5 +99,5 @@ rule all:
         f"{RESULTS}/tables/gospa.csv",
         f"{RESULTS}/tables/paired.csv",
         f"{RESULTS}/report/leaderboard.html",
-        expand(f"{RESULTS}/figures/{{figure}}.png", figure=SWEEP_FIGURES),
+        expand(f"{RESULTS}/figures/{{figure}}.png", figure=STUDY_FIGURES),
         f"{RESULTS}/figures/timing.png",

@@ -532,6 +532,72 @@ def test_intensity_score_matches_monte_carlo_in_2d_with_a_correlated_kernel():
     _check_norm_by_monte_carlo(P, R, r.intensity_norm2)
 
 
+def test_bivariate_normal_cdf_and_rectangles_match_scipy_and_their_limits():
+    from nllbench.measures._mean_embedding import _rectangle_2d, bivariate_normal_cdf
+
+    rng = np.random.default_rng(5)
+    points = [(0.0, 0.0), (0.0, 1.3), (-0.7, 0.0), (0.0, -2.0), (2.0, 0.0), *rng.normal(0, 2, (60, 2))]
+    worst = 0.0
+    for (h, k), rho in itertools.product(points, (-0.999, -0.6, -0.1, 0.0, 0.3, 0.8, 0.999)):
+        got = float(bivariate_normal_cdf(h, k, rho, math.sqrt(1 - rho * rho)))
+        cov = [[1.0, rho], [rho, 1.0]]
+        want = stats.multivariate_normal.cdf([h, k], [0.0, 0.0], cov, abseps=1e-13, releps=1e-13)
+        worst = max(worst, abs(got - want))
+    assert worst < 1e-14
+    c = math.sqrt(1 - 0.3**2)
+    assert bivariate_normal_cdf(0.0, 0.0, 0.3, c) == pytest.approx(
+        0.25 + math.asin(0.3) / (2 * math.pi), 1e-15
+    )
+    assert bivariate_normal_cdf(np.inf, 0.5, 0.3, c) == stats.norm.cdf(0.5)
+    assert bivariate_normal_cdf(-0.4, np.inf, 0.3, c) == stats.norm.cdf(-0.4)
+    assert bivariate_normal_cdf(-np.inf, 0.5, 0.3, c) == 0.0 == bivariate_normal_cdf(1.0, -np.inf, 0.3, c)
+    # rectangles, also far in a tail (absolute accuracy), against 2-D quadrature
+    for lo, hi, rho in (
+        ([-0.5, -1.0], [1.0, 2.0], 0.7),
+        ([8.0, 9.0], [9.0, 10.0], 0.5),
+        ([-3, 1], [-1, 4], -0.9),
+    ):
+        pdf = stats.multivariate_normal([0.0, 0.0], [[1.0, rho], [rho, 1.0]]).pdf
+        want = integrate.dblquad(lambda y, x, pdf=pdf: pdf([x, y]), lo[0], hi[0], lo[1], hi[1], epsabs=1e-30)[
+            0
+        ]
+        got = float(_rectangle_2d(np.array(lo, float), np.array(hi, float), rho, math.sqrt(1 - rho * rho)))
+        assert abs(got - want) < 1e-15 and got == pytest.approx(want, rel=1e-7)
+
+
+def test_intensity_score_of_a_box_next_to_a_correlated_gaussian_in_2d():
+    # the box and Gaussian terms against 2-D quadrature of c_R / V * P(N(mu, P + R) in box)
+    from nllbench.measures import _mean_embedding as me
+
+    lows, highs, rates = np.array([[0.0, -1.0], [3.0, 3.0]]), np.array([[2.0, 0.5], [5.0, 4.0]]), [1.5, 0.4]
+    means = np.array([[1.0, 1.0], [4.0, 2.0]])
+    covs = np.array([[[0.6, 0.4], [0.4, 0.7]], [[2.0, -1.2], [-1.2, 1.0]]])
+    w, s = np.array([0.8, 0.3]), np.array([np.sqrt(0.5), np.sqrt(2.0)])
+    want = 0.0
+    for b, i in itertools.product(range(2), range(2)):
+        pdf = stats.multivariate_normal(means[i], covs[i] + np.diag(s**2)).pdf
+        mass = integrate.dblquad(
+            lambda y, x, pdf=pdf: pdf([x, y]), lows[b, 0], highs[b, 0], lows[b, 1], highs[b, 1], epsabs=1e-14
+        )[0]
+        want += rates[b] * w[i] * 2 * math.pi * s[0] * s[1] / np.prod(highs[b] - lows[b]) * mass
+    got = me.box_gaussian_2d(np.array(rates), lows, highs, s, w, means, covs)
+    assert got == pytest.approx(want, rel=1e-9)
+    # uncorrelated: the product of one-dimensional integrals, to rounding
+    diag = np.array([np.diag(np.diag(c)) for c in covs])
+    var = np.diagonal(diag, axis1=1, axis2=2)
+    assert me.box_gaussian_2d(np.array(rates), lows, highs, s, w, means, diag) == pytest.approx(
+        me.box_gaussian(np.array(rates), lows, highs, s, w, means, var), rel=1e-13
+    )
+    # the whole score: a tracker's fill-in box next to a correlated track, by Monte Carlo
+    box = nb.PPP.uniform(1.5, [0.0, -1.0], [2.0, 0.5])
+    track = nb.MultiBernoulli.gaussian([0.8], [[1.0, 1.0]], [covs[0]])
+    pmb = nb.PMB(box, track)
+    R = np.diag(s**2)
+    r = nb.intensity_score(pmb, [[1.0, 0.0]], R)
+    assert math.isfinite(r.value)
+    _check_norm_by_monte_carlo(pmb, R, r.intensity_norm2)
+
+
 def test_intensity_of_every_family_is_the_same_gaussian_mixture():
     g = np.tile(np.eye(2), (2, 1, 1))
     means = np.array([[0.0, 0.0], [2.0, 1.0]])
@@ -564,9 +630,12 @@ def test_intensity_score_edge_cases_and_refusals():
     boxed = nb.PPP.uniform(1.0, [0.0, 0.0], [1.0, 1.0])
     with pytest.raises(ValueError, match="kernel_cov: the intensity score of a PPP with uniform boxes"):
         nb.intensity_score(boxed, [], np.array([[1.0, 0.2], [0.2, 1.0]]))
-    mixed = boxed + nb.PPP.gaussian([1.0], [[0.0, 0.0]], [np.array([[1.0, 0.5], [0.5, 1.0]])])
-    with pytest.raises(ValueError, match="component 0 of the intensity is not diagonal"):
-        nb.intensity_score(mixed, [], 1.0)
+    corr3 = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    mixed3 = nb.PPP.uniform(1.0, [0.0] * 3, [1.0] * 3) + nb.PPP.gaussian([1.0], [[0.0] * 3], [corr3])
+    with pytest.raises(
+        ValueError, match="in 3-D needs diagonal.*component 0 of the intensity is not diagonal"
+    ):
+        nb.intensity_score(mixed3, [], 1.0)
     with pytest.raises(TypeError, match="density: expected PPP"):
         nb.intensity_score([[0.0]], [], 1.0)
 

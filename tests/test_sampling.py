@@ -169,6 +169,46 @@ def test_pmbm_cardinality_is_the_hypothesis_mixture_of_poisson_plus_poisson_bino
     assert abs(_z(far.mean(), 0.35, 0.35 * 0.65, n)) < 4
 
 
+def _two_hypotheses():
+    g = lambda m: np.tile(np.eye(2), (m, 1, 1))  # noqa: E731
+    hyp0 = nb.MultiBernoulli.gaussian([0.9, 0.4], [[0.0, 0.0], [5.0, 5.0]], g(2))
+    hyp1 = nb.MultiBernoulli.gaussian([0.9, 1.0, 0.5], [[0.0, 0.0], [5.0, 5.0], [9.0, 0.0]], g(3))
+    return hyp0, hyp1, nb.PPP.gaussian([0.7], [[-20.0, 0.0]], g(1))
+
+
+def test_a_pooled_pmbm_gives_the_samples_of_its_unpooled_twin_bit_for_bit():
+    hyp0, hyp1, ppp = _two_hypotheses()
+    plain = nb.PMBM(ppp, (hyp0, hyp1), [0.3, 0.7])
+    # the pool holds each distinct Bernoulli once: (0, 0) with r = 0.9 is shared by both hypotheses
+    pool = nb.MultiBernoulli.gaussian(
+        [0.9, 0.4, 1.0, 0.5], [[0.0, 0.0], [5.0, 5.0], [5.0, 5.0], [9.0, 0.0]], np.tile(np.eye(2), (4, 1, 1))
+    )
+    pooled = nb.PMBM.pooled(ppp, pool, [np.array([0, 1]), np.array([0, 2, 3])], [0.3, 0.7])
+    assert pooled.is_pooled and not plain.is_pooled
+    a, b = nb.sample(plain, 500, seed=3), nb.sample(pooled, 500, seed=3)
+    assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.points, b.points)
+
+
+def test_one_hypothesis_draws_the_multi_bernoulli_stream_number_for_number():
+    hyp0, _, ppp = _two_hypotheses()
+    got = nb.sample(nb.PMB(ppp, hyp0), 300, seed=8)
+    rng = np.random.default_rng(8)
+    mb = sampling._sample_mb(hyp0, 300, rng)
+    want = sampling._unite(
+        [(np.arange(300), mb), (np.arange(300), sampling._sample_ppp(ppp, 300, rng))], 300, 2
+    )
+    assert np.array_equal(got.offsets, want.offsets) and np.array_equal(got.points, want.points)
+
+
+def test_hypotheses_of_different_single_object_families_are_sampled_one_by_one():
+    gauss = nb.MultiBernoulli.gaussian([1.0], [[0.0, 0.0]], np.eye(2)[None])
+    lap = nb.MultiBernoulli.laplace([1.0, 1.0], [[50.0, 0.0], [60.0, 0.0]], 1.0)
+    s = nb.sample(nb.MBM([gauss, lap], [0.25, 0.75]), 8000, seed=2)
+    assert set(np.unique(s.counts)) == {1, 2}
+    assert abs(_z((s.counts == 2).mean(), 0.75, 0.75 * 0.25, 8000)) < 4
+    assert np.all(np.abs(s.points[s.points[:, 0] < 25.0]) < 10.0)  # the Gaussian's, near the origin
+
+
 def test_sampling_is_reproducible_from_the_seed_and_a_generator_is_advanced():
     mb = nb.MultiBernoulli.gaussian([0.5, 0.5], [[0.0], [1.0]], [[[1.0]], [[1.0]]])
     a, b = nb.sample(mb, 50, seed=4), nb.sample(mb, 50, seed=4)

@@ -272,7 +272,7 @@ def test_leaderboard_shows_n_a_for_phd(study):
     out = study / "board.html"
     assert main(["leaderboard", "--tables", str(study / "tables"), "-o", str(out)]) == 0
     page = out.read_text()
-    assert "trajectory NLL mean [95 % CI]" in page and "rank traj. NLL" in page
+    assert "trajectory NLL mean<br>[95 % CI]" in page and "rank<br>traj. NLL" in page
     table = page[page.index("id=leaderboard") : page.index("</table>", page.index("id=leaderboard"))]
     rows = table.split("<tr>")[2:]
     phd = [r for r in rows if 'data-sort="phd"' in r]

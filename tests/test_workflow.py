@@ -17,7 +17,7 @@ import yaml
 
 from nllbench.cli import main
 from nllbench.cli.report import FIGURES
-from nllbench.measures.names import METRIC_STEP_VARIABLES
+from nllbench.measures.names import METRIC_STEP_VARIABLES, PROPER_STEP
 from nllbench.pipeline.aggregate import write_tables
 from nllbench.pipeline.config import validated_config
 from nllbench.pipeline.cube import long_table, read_long_table, read_step_cube
@@ -76,7 +76,8 @@ def test_dry_run_of_every_shipped_config(config, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts.get("aggregate") == 1 and counts.get("plot") == 12
+    # 12 figures of the study and proper_scores (on by default: evaluation.proper_scores)
+    assert counts.get("aggregate") == 1 and counts.get("plot") == 13
 
 
 def test_end_to_end_outputs(test_run):
@@ -284,6 +285,7 @@ def _long_from_metrics(dirs):
         if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
             series.append((0, "nll_exact", ds["nll_exact_value"].values))
         series += [(0, v, ds[v].values) for v in METRIC_STEP_VARIABLES if v != "theorem1_excluded"]
+        series += [(0, v, ds[v].values) for v in PROPER_STEP if v in ds.variables]  # where computed
         for q, name, vals in series:
             rows += [
                 {**base, "q": q, "step": int(k), "measure": name, "value": float(x)}

@@ -9,7 +9,11 @@ from nllbench.pipeline.report_items import (
     CaptionFile,
     figure_category,
     figure_labels,
+    sweep_figures,
 )
+
+# the figures this study draws (proper_scores only where the evaluation computes them: docs/scores.md)
+STUDY_FIGURES = sweep_figures(config["evaluation"])
 
 
 rule plot:

@@ -44,6 +44,13 @@ def print_row(row: dict, qs) -> None:
         f"MOTP {row['motp']:.4f}  IDF1 {row['idf1']:.4f}  switches {row['switches']}"
     )
     print(f"  Theorem 1: max |NLL - RHS| = {row['theorem1_max_abs_difference']:.2e}")
+    if "energy_score_mean" in row:  # the proper scores (docs/scores.md)
+        intensity = row.get("intensity_score_mean")
+        print(
+            f"  energy score {row['energy_score_mean']:.4f} +- {row['energy_score_mean_se']:.4f}  "
+            f"intensity score {'n/a' if intensity is None else f'{intensity:.4f}'}  "
+            f"cardinality RPS {row['cardinality_rps_mean']:.4f}"
+        )
 
 
 def warn_empty(row: dict, path) -> None:

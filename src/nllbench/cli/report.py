@@ -31,6 +31,7 @@ FIGURES = {
     "nees": "state consistency (ANEES and its chi-square interval)",
     "cardinality": "cardinality calibration (interval coverage and log score)",
     "trajectory": "trajectory NLL beside the per-frame NLL, IDF1 and HOTA, per labelled filter",
+    "proper_scores": "energy, intensity and cardinality scores beside the NLL and GOSPA against clutter",
 }
 
 #: The files of a --tables directory each figure reads (example and timing read no tables).
@@ -131,6 +132,8 @@ def _plot(args: argparse.Namespace) -> int:
             fig = plots.fig_nees(pd.read_csv(tables / "calibration.csv"))
         elif args.figure == "cardinality":
             fig = plots.fig_cardinality(pd.read_csv(tables / "calibration.csv"))
+        elif args.figure == "proper_scores":
+            fig = plots.fig_proper_scores(summary, q)
         elif args.figure == "trajectory":
             fig = plots.fig_trajectory(summary, q)
         else:

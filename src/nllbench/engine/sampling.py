@@ -244,27 +244,57 @@ def _sample_mb(mb: MultiBernoulli, n: int, rng: np.random.Generator) -> SetSampl
     exists = rng.random((n, len(mb))) < mb.r[None, :]  # r = 1: always (U < 1); r = 0: never
     _, comp = np.nonzero(exists)  # row-major: the points come out grouped by set
     counts = exists.sum(axis=1).astype(np.int64)
-    if isinstance(mb.densities, Gaussians):
-        points = _gaussian_draws(mb.densities, comp, rng)
-    elif isinstance(mb.densities, GaussianMixtures):
-        points = _mixture_draws(mb.densities, comp, rng)
-    else:
-        points = _laplace_draws(mb.densities, comp, rng)
-    return SetSamples._trusted(_offsets(counts), points)
+    return SetSamples._trusted(_offsets(counts), _draws(mb.densities, comp, rng))
 
 
 def _sample_pmbm(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
-    """``n`` sets from the PMBM: a hypothesis by weight, its MB, and the PPP, independently."""
-    expected = float(np.dot(pmbm.weights, [mb.r.sum() for mb in pmbm.hypotheses]))
+    """``n`` sets from the PMBM: a hypothesis by weight, its MB, and the PPP, independently.
+
+    All sets at once over the PMBM's shared Bernoullis (:attr:`PMBM.pool`): set i
+    holds the Bernoullis of its hypothesis h_i (:attr:`PMBM.members`), in order,
+    and Bernoulli j of it exists when U < r_j, one uniform U per (set,
+    Bernoulli) in set order. With one hypothesis this is the draw of
+    :func:`_sample_mb`, number for number.
+    """
+    try:
+        pool = pmbm.pool
+    except TypeError:  # hypotheses of different single-object families: no shared pool
+        return _sample_pmbm_by_hypothesis(pmbm, n, rng)
+    H, members = pmbm.n_hypotheses, pmbm.members
+    sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
+    index = np.concatenate(members).astype(np.int64, copy=False)
+    per_hypothesis = np.bincount(np.repeat(np.arange(H), sizes), weights=pool.r[index], minlength=H)
+    expected = float(pmbm.weights @ per_hypothesis)
     if pmbm.ppp is not None:
         expected += pmbm.ppp.total_rate
     _check_expected(n * expected, n, f"a {pmbm.family} of mean cardinality {expected:.6g}")
-    H = len(pmbm.hypotheses)
+    h_of = rng.choice(H, size=n, p=pmbm.weights) if H > 1 else np.zeros(n, dtype=np.int64)
+    held = sizes[h_of]  # Bernoullis of each set's hypothesis
+    first = _offsets(sizes)[h_of]  # where its members start in ``index``
+    within = np.arange(int(held.sum())) - np.repeat(_offsets(held)[:-1], held)
+    member = index[np.repeat(first, held) + within]  # (set, Bernoulli) pairs, set by set
+    exists = rng.random(member.shape[0]) < pool.r[member]  # r = 1: always (U < 1); r = 0: never
+    comp = member[exists]
+    counts = np.bincount(np.repeat(np.arange(n), held)[exists], minlength=n).astype(np.int64)
+    points = _draws(pool.densities, comp, rng)
+    parts = [(np.arange(n), SetSamples._trusted(_offsets(counts), points))]
+    if pmbm.ppp is not None:
+        parts.append((np.arange(n), _sample_ppp(pmbm.ppp, n, rng)))
+    return _unite(parts, n, pmbm.dim)
+
+
+def _sample_pmbm_by_hypothesis(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
+    """:func:`_sample_pmbm` one hypothesis at a time (for hypotheses of different single-object families)."""
+    H = pmbm.n_hypotheses
+    expected = float(np.dot(pmbm.weights, [pmbm.existence(h).sum() for h in range(H)]))
+    if pmbm.ppp is not None:
+        expected += pmbm.ppp.total_rate
+    _check_expected(n * expected, n, f"a {pmbm.family} of mean cardinality {expected:.6g}")
     h_of = rng.choice(H, size=n, p=pmbm.weights) if H > 1 else np.zeros(n, dtype=np.int64)
     parts = []
     for h in np.unique(h_of):
         rows = np.flatnonzero(h_of == h)
-        parts.append((rows, _sample_mb(pmbm.hypotheses[h], rows.shape[0], rng)))
+        parts.append((rows, _sample_mb(pmbm.hypothesis(int(h)), rows.shape[0], rng)))
     if pmbm.ppp is not None:
         parts.append((np.arange(n), _sample_ppp(pmbm.ppp, n, rng)))
     return _unite(parts, n, pmbm.dim)
@@ -285,6 +315,15 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     out = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=out[1:])
     return out
+
+
+def _draws(densities, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw from member ``comp[t]`` of ``densities`` (Gaussians, Gaussian mixtures or Laplaces) per t."""
+    if isinstance(densities, Gaussians):
+        return _gaussian_draws(densities, comp, rng)
+    if isinstance(densities, GaussianMixtures):
+        return _mixture_draws(densities, comp, rng)
+    return _laplace_draws(densities, comp, rng)
 
 
 def _gaussian_draws(g: Gaussians, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -23,7 +23,11 @@ normal cdf and phi its density:
 where z1..z4 = (hi_a - lo_b, hi_a - hi_b, lo_a - lo_b, lo_a - hi_b) / s and
 K(z) = phi(z) - |z| Phi(-|z|) (from the antiderivative z Phi(z) + phi(z) of
 Phi, split into max(z, 0) + K(z) so that the large linear parts cancel
-exactly into the overlap length). Without diagonal matrices the box
+exactly into the overlap length). With a correlated P_i in 2-D
+(and a diagonal R), the box and Gaussian term is c_R / V times the
+probability that N(mu_i, P_i + R) puts on the box, a bivariate normal
+rectangle probability, computed from Owen's T function
+(:func:`bivariate_normal_cdf`). Beyond 2-D, or with a correlated R, the box
 integrals are multivariate normal rectangle probabilities, which have no
 closed form: they are refused by the caller.
 """
@@ -34,7 +38,7 @@ import math
 
 import numba as nb
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import ndtr, owens_t
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
@@ -141,6 +145,76 @@ def box_gaussian(rates, lows, highs, s, w, means, var_diag) -> float:
     hi = (highs[:, None, :] - means[None, :, :]) / sd[None]
     factor = 0.5 * _SQRT_2PI * s * _cdf_diff(lo, hi) / _half_widths(lows, highs)[:, None, :]
     return float(rates @ np.prod(factor, axis=2) @ w)
+
+
+def bivariate_normal_cdf(h, k, rho, c):
+    """P(Z_1 <= h, Z_2 <= k) for a standard bivariate normal of correlation ``rho``, elementwise.
+
+    ``c`` = sqrt(1 - rho^2) > 0, passed in so that the caller can form it
+    without cancellation (sqrt(det C / (C_11 C_22)) for a covariance C). By
+    Owen's T function (Owen, "Tables for computing bivariate normal
+    probabilities", Ann. Math. Statist. 27, 1956, eq. (2.1); ``scipy.special.owens_t``,
+    the algorithm of Patefield and Tandy, J. Stat. Softw. 5(5), 2000):
+
+        Phi_2(h, k; rho) = (Phi(h) + Phi(k)) / 2 - T(h, a_h) - T(k, a_k) - beta,
+        a_h = (k - rho h) / (h c),  a_k = (h - rho k) / (k c),
+
+    beta = 1/2 when h k < 0 or (h k = 0 and h + k < 0), else 0; T(0, a_h) is
+    its limit sign(k) / 4, and Phi_2(0, 0; rho) = 1/4 + arcsin(rho) / (2 pi)
+    (Sheppard). Infinite limits: Phi_2 = 0 when h or k is -inf, Phi(k) when
+    h = +inf, Phi(h) when k = +inf.
+    """
+    h, k, rho, c = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (h, k, rho, c)))
+    finite = np.isfinite(h) & np.isfinite(k)
+    hf, kf = np.where(finite, h, 1.0), np.where(finite, k, 1.0)  # placeholders where a limit is infinite
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a_h = (kf - rho * hf) / (hf * c)
+        a_k = (hf - rho * kf) / (kf * c)
+    t_h = np.where(hf == 0, 0.25 * np.sign(kf), owens_t(hf, np.where(hf == 0, 0.0, a_h)))
+    t_k = np.where(kf == 0, 0.25 * np.sign(hf), owens_t(kf, np.where(kf == 0, 0.0, a_k)))
+    prod = hf * kf
+    beta = np.where((prod < 0) | ((prod == 0) & (hf + kf < 0)), 0.5, 0.0)
+    out = 0.5 * (ndtr(hf) + ndtr(kf)) - t_h - t_k - beta
+    out = np.where((hf == 0) & (kf == 0), 0.25 + np.arcsin(rho) / (2.0 * math.pi), out)
+    limits = np.where((h == -np.inf) | (k == -np.inf), 0.0, np.where(h == np.inf, ndtr(k), ndtr(h)))
+    return np.where(finite, out, limits)
+
+
+def _rectangle_2d(lo, hi, rho, c):
+    """P(lo < Z < hi) for a standard bivariate normal Z of correlation ``rho``; ``lo``, ``hi`` (..., 2).
+
+    A coordinate whose interval lies above 0 is reflected (Z_t -> -Z_t, which
+    negates rho once per reflected coordinate), so that each interval reaches
+    into the lower half and the four cdf values are small where the
+    rectangle is far in a tail: no difference of numbers near 1.
+    """
+    flip = lo > 0
+    lo, hi = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
+    rho = np.where(flip[..., 0] ^ flip[..., 1], -rho, rho)
+    l1, l2, h1, h2 = lo[..., 0], lo[..., 1], hi[..., 0], hi[..., 1]
+    cdf = bivariate_normal_cdf
+    return cdf(h1, h2, rho, c) - cdf(l1, h2, rho, c) - cdf(h1, l2, rho, c) + cdf(l1, l2, rho, c)
+
+
+def box_gaussian_2d(rates, lows, highs, s, w, means, covs) -> float:
+    """:func:`box_gaussian` in 2-D for any covariances ``covs`` (K, 2, 2); kernel sds ``s`` (2,).
+
+    <1_box / V, k-embedding of N(mu, P)> = (c_R / V) P(X in box) for X ~ N(mu, P + R),
+    c_R = 2 pi s_1 s_2, with the rectangle probability of a bivariate normal
+    (:func:`_rectangle_2d`).
+    """
+    if rates.shape[0] == 0 or w.shape[0] == 0:
+        return 0.0
+    C = covs + np.diag(s**2)[None]  # (K, 2, 2): P_i + R
+    sd = np.sqrt(np.stack([C[:, 0, 0], C[:, 1, 1]], axis=1))  # (K, 2)
+    rho = C[:, 0, 1] / (sd[:, 0] * sd[:, 1])
+    c = np.sqrt((C[:, 0, 0] * C[:, 1, 1] - C[:, 0, 1] * C[:, 1, 0]) / (C[:, 0, 0] * C[:, 1, 1]))
+    with np.errstate(over="ignore"):  # a box as wide as the float range: +-inf, handled as limits
+        lo = (lows[:, None, :] - means[None, :, :]) / sd[None]  # (B, K, 2)
+        hi = (highs[:, None, :] - means[None, :, :]) / sd[None]
+    prob = _rectangle_2d(lo, hi, rho[None, :], c[None, :])  # (B, K)
+    scale = np.prod(0.5 * _SQRT_2PI * s / _half_widths(lows, highs), axis=1)  # (B,): c_R / V_b
+    return float((rates * scale) @ prob @ w)
 
 
 def _k_part(z):

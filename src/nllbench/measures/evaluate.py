@@ -30,6 +30,10 @@ Conventions
   are counted (``estimator_empty_steps``), never silently passed over.
   Estimates without a label, or whose label an estimate of the same step
   already carries, get a fresh identity at every step.
+* Proper scores (``settings.proper_scores``): the set energy score (with its
+  Monte Carlo standard error), the intensity score and the cardinality RPS
+  per step, on the same density and marginal as the NLL; finite where the
+  NLL is infinite (:mod:`nllbench.measures.proper_run`, docs/scores.md).
 * Theorem 1: for each step, the PMB of the theorem built from the step's
   estimates (positions) in the scene's field of view; both sides and their
   difference are recorded. Truth objects outside the field of view (where the
@@ -50,19 +54,20 @@ from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.measures.hota import HOTAResult, hota
+from nllbench.measures.hota import HOTAResult
 from nllbench.measures.metrics import (
     CLEAR_RULES,
     ClearMOTResult,
     GOSPAResult,
     IdentityResult,
-    clear_mot,
     gospa,
-    identity_scores,
     ospa,
 )
 from nllbench.measures.names import NLL_STEP
-from nllbench.measures.tgospa import TGOSPAResult, tgospa
+from nllbench.measures.proper import MAX_SAMPLES
+from nllbench.measures.proper_run import ProperScores, step_proper_scores
+from nllbench.measures.run_sequence import fresh_identities, sequence_measures
+from nllbench.measures.tgospa import TGOSPAResult
 from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
 from nllbench.options import MAX_Q, option
 
@@ -94,6 +99,12 @@ class EvaluationSettings:
         None: the family's default).
     estimate_at : "posterior" (estimates from the stored posterior) or
         "update" (the filter's own, extracted before pruning and merging).
+    proper_scores : also the set energy score, the intensity score and the
+        cardinality RPS per step (:mod:`nllbench.measures.proper_run`,
+        docs/scores.md), on the density and marginal the NLL is evaluated on.
+    kernel_cov : s of their kernel covariance R = s I, in the evaluated
+        marginal's units squared (None: (cutoff / 2)^2, :attr:`kernel_variance`).
+    energy_samples : samples per step of the energy score.
     distance : "euclidean" or "mahalanobis" (the matching measures' distance; module notes).
     distance_dims : the number of leading state columns every distance of the
         point measures is on (2: x, y, the bird's-eye view of a 3-D state).
@@ -163,8 +174,39 @@ class EvaluationSettings:
         False, "CLEAR MOT and IDF1 pairs match when d < threshold (nuScenes) instead of d <= threshold",
         "bool", config=False,
     )  # fmt: skip
+    proper_scores: bool = option(
+        True, "also the set energy, intensity and cardinality scores (docs/scores.md)", "bool"
+    )
+    kernel_cov: float | None = option(
+        None,
+        "kernel covariance s of those scores, R = s I in position units squared (default: (cutoff/2)^2)",
+        "number",
+        low=0,
+        open_low=True,
+    )
+    energy_samples: int = option(
+        100, "samples per step of the energy score", "integer", low=2, high=MAX_SAMPLES
+    )
+
+    @property
+    def kernel_variance(self) -> float:
+        """s of the proper scores' kernel covariance R = s I: ``kernel_cov``, or (cutoff / 2)^2.
+
+        The default makes the kernel's standard deviation half the GOSPA
+        cut-off c: an estimate at distance c from an object is 2 kernel
+        standard deviations away (k = exp(-2) = 0.14), where GOSPA too stops
+        counting it as that object (docs/scores.md).
+        """
+        return float(self.kernel_cov) if self.kernel_cov is not None else (self.cutoff / 2.0) ** 2
 
     def __post_init__(self) -> None:
+        n = self.energy_samples
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
+            raise ValueError(f"energy_samples: expected an integer in [2, {MAX_SAMPLES}], got {n!r}")
+        k = self.kernel_cov
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, float, np.number))
+                              or not (math.isfinite(k) and k > 0)):  # fmt: skip
+            raise ValueError(f"kernel_cov: expected a positive number or None, got {k!r}")
         if self.estimator is not None and self.estimator not in RULES:
             raise ValueError(f"estimator: expected one of {RULES} or None, got {self.estimator!r}")
         if self.estimate_at not in ("posterior", "update"):
@@ -209,6 +251,8 @@ class RunMetrics:
     calibration : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CalibrationCounts`
         (of the density the NLL is evaluated on; the Q = max(qs) best association)
     cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
+    proper : the set energy, intensity and cardinality scores per step
+        (:class:`~nllbench.measures.proper_run.ProperScores`); None unless ``settings.proper_scores``
     trajectory : the run's trajectory NLL (:class:`nllbench.measures.trajectory.TrajectoryRun`),
         or None (not asked, or a posterior without labels); attached after the evaluation
     """
@@ -239,6 +283,7 @@ class RunMetrics:
     calibration: tuple[CalibrationCounts, ...] = ()
     cardinality: tuple[CardinalityScore, ...] = ()
     estimator_empty_steps: int = 0
+    proper: ProperScores | None = None
     trajectory: object | None = None
 
     @property
@@ -287,6 +332,8 @@ class RunMetrics:
             if self.nll_exact_available.all():
                 values = self.nll_exact_value
                 row["nll_exact"] = float(np.mean(values)) if np.isfinite(values).all() else math.inf
+        if self.proper is not None:
+            row.update(self.proper.summary())
         if self.trajectory is not None:
             row.update(self.trajectory.summary())
         return row
@@ -310,13 +357,16 @@ def evaluate_run(
     fov_high,
     settings: EvaluationSettings = EvaluationSettings(),
     estimates: Sequence | None = None,
+    seed: int = 0,
 ) -> RunMetrics:
     """Evaluate one run (one posterior and one truth set per step).
 
     ``estimates`` (one (states (k, d), labels (k,)) pair per step), if given,
     are the filter's own point estimates and replace the estimator.
+    ``seed`` (the run's) seeds the energy score's samples: step k draws from
+    ``numpy.random.default_rng([seed, k])``.
     """
-    return evaluate_runs(posteriors, truth, truth_ids, fov_low, fov_high, [settings], estimates)[0]
+    return evaluate_runs(posteriors, truth, truth_ids, fov_low, fov_high, [settings], estimates, seed)[0]
 
 
 def evaluation_grid(qs, cov_scales, probe_q: int) -> list[tuple[int, float]]:
@@ -329,19 +379,27 @@ def grid_settings(settings: EvaluationSettings, grid) -> list[EvaluationSettings
     """One settings per (Q, scale) pair of ``grid``: ``qs = (Q,)``, that scale.
 
     The exact NLL (if ``settings.exact``) does not depend on Q or the probe:
-    it is asked for once, at the smallest Q at scale 1.
+    it is asked for once, at the smallest Q at scale 1. The proper scores (if
+    ``settings.proper_scores``) do not depend on Q: they too are computed
+    once, for the unprobed posterior, in the same cell.
     """
     grid = [(int(q), float(s)) for q, s in grid]
     at_one = [q for q, s in grid if s == 1.0]
     first = min(at_one) if at_one else None
     return [
-        replace(settings, qs=(q,), cov_scale=s, exact=settings.exact and s == 1.0 and q == first)
+        replace(
+            settings,
+            qs=(q,),
+            cov_scale=s,
+            exact=settings.exact and s == 1.0 and q == first,
+            proper_scores=settings.proper_scores and s == 1.0 and q == first,
+        )
         for q, s in grid
     ]
 
 
 #: Fields in which the settings of one :func:`evaluate_runs` call may differ.
-VARYING = ("qs", "cov_scale", "exact")
+VARYING = ("qs", "cov_scale", "exact", "proper_scores")
 
 
 def evaluate_runs(
@@ -352,23 +410,28 @@ def evaluate_runs(
     fov_high,
     settings: Sequence[EvaluationSettings],
     estimates: Sequence | None = None,
+    seed: int = 0,
 ) -> list[RunMetrics]:
-    """``[evaluate_run(..., s) for s in settings]``, computing what they share once.
+    """``[evaluate_run(..., s, seed=seed) for s in settings]``, computing what they share once.
 
-    The settings may differ only in ``qs``, ``cov_scale`` and ``exact``
-    (:data:`VARYING`). Per step, the posterior is ranked once per covariance
+    The settings may differ only in ``qs``, ``cov_scale``, ``exact`` and
+    ``proper_scores`` (:data:`VARYING`). Per step, the posterior is ranked once per covariance
     scale for the union of the Qs asked at that scale (:func:`nllbench.engine.nll.nll_many`:
     the Q best associations are prefixes of one ranking, equal to separate
     calls to the last bit); the exact NLL is computed once per scale; the
     point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
     MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
     moves no estimate (the estimators read weights, existence probabilities
-    and means only). Each result equals the separate evaluation's value for
-    value; ``seconds`` is the whole shared evaluation's wall time and
-    ``nll_seconds`` that of the Murty NLL at its scale.
+    and means only); the proper scores once per covariance scale that some
+    settings ask them at (their cardinality RPS once for all scales). Each
+    result equals the separate evaluation's value for value; ``seconds`` is
+    the whole shared evaluation's wall time and ``nll_seconds`` that of the
+    Murty NLL at its scale.
     """
     settings = list(settings)
     _check_shared(settings)
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed: expected the run's seed, a non-negative integer, got {seed!r}")
     K, first = len(posteriors), settings[0]
     if estimates is not None and len(estimates) != K:
         raise ValueError(f"estimates: expected {K} steps like the posterior, got {len(estimates)}")
@@ -379,25 +442,44 @@ def evaluate_runs(
     hi = np.asarray(fov_high, dtype=float)
     scale = first.theorem_scale or scale_for_k_equal_rho(first.theorem_rho, lo.size)
     groups = _scale_groups(settings)
-    steps = []
+    proper_at = {s.cov_scale for s in settings if s.proper_scores}
+    steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
         base, y = _evaluated_density(density, X, first)
-        nlls, card = {}, None
+        nlls, card, rps = {}, None, None
         for s, (qs, exact) in groups.items():
             nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
             card = nlls[s].cardinality
+            if s in proper_at:
+                t_proper = time.perf_counter()
+                dens_eval = base if s == 1.0 else scale_covariances(base, s)
+                step = step_proper_scores(
+                    dens_eval, y, first.kernel_variance, first.energy_samples, seed, k, rps
+                )
+                propers[s].append(step)
+                rps = step.rps
+                proper_seconds[s] += time.perf_counter() - t_proper
         steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+    proper = {
+        s: ProperScores.of_steps(v, first.kernel_variance, first.energy_samples, seed, proper_seconds[s])
+        for s, v in propers.items()
+    }
     est_pts = [pt.points for _, pt in steps]
     est_ids, fresh = [], -1
     for _, pt in steps:  # fresh identities are numbered across the whole run
-        labels, fresh = _fresh_identities(pt.labels, fresh)
+        labels, fresh = fresh_identities(pt.labels, fresh)
         est_ids.append(labels)
     truth_pts = [pt.truth_points for _, pt in steps]
     est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
-    sequence = _sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
+    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
     seconds = time.perf_counter() - t0
-    return [_run_metrics(steps, s, sequence, seconds) for s in settings]
+    return [
+        replace(
+            _run_metrics(steps, s, sequence, seconds), proper=proper[s.cov_scale] if s.proper_scores else None
+        )
+        for s in settings
+    ]
 
 
 def _check_shared(settings: list[EvaluationSettings]) -> None:
@@ -593,38 +675,3 @@ def _step_estimates(density, k: int, estimates: Sequence | None, settings: Evalu
         return est.states, est.labels.copy(), est.covs
     states, labels = (np.asarray(a) for a in estimates[k])
     return states.reshape(-1, density.dim), labels.astype(np.int64).copy(), None
-
-
-def _fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
-    """Give a fresh negative identity to every estimate with no label (< 0) or a repeated one.
-
-    A label that an earlier estimate of the same step already carries (a PHD
-    component split over measurements) cannot name two tracks. ``labels`` is
-    changed in place; returns it and the next unused fresh identity.
-    """
-    _, first = np.unique(labels, return_index=True)
-    repeated = np.ones(labels.size, dtype=bool)
-    repeated[first] = False
-    for i in np.flatnonzero((labels < 0) | repeated):
-        labels[i] = fresh
-        fresh -= 1
-    return labels, fresh
-
-
-def _sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings: EvaluationSettings):
-    """The whole-run measures on the distance columns: CLEAR MOT, identity scores, trajectory GOSPA, HOTA.
-
-    ``est_covs`` (the estimates' covariance blocks per step, or None) make the
-    matching measures' distance Mahalanobis; trajectory GOSPA stays Euclidean.
-    """
-    gate = settings.threshold
-    if settings.strict_threshold:  # d < t is d <= the float below t
-        gate = float(np.nextafter(gate, 0.0))
-    cm = clear_mot(
-        truth_pts, truth_ids, est_pts, est_ids, gate, rule=settings.clear_rule, estimate_covs=est_covs
-    )
-    ids = identity_scores(truth_pts, truth_ids, est_pts, est_ids, gate, estimate_covs=est_covs)
-    tg = tgospa(truth_pts, truth_ids, est_pts, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
-    zero = settings.hota_threshold or settings.threshold
-    ho = hota(truth_pts, truth_ids, est_pts, est_ids, zero, estimate_covs=est_covs)
-    return cm, ids, tg, ho

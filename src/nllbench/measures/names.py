@@ -92,6 +92,16 @@ MEASURE_RUN = (
     "cardinality_log_score_mean",
 )
 
+#: Per-step proper scores beyond the NLL of a metrics file (``step``; present when the evaluation
+#: computed them, ``proper_scores``): the set energy score and its Monte Carlo standard error, the
+#: quadratic intensity score (absent where it has no closed form) and the cardinality RPS
+#: (:mod:`nllbench.measures.proper_run`, docs/scores.md).
+PROPER_STEP = ("energy_score", "energy_score_se", "intensity_score", "cardinality_rps")
+#: Their run means (metrics-file scalars and per-run table measures, q = 0) and the standard error
+#: of the energy score's run mean.
+PROPER_RUN = ("energy_score_mean", "energy_score_mean_se", "intensity_score_mean", "cardinality_rps_mean")
+#: The three proper scores' run means: summarised, compared in pairs and ranked; lower is better.
+PROPER_SCORES = ("energy_score_mean", "intensity_score_mean", "cardinality_rps_mean")
 #: The trajectory NLL's decomposition (``docs/trajectory.md``): the terms sum to the value. The
 #: engine declares the same tuple (:data:`nllbench.engine.trajectory.TRAJECTORY_TERMS`; a test keeps
 #: them equal); spelled out here so that reading the names does not load the compiled engine.
@@ -266,6 +276,15 @@ METRICS_VARIABLES: dict[str, MetricsVariable] = {
     "reliability_r_sum": _share("sum of r of the Bernoullis in the bin"),
     "reliability_explained": _count("Bernoullis in the bin matched to a true object"),
     "nees_pit_count": _count("pairs with chi2_cdf(NEES; d) in the bin"),
+    # per step and per run: proper scores beyond the NLL (dimensionless, kernel-embedding units)
+    "energy_score": _share("set energy score of the posterior at the truth"),
+    "energy_score_se": _share("Monte Carlo standard error of energy_score"),
+    "intensity_score": _share("quadratic intensity score of the posterior at the truth"),
+    "cardinality_rps": _share("ranked probability score of the cardinality at the true count"),
+    "energy_score_mean": _share("mean set energy score over steps"),
+    "energy_score_mean_se": _share("Monte Carlo standard error of energy_score_mean"),
+    "intensity_score_mean": _share("mean quadratic intensity score over steps"),
+    "cardinality_rps_mean": _share("mean cardinality ranked probability score over steps"),
 }
 
 # The run's trajectory NLL (labelled outputs only; docs/trajectory.md), declared with the rest.

@@ -385,9 +385,11 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
     truth : (n, d) array_like
     kernel_cov : float or (d, d) array_like
         R, symmetric positive definite; a scalar s stands for s I. A PPP
-        with uniform boxes needs a diagonal R and diagonal covariances for
-        its Gaussian components (the box integrals are products of
-        one-dimensional ones only then).
+        with uniform boxes needs a diagonal R, and beyond 2-D diagonal
+        covariances for its Gaussian components (the box integrals are
+        products of one-dimensional ones then; in 2-D a correlated
+        component's is a bivariate normal rectangle probability, by Owen's
+        T function).
 
     Returns
     -------
@@ -420,7 +422,9 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
         cross = me.gaussian_cross(w, means, summed._chol, logdet, float(np.linalg.slogdet(R)[1]), y)
     if rates.size:
         var_diag = np.diagonal(covs, axis1=1, axis2=2)
-        gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w, means, var_diag)
+        diag = _diagonal(covs)  # the others (2-D only, _check_separable): bivariate normal rectangles
+        gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w[diag], means[diag], var_diag[diag])
+        gram += 2.0 * me.box_gaussian_2d(rates, lows, highs, s, w[~diag], means[~diag], covs[~diag])
         gram += me.box_box(rates, lows, highs, s)
         cross += me.box_point(rates, lows, highs, s, y)
     yy = _self_sum(_whiten_checked(y, R))
@@ -450,22 +454,27 @@ def _intensity_parts(density):
         ppp = None
     else:
         ppp = density.ppp
-        for h, (wh, mb) in enumerate(zip(density.weights, density.hypotheses, strict=True)):
-            if isinstance(mb.densities, GaussianMixtures):
-                # a mixture Bernoulli's intensity r sum_c w_c N(m_c, P_c): one Gaussian per component
-                gm = mb.densities
-                ws.append((wh * mb.r)[gm.owner] * gm.weights)
-                ms.append(gm.components.means)
-                cs.append(gm.components.covs)
-                continue
-            if not isinstance(mb.densities, Gaussians):
-                raise ValueError(
-                    f"density: hypothesis {h} has {type(mb.densities).__name__} densities; the intensity "
-                    "score has a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
-                )
-            ws.append(wh * mb.r)
-            ms.append(mb.densities.means)
-            cs.append(mb.densities.covs)
+        # the shared Bernoullis once each: Bernoulli j weighs r_j times the total weight of the
+        # hypotheses holding it (no hypothesis is built; a pooled PMBM stores each Bernoulli once)
+        pool, members = density.pool, density.members
+        sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
+        held = np.concatenate(members).astype(np.int64, copy=False)
+        total = np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))
+        if isinstance(pool.densities, GaussianMixtures):
+            # a mixture Bernoulli's intensity r sum_c w_c N(m_c, P_c): one Gaussian per component
+            gm = pool.densities
+            ws.append((total * pool.r)[gm.owner] * gm.weights)
+            ms.append(gm.components.means)
+            cs.append(gm.components.covs)
+        elif isinstance(pool.densities, Gaussians):
+            ws.append(total * pool.r)
+            ms.append(pool.densities.means)
+            cs.append(pool.densities.covs)
+        else:
+            raise ValueError(
+                f"density: its Bernoullis have {type(pool.densities).__name__} densities; the intensity "
+                "score has a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
+            )
     if ppp is not None:
         ws.append(ppp.weights)
         ms.append(ppp.gaussians.means)
@@ -486,20 +495,34 @@ def _intensity_parts(density):
     return w, means, covs, rates[keep_b], lows[keep_b], highs[keep_b]
 
 
+def _diagonal(covs: np.ndarray) -> np.ndarray:
+    """(K,) bool: which of the covariances ``covs`` (K, d, d) are diagonal."""
+    off = ~np.eye(covs.shape[1], dtype=bool)
+    return ~np.any(covs[:, off] != 0, axis=1)
+
+
 def _check_separable(R: np.ndarray, covs: np.ndarray) -> None:
-    """Refuse a box intensity unless R and every Gaussian covariance are diagonal (module docstring)."""
+    """Refuse a box intensity unless R is diagonal and every Gaussian covariance is diagonal or 2-D.
+
+    With a diagonal R the box terms are products of one-dimensional integrals
+    for diagonal covariances, and bivariate normal rectangle probabilities
+    for correlated ones in 2-D (Owen's T function,
+    :func:`nllbench.measures._mean_embedding.bivariate_normal_cdf`); in more
+    dimensions a correlated Gaussian's box integral is a multivariate normal
+    rectangle probability with no closed form.
+    """
     off = ~np.eye(R.shape[0], dtype=bool)
     if np.any(R[off] != 0):
         raise ValueError(
             "kernel_cov: the intensity score of a PPP with uniform boxes needs a diagonal kernel_cov "
             "(box integrals of a correlated Gaussian have no closed form), got off-diagonal entries"
         )
-    bad = np.flatnonzero(np.any(covs[:, off] != 0, axis=1))
-    if bad.size:
+    bad = np.flatnonzero(~_diagonal(covs))
+    if bad.size and R.shape[0] != 2:
         raise ValueError(
-            "density: the intensity score of a PPP with uniform boxes needs diagonal Gaussian "
-            f"covariances (box integrals of a correlated Gaussian have no closed form); component "
-            f"{int(bad[0])} of the intensity is not diagonal"
+            f"density: the intensity score of a PPP with uniform boxes in {R.shape[0]}-D needs diagonal "
+            "Gaussian covariances (box integrals of a correlated Gaussian have no closed form beyond 2-D); "
+            f"component {int(bad[0])} of the intensity is not diagonal"
         )
 
 
@@ -596,21 +619,26 @@ def _upper_tail(p: np.ndarray) -> np.ndarray:
 
 def _poisson_binomial_mixture(pmbm: PMBM) -> np.ndarray:
     """sum_h w_h PB(r_h): the pmf of the number of Bernoullis that exist, over 0..max_h m_h."""
-    m_max = max(len(mb) for mb in pmbm.hypotheses)
-    out = np.zeros(m_max + 1)
-    for w, mb in zip(pmbm.weights, pmbm.hypotheses, strict=True):
-        pb = poisson_binomial(mb.r)
-        out[: pb.shape[0]] += w * pb
-    return out
+    rs = [pmbm.existence(h) for h in range(pmbm.n_hypotheses)]  # no hypothesis built: r only
+    m_max = max(r.shape[0] for r in rs)
+    # every hypothesis at once, padded with r = 0 Bernoullis (which leave a pmf unchanged, exactly)
+    r = np.zeros((len(rs), m_max))
+    for h, rh in enumerate(rs):
+        r[h, : rh.shape[0]] = rh
+    return pmbm.weights @ poisson_binomial(r)
 
 
 def poisson_binomial(r: np.ndarray) -> np.ndarray:
-    """pmf over 0..m of the number of successes of independent Bernoullis ``r`` (m,), by convolution."""
-    pmf = np.zeros(r.shape[0] + 1)
-    pmf[0] = 1.0
-    for k, rk in enumerate(r):
-        pmf[1 : k + 2] = pmf[1 : k + 2] * (1.0 - rk) + pmf[: k + 1] * rk
-        pmf[0] *= 1.0 - rk
+    """pmf over 0..m of the number of successes of independent Bernoullis ``r`` (m,), by convolution.
+
+    ``r`` of shape (H, m) gives the H pmfs (H, m + 1) of its rows at once.
+    """
+    pmf = np.zeros((*r.shape[:-1], r.shape[-1] + 1))
+    pmf[..., 0] = 1.0
+    for k in range(r.shape[-1]):
+        rk = r[..., k, None]
+        pmf[..., 1 : k + 2] = pmf[..., 1 : k + 2] * (1.0 - rk) + pmf[..., : k + 1] * rk
+        pmf[..., :1] *= 1.0 - rk
     return pmf
 
 

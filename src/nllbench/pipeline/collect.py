@@ -11,7 +11,9 @@ it into
   per-run table (:func:`runs_frame`): run means over steps; NLL is +inf when
   any step is, with ``nll_finite_mean`` and ``nll_infinite_steps`` beside it;
   T-GOSPA (its terms summed over steps), HOTA, DetA, AssA, LocA and the per-run
-  calibration scores (:data:`~nllbench.measures.names.MEASURE_RUN`).
+  calibration scores (:data:`~nllbench.measures.names.MEASURE_RUN`), and the
+  proper scores' run means where the files have them
+  (:data:`~nllbench.measures.names.PROPER_RUN`).
 
 ``q = 0`` marks measures that do not depend on the Murty budget (GOSPA, OSPA,
 CLEAR MOT, IDF1, Theorem 1).
@@ -33,6 +35,8 @@ from nllbench.measures.names import (
     NLL_STEP_MEASURES,
     NLL_TERMS,
     POINT_RUN,
+    PROPER_RUN,
+    PROPER_STEP,
     TGOSPA_TERMS,
     TRAJECTORY_RUN,
 )
@@ -84,6 +88,9 @@ def step_records(ds, base: dict) -> list[tuple[dict, str, np.ndarray, np.ndarray
         out.append(({**base, "q": 0}, "nll_exact", steps, ds["nll_exact_value"].values))
     for name in POINT_STEP:
         out.append(({**base, "q": 0}, name, steps, ds[name].values))
+    for name in PROPER_STEP:  # the proper scores, where the run has them
+        if name in ds.variables:
+            out.append(({**base, "q": 0}, name, steps, ds[name].values))
     return out
 
 
@@ -153,6 +160,11 @@ def _measure_run_rows(ds, base: dict) -> list[dict]:
     rows += [
         {**base, "q": 0, "measure": name, "value": float(np.sum(ds[name].values))}
         for name in TGOSPA_TERMS
+        if name in ds.variables
+    ]
+    rows += [  # the proper scores' run means (docs/scores.md), where the run has them
+        {**base, "q": 0, "measure": name, "value": float(ds[name].values)}
+        for name in PROPER_RUN
         if name in ds.variables
     ]
     return rows

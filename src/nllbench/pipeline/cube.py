@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.names import NLL_STEP_MEASURES
+from nllbench.measures.names import NLL_STEP_MEASURES, PROPER_STEP
 
 #: The setting keys of a row of the per-run and summary tables (``q = 0`` for
 #: the measures that do not depend on the Murty budget).
@@ -27,13 +27,23 @@ LONG_COLUMNS = ["scenario", "seed", *KEYS[1:], "step", "measure", "value"]
 #: the Murty budget (``q = 0`` in the long table) have every dimension but ``q``.
 CUBE_DIMS = (*KEYS, "seed", "step")
 #: mask variable of each family of measures (the measures of a family are written together)
-_MASKS = {"nll": "nll_present", "nll_exact": "nll_exact_present", "point": "present"}
+_MASKS = {
+    "nll": "nll_present",
+    "nll_exact": "nll_exact_present",
+    "point": "present",
+    # the proper scores exist where the evaluation computed them (scale 1, one Q per run); the
+    # intensity score only where it has a closed form: a mask of its own
+    "proper": "proper_present",
+    "intensity": "intensity_present",
+}
 _COORD_TYPES = {"clutter": float, "pd": float, "cov_scale": float, "temper": float, "q": int, "seed": int}
 
 
 def _family(measure: str) -> str:
     if measure in NLL_STEP_MEASURES:
         return "nll"
+    if measure in PROPER_STEP:
+        return "intensity" if measure == "intensity_score" else "proper"
     return "nll_exact" if measure == "nll_exact" else "point"
 
 
@@ -46,7 +56,8 @@ def step_cube(records: Iterable[tuple[dict, str, np.ndarray, np.ndarray]]):
     MOT counts, Theorem 1, ...) over every dimension but ``q`` (they do not
     depend on the Murty budget). A cell exists when a metrics file gave it a
     value: the boolean variable named by a measure's ``ancillary_variables``
-    attribute (``nll_present``, ``nll_exact_present`` or ``present``) is True
+    attribute (``nll_present``, ``nll_exact_present``, ``present``, and for the
+    proper scores ``proper_present`` and ``intensity_present``) is True
     there. Absent cells (a probe not evaluated at that Q, steps past a shorter
     scenario's end, an exact NLL that was not tractable) hold NaN, the
     variable's NetCDF ``_FillValue``: read them only through the mask

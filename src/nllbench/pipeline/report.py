@@ -18,10 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.names import NLL_TERM_MEASURES
+from nllbench.measures.names import NLL_TERM_MEASURES, PROPER_SCORES
+from nllbench.pipeline.report_notes import (
+    SETTING,
+    estimator_html,
+    identity_note,
+    infinite_html,
+    infinite_nll,
+)
+from nllbench.pipeline.report_notes import setting_text as _setting_text
 from nllbench.pipeline.statistics import Q_MEASURES, RANKED
 
-SETTING = ["scenario", "clutter", "pd"]
 TERMS = NLL_TERM_MEASURES
 #: Each NLL term as a noun phrase that follows "through the" (no article of its own).
 TERM_MEANING = {
@@ -57,11 +64,6 @@ def _num(x) -> str:
     if math.isnan(x):
         return ""
     return "1e308" if x == math.inf else ("-1e308" if x == -math.inf else repr(x))
-
-
-def _setting_text(setting) -> str:
-    scenario, clutter, pd_ = setting
-    return f"{scenario}, clutter {clutter:g}, P_D {pd_:g}"
 
 
 def _select(df, **kw):
@@ -242,21 +244,22 @@ def _stat_cell(row, centre: str, low: str, high: str, why: str = "") -> str:
     )
 
 
+def short_setting(setting, settings) -> str:
+    """``setting`` by what varies among ``settings`` (the clutter rate alone in a clutter sweep)."""
+    parts = [
+        setting[0] if len({s[0] for s in settings}) > 1 else "",
+        f"clutter {setting[1]:g}",
+        f"P_D {setting[2]:g}" if len({s[2] for s in settings}) > 1 else "",
+    ]
+    return ", ".join(p for p in parts if p)
+
+
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
     """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
     mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); the trajectory NLL mean [CI]
     ("n/a" for a filter without track labels); ranks."""
     settings, filters = settings_and_filters(summary)
     from nllbench.pipeline.plots.captions import NO_IDENTITY, infinite_reason
-
-    def short(setting) -> str:
-        """The setting by what varies in the study (the clutter rate alone in a clutter sweep)."""
-        parts = [
-            setting[0] if len({s[0] for s in settings}) > 1 else "",
-            f"clutter {setting[1]:g}",
-            f"P_D {setting[2]:g}" if len({s[2] for s in settings}) > 1 else "",
-        ]
-        return ", ".join(p for p in parts if p)
 
     head = (
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median<br>[IQR]</th>"
@@ -289,7 +292,7 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
             mark = IDENTITY_MARK if f in NO_IDENTITY else ""
             body.append(
                 f'<tr><td class=l title="{html.escape(_setting_text(setting))}">'
-                f"{html.escape(short(setting))}</td>{_filter_cell(f, styles, mark)}"
+                f"{html.escape(short_setting(setting, settings))}</td>{_filter_cell(f, styles, mark)}"
                 + _stat_cell(nll, "median", "q25", "q75", why)
                 + _stat_cell(nll, "mean", "ci95_low", "ci95_high", why)
                 + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
@@ -303,110 +306,52 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
     return f"<table class=sortable id=leaderboard><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def infinite_nll(summary, q: int) -> list[dict]:
-    """Every (setting, filter) whose NLL at ``q`` is +inf in some seed, with the decomposition's reason.
+#: The proper scores' columns of :func:`proper_scores_html`: (measure, heading).
+PROPER_COLUMNS = (
+    ("energy_score_mean", "energy score"),
+    ("intensity_score_mean", "intensity score"),
+    ("cardinality_rps_mean", "cardinality RPS"),
+)
 
-    Each entry: ``setting``, ``filter``, ``k`` infinite seeds of ``n``, and
-    ``why``: the infinite term(s) and what they mean
-    (:func:`nllbench.pipeline.plots.captions.infinite_reason`).
+
+def proper_scores_html(summary, ranks, q: int, styles) -> str:
+    """The filter x setting table of the proper scores beside the NLL: NLL mean [95 % CI] (with its
+    infinite runs), then the set energy, intensity and cardinality scores mean [95 % CI] and their ranks.
+
+    Empty note when the tables have no proper scores (metrics files evaluated without them).
     """
-    from nllbench.pipeline.plots.captions import infinite_reason
-
-    out = []
-    rows = summary[(summary["measure"] == "nll") & (summary["q"] == q) & (summary["cov_scale"] == 1.0)]
-    for r in rows[rows["n_infinite"] > 0].sort_values([*SETTING, "filter"]).itertuples():
-        setting = (r.scenario, float(r.clutter), float(r.pd))
-        where = {"scenario": r.scenario, "clutter": r.clutter, "pd": r.pd}
-        out.append(
-            {
-                "setting": setting,
-                "filter": str(r.filter),
-                "k": int(r.n_infinite),
-                "n": int(r.n),
-                "why": infinite_reason(summary, str(r.filter), q, where),
-            }
-        )
-    return out
-
-
-def infinite_html(entries) -> str:
-    """One line per (setting, filter) with an infinite NLL: how many seeds, and why."""
-    if not entries:
-        return "<p class=note>No run's NLL is infinite.</p>"
-    items = "".join(
-        f"<li><b>{html.escape(e['filter'])}</b>, {html.escape(_setting_text(e['setting']))}: NLL infinite in "
-        f"{e['k']} of {e['n']} seeds; {html.escape(e['why'])}.</li>"
-        for e in entries
+    if not set(PROPER_SCORES) & set(summary["measure"]):
+        return "<p>No proper scores in these tables (the runs were evaluated without them).</p>"
+    settings, filters = settings_and_filters(summary)
+    head = (
+        "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL mean<br>[95 % CI]</th>"
+        + "".join(f"<th>{h} mean<br>[95 % CI]</th>" for _, h in PROPER_COLUMNS)
+        + "".join(f"<th>rank<br>{h}</th>" for _, h in PROPER_COLUMNS)
+        + "</tr>"
     )
+    body = []
+    for setting in settings:
+        for f in filters:
+            rows = [_row(summary, setting, f, m, 0) for m, _ in PROPER_COLUMNS]
+            if all(r is None for r in rows):
+                continue
+            rank_cells = []
+            for m, _ in PROPER_COLUMNS:
+                r = _rank(ranks, setting, f, m, 0)
+                cls = " class=best" if r == 1 else ""
+                rank_cells.append(
+                    f'<td{cls} data-sort="{r if r is not None else ""}">{r if r is not None else "–"}</td>'
+                )
+            body.append(
+                f'<tr><td class=l title="{html.escape(_setting_text(setting))}">'
+                f"{html.escape(short_setting(setting, settings))}</td>{_filter_cell(f, styles)}"
+                + _stat_cell(_row(summary, setting, f, "nll", q), "mean", "ci95_low", "ci95_high")
+                + "".join(_stat_cell(r, "mean", "ci95_low", "ci95_high") for r in rows)
+                + "".join(rank_cells)
+                + "</tr>"
+            )
     return (
-        "<p class=note>An infinite NLL is what the posterior says (it gives the truth zero density), not an "
-        "evaluation error; the NLL decomposition names the term (docs/evaluation.md).</p>"
-        f"<ul>{items}</ul>"
-    )
-
-
-def identity_note(summary, filters) -> str:
-    """Why the PHD and CPHD have near-zero MOTA and IDF1 next to a GOSPA close to the others', with numbers.
-
-    Empty when the study has neither. The numbers are the means over every
-    setting (covariance scale 1) of each filter's MOTA, IDF1 and GOSPA.
-    """
-    from nllbench.pipeline.plots.captions import NO_IDENTITY, num
-
-    plain = [f for f in filters if f in NO_IDENTITY]
-    if not plain:
-        return ""
-    base = summary[(summary["cov_scale"] == 1.0) & (summary["q"] == 0)]
-
-    def mean(f, m):
-        v = base[(base["filter"] == f) & (base["measure"] == m)]["mean"]
-        return num(v.mean()) if len(v) else "–"
-
-    numbers = "; ".join(
-        f"{f}: MOTA {mean(f, 'mota')}, IDF1 {mean(f, 'idf1')}, GOSPA {mean(f, 'gospa_mean')}" for f in filters
-    )
-    return (
-        f"<p class=note id=identities>† {html.escape(', '.join(plain))}: the estimates carry no track "
-        "identities that last (a CPHD estimate has none; a PHD tag follows a Gaussian component that splits "
-        "and merges), so the identity-aware measures (MOTA, IDF1, T-GOSPA's switches, HOTA's association) "
-        "charge them at nearly every step, while GOSPA, which compares each step's estimates without "
-        "identities, does not. A low MOTA or IDF1 here does not mean that the filter detects nothing. Means "
-        f"over the settings: {html.escape(numbers)}.</p>"
-    )
-
-
-def estimator_html(empty) -> str:
-    """The steps at which a filter's point estimator reported nothing while its posterior expected objects.
-
-    ``empty`` is :func:`nllbench.pipeline.cube.empty_estimate_steps` (None:
-    the study has no step cube). ``nllbench evaluate`` warns once per such
-    run in its job's log; here they are counted once, per filter.
-    """
-    if empty is None or empty.empty:
-        return "<p class=note>No step cube in the tables: the estimator's empty steps are not counted.</p>"
-    hit = empty[empty["empty_steps"] > 0]
-    if hit.empty:
-        return (
-            "<p>At no step did a point estimator report no object while the posterior expected at least one."
-            "</p>"
-        )
-    from nllbench.pipeline.plots.style import join_words, plural
-
-    parts = []
-    for f, g in hit.groupby("filter", sort=True):
-        total = empty[empty["filter"] == f]
-        parts.append(
-            f"<li><b>{html.escape(str(f))}</b>: {plural(int(g['empty_steps'].sum()), 'step')} of "
-            f"{int(total['steps'].sum()):,} in {plural(len(g), 'run')} of {len(total)} "
-            f"(at clutter {join_words(f'{c:g}' for c in sorted(g['clutter'].unique()))})</li>"
-        )
-    return (
-        f"<p>At {plural(int(hit['empty_steps'].sum()), 'step')} in {plural(len(hit), 'run')}, a filter's "
-        "point estimator reported no object while the expected number of objects of its posterior rounds "
-        "to at least one; GOSPA, MOTA, IDF1, T-GOSPA and HOTA count every object of such a step as missed. "
-        f"The evaluate jobs' logs warn once per run ({plural(len(hit), 'warning')}; docs/estimators.md "
-        "describes the estimators, e.g. <code>greedy</code> for a (C)PHD).</p>"
-        f"<ul>{''.join(parts)}</ul>"
+        f"<table class=sortable id=proper-scores><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
     )
 
 
@@ -651,6 +596,16 @@ Click a column header to sort.</p>
 {infinite_html(infinite_nll(summary, q))}
 <h3>Point estimator: empty steps</h3>
 {estimator_html(empty)}
+<h2>Proper scores beside the NLL (covariance scale 1)</h2>
+<p class=note>Three more proper scores of each posterior at the truth (docs/scores.md), per step on the
+position marginal, with sets embedded by a Gaussian kernel of covariance s I (s = (c / 2)^2 by default, c
+the GOSPA cut-off): the set energy score (strictly proper, like the NLL: its expectation is lowest only
+for the true multi-object density; estimated from samples of the posterior, its Monte Carlo standard error
+in tables/runs.csv), the quadratic intensity score (proper for the intensity, the posterior's first
+moment) and the ranked probability score of the number of objects. Lower is better for all three. Unlike
+the NLL they stay finite where a posterior gives the truth zero density: a filter with "inf" NLL runs gets
+a finite, comparable number here. Ranks as in the leaderboard (paired intervals over seeds).</p>
+<div class=wide>{proper_scores_html(summary, ranks, q, styles)}</div>
 <h2>Where NLL and GOSPA disagree, and why</h2>
 <p class=note>A pair is listed when the paired median differences of NLL and GOSPA prefer different
 filters. The explanation names the NLL term (from the decomposition) in which the NLL's loser is worse,

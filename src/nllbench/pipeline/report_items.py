@@ -34,6 +34,7 @@ SWEEP_ITEMS = (
     ReportItem("tgospa", "2 Filters", "5 trajectory-GOSPA decomposition"),
     ReportItem("hota", "2 Filters", "6 HOTA against NLL"),
     ReportItem("trajectory", "2 Filters", "7 trajectory NLL beside NLL, IDF1 and HOTA"),
+    ReportItem("proper_scores", "2 Filters", "8 proper scores beside NLL and GOSPA"),
     ReportItem("calibration", "3 Calibration", "1 covariance-scale probe"),
     ReportItem("reliability", "3 Calibration", "2 reliability diagrams"),
     ReportItem("nees", "3 Calibration", "3 NEES consistency"),
@@ -44,6 +45,16 @@ SWEEP_ITEMS = (
 TIMING_ITEM = ReportItem("timing", "5 Timing", "1 measured evaluation time")
 
 SWEEP_FIGURES = [item.figure for item in SWEEP_ITEMS]
+#: Figures drawn only when the evaluation computes what they show (evaluation config key).
+NEEDS = {"proper_scores": "proper_scores"}
+
+
+def sweep_figures(evaluation: dict) -> list[str]:
+    """The sweep figures a study draws: :data:`SWEEP_FIGURES` without those whose evaluation setting
+    (:data:`NEEDS`) the ``evaluation`` config turns off (a setting absent from it is on)."""
+    return [f for f in SWEEP_FIGURES if evaluation.get(NEEDS.get(f, ""), True)]
+
+
 _BY_FIGURE = {item.figure: item for item in (*SWEEP_ITEMS, TIMING_ITEM)}
 
 

@@ -206,6 +206,15 @@ def _estimation_settings(post, settings: EvaluationSettings, path) -> Evaluation
     return dataclasses.replace(settings, estimator=stored, estimate_at="update")
 
 
+def run_seed(attrs: dict) -> int:
+    """The run's seed recorded in a posterior or scenario file's attributes (0 when there is none).
+
+    It seeds the samples of the run's energy score (:func:`nllbench.measures.evaluate.evaluate_runs`).
+    """
+    seed = attrs.get("seed")
+    return int(seed) if seed is not None and int(seed) >= 0 else 0
+
+
 def evaluate_file(
     posterior_path,
     scenario_path,
@@ -262,6 +271,7 @@ def evaluate_file_many(
         data.attrs["fov_high"],
         settings,
         post.estimates,
+        seed=run_seed(post.attrs),
     )
     trajectory = _trajectory_runs(post, data, settings)
     keep = (

@@ -58,6 +58,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nllbench.measures.names import PROPER_SCORES
 from nllbench.pipeline.cube import KEYS
 
 BOOTSTRAP_SEED = 20210916  # fixed: the same runs give the same intervals, whatever the job order
@@ -79,6 +80,8 @@ BETTER_LOW = {
     "brier": True,
     "ece": True,
     "cardinality_log_score_mean": True,
+    # the proper scores beyond the NLL (docs/scores.md): energy, intensity, cardinality RPS
+    **dict.fromkeys(PROPER_SCORES, True),
     "trajectory_nll": True,
     "trajectory_nll_exact": True,
 }

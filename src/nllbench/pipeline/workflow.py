@@ -347,15 +347,19 @@ def score_settings(config: dict, name: str, q, cov_scale, batch) -> str:
     """``nllbench score --settings`` for tracker ``name`` at one (Q, covariance scale) (JSON).
 
     The ``evaluation`` section as for :func:`evaluate_settings`, for this one
-    Q and scale (the exact NLL at the smallest Q at scale 1 only), with the
-    tracker's name (``tracker``) and, recorded only, its config entry
-    (``entry``) and ``batch``: the provenance stored in its metrics files.
+    Q and scale (the exact NLL and the proper scores at the smallest Q at
+    scale 1 only, as :func:`nllbench.measures.evaluate.grid_settings` asks them
+    of the filters), with the tracker's name (``tracker``) and, recorded only,
+    its config entry (``entry``) and ``batch``: the provenance stored in its
+    metrics files.
     """
     e = config["evaluation"]
     q, cov_scale = int(q), float(cov_scale)
     out = {k: v for k, v in e.items() if k not in ("estimators", "cov_scales", "probe_q")}
-    exact = bool(e.get("exact")) and q == min(int(x) for x in e["q"]) and cov_scale == 1.0
-    out.update(q=[q], cov_scale=cov_scale, exact=exact, tracker=name, batch=int(batch))
+    first = q == min(int(x) for x in e["q"]) and cov_scale == 1.0
+    exact = bool(e.get("exact")) and first
+    proper = bool(e.get("proper_scores", True)) and first  # the validated config holds the key
+    out.update(q=[q], cov_scale=cov_scale, exact=exact, proper_scores=proper, tracker=name, batch=int(batch))
     out["entry"] = config["trackers"][name]
     return json.dumps(out, sort_keys=True)
 

@@ -21,6 +21,8 @@ from nllbench.measures.names import (
     METRICS_VARIABLES,
     NLL_STEP,
     POINT_RUN,
+    PROPER_RUN,
+    PROPER_STEP,
     TRAJECTORY_RUN,
     TRAJECTORY_WINDOW,
 )
@@ -47,6 +49,7 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
 
     data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
     data.update(_measure_variables(metrics))
+    data.update(_proper_variables(metrics))
     data.update(_trajectory_variables(metrics))
     data["step"] = (("step",), np.arange(metrics.steps))
     data["q"] = (("q",), np.array(metrics.qs, dtype=np.int64))
@@ -206,6 +209,8 @@ def _metrics_attrs(metrics, attrs: dict | None) -> dict:
         ),
         "nll_marginal": s.marginal,
     }
+    if getattr(metrics, "proper", None) is not None:
+        meta["proper_scores"] = json.dumps(metrics.proper.settings(), sort_keys=True)
     for k, v in (attrs or {}).items():
         meta.setdefault(k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
     return meta
@@ -287,6 +292,25 @@ def _measure_variables(metrics) -> dict:
     if interval is not None:
         scalars["anees_ci95_low"], scalars["anees_ci95_high"] = interval
     data.update({name: ((), value) for name, value in scalars.items() if value is not None})
+    return data
+
+
+def _proper_variables(metrics) -> dict:
+    """The proper scores of a metrics file, when the run has them (``metrics.proper``).
+
+    Per step (``step``): ``energy_score``, ``energy_score_se``,
+    ``intensity_score`` (absent where it has no closed form; the attribute
+    ``proper_scores`` says why) and ``cardinality_rps``; per run: their means
+    and ``energy_score_mean_se`` (:data:`~nllbench.measures.names.PROPER_RUN`).
+    """
+    proper = getattr(metrics, "proper", None)
+    if proper is None:
+        return {}
+    per_step = dict(
+        zip(PROPER_STEP, (proper.energy, proper.energy_se, proper.intensity, proper.rps), strict=True)
+    )
+    data = {name: (("step",), values) for name, values in per_step.items() if values is not None}
+    data.update({name: ((), value) for name, value in proper.summary().items()})
     return data
 
 
@@ -475,6 +499,9 @@ def read_metrics(path: str | os.PathLike):
             raise SchemaError(f"{path}: variable {name!r} is missing")
         values = np.asarray(ds.variables[name].values)  # the Variable: no DataArray built per check
         if values.dtype.kind == "f" and np.isnan(values).any():
+            raise SchemaError(f"{path}: variable {name!r}: NaN found (values are numbers or +-inf)")
+    for name in (*PROPER_STEP, *PROPER_RUN):  # optional: present when the run's proper scores were computed
+        if name in ds.variables and np.isnan(np.asarray(ds.variables[name].values)).any():
             raise SchemaError(f"{path}: variable {name!r}: NaN found (values are numbers or +-inf)")
     if "evaluation_settings" not in ds.attrs:
         raise SchemaError(f"{path}: attribute 'evaluation_settings' is missing")

@@ -62,10 +62,13 @@ def score_file(
     A truth given as a scenario file (``.nc``) is that scenario's truth, and
     labels the run like ``scenario_file``; with a scenario, the frames default
     to its steps 0..K-1, so that step k is the scenario's step k as for the
-    reference filters. ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
+    reference filters. The run's seed (``seed``, else the scenario's, else 0)
+    seeds the energy score's samples, as ``nllbench evaluate`` does.
+    ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
     Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
+    from nllbench.pipeline.runs import run_seed
     from nllbench.store import Output, committed_together, read_scenario, write_metrics
 
     extra: dict = {"tracks_file": _file_name(tracks), "truth_file": _file_name(truth)}
@@ -90,7 +93,14 @@ def score_file(
     # both files checked before scoring and committed together: a failure leaves neither
     with committed_together(*targets) as tmps:
         result = score(
-            tracks, truth, state=state, frames=frames, fill=fill, settings=settings, trajectory=trajectory
+            tracks,
+            truth,
+            state=state,
+            frames=frames,
+            fill=fill,
+            settings=settings,
+            trajectory=trajectory,
+            seed=run_seed(extra),
         )
         attrs = score_attrs(result, tracker, {**extra, **trajectory_attrs(result.metrics.trajectory)})
         write_metrics(result.metrics, tmps[0], attrs)

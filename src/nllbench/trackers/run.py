@@ -16,7 +16,7 @@ import numpy as np
 
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
-from nllbench.measures.names import NLL_TERMS
+from nllbench.measures.names import NLL_TERMS, PROPER_STEP
 from nllbench.measures.presets import preset_settings
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
@@ -112,6 +112,9 @@ class ScoreResult:
             clear_false_positives=m.clear.frame_false_positives,
             clear_switches=m.clear.frame_switches,
         )
+        if m.proper is not None:  # the proper scores per frame (docs/scores.md)
+            values = (m.proper.energy, m.proper.energy_se, m.proper.intensity, m.proper.rps)
+            cols.update({k: v for k, v in zip(PROPER_STEP, values, strict=True) if v is not None})
         if "switches" in self.not_applicable:
             for name in IDENTITY_FRAME_COLUMNS:
                 del cols[name]
@@ -147,6 +150,7 @@ def score(
     settings: EvaluationSettings = EvaluationSettings(),
     preset: str | None = None,
     trajectory=None,
+    seed: int = 0,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -159,11 +163,13 @@ def score(
         (every frame of either table), or None: both tables' frames, which must then be the same
         (a frame present in only one table is refused, named; see ``docs/score.md``)
     fill : the fill-ins (:class:`FillIns`)
-    settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, ...)
+    settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, proper scores, ...)
     preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
         distance and thresholds (:func:`nllbench.measures.presets.preset_settings`)
     trajectory : :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` or None: also the
         trajectory NLL on the same frames (``metrics.trajectory``; ``docs/trajectory.md``)
+    seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``
+        (k counts the scored frames from 0)
 
     Returns
     -------
@@ -181,7 +187,7 @@ def score(
     units = unit_check(t, y, fr, settings)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
-    metrics = evaluate_run(dens, X, ids, lo, hi, settings)
+    metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed)
     na = not_applicable(t, metrics)
     if trajectory is not None and t.ids is None:
         warnings.warn(TRAJECTORY_NO_ID_WARNING.format(label=t.label), UserWarning, stacklevel=2)

@@ -12,6 +12,7 @@ One module per section of the workflow's report (``workflow/rules/plot.smk``,
 * :mod:`~nllbench.pipeline.plots.filters` (2 Filters): :func:`fig_vs_clutter`,
   :func:`fig_decomposition`, :func:`fig_nll_vs_q`, :func:`fig_rank_agreement`,
   :func:`fig_tgospa`, :func:`fig_hota_vs_nll`;
+* :mod:`~nllbench.pipeline.plots.scores` (2 Filters): :func:`fig_proper_scores`;
 * :mod:`~nllbench.pipeline.plots.trajectory` (2 Filters): :func:`fig_trajectory`;
 * :mod:`~nllbench.pipeline.plots.calibration` (3 Calibration):
   :func:`fig_calibration`, :func:`fig_reliability`, :func:`fig_nees`,
@@ -40,6 +41,7 @@ from nllbench.pipeline.plots.filters import (
     fig_vs_clutter,
 )
 from nllbench.pipeline.plots.paper import fig_example
+from nllbench.pipeline.plots.scores import fig_proper_scores
 from nllbench.pipeline.plots.style import (
     AXIS_LABEL,
     DECOMPOSITION_TERMS,
@@ -79,6 +81,7 @@ __all__ = [
     "fig_hota_vs_nll",
     "fig_nees",
     "fig_nll_vs_q",
+    "fig_proper_scores",
     "fig_rank_agreement",
     "fig_reliability",
     "fig_tgospa",

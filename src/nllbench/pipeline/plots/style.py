@@ -31,6 +31,10 @@ MEASURE_LABEL = {
     "idf1": "IDF1",
     "tgospa": "T-GOSPA",
     "hota": "HOTA",
+    # the proper scores beyond the NLL (docs/scores.md)
+    "energy_score_mean": "energy score",
+    "intensity_score_mean": "intensity score",
+    "cardinality_rps_mean": "card. RPS",
 }
 # axis labels with units: NLL in nats (natural log), distances in the scenario's position units
 AXIS_LABEL = {
