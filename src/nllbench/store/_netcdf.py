@@ -347,7 +347,9 @@ def load(path: str | os.PathLike, content: str) -> Loaded:
 
     NetCDF-4 files are read with netCDF4 (auto mask and scale off, as
     xarray's ``decode_cf=False`` reads them), classic ones with scipy
-    (:func:`load_classic`): the same values and attributes.
+    (:func:`load_classic`): the same values and attributes (a text
+    coordinate, such as the state names, as an object array of ``str``,
+    where xarray's index gives ``<U``; no reader uses its values).
     """
     path = Path(path)
     if not path.exists():
