@@ -6,7 +6,7 @@ Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
 The public names below are imported on first use (a module-level
 ``__getattr__``, PEP 562): ``import nllbench`` alone loads no numerical
 library, and a command such as ``nllbench evaluate`` loads only the modules
-it runs (``docs/performance.md``, "Memory").
+it runs (``docs/store.md``, "Memory of the commands").
 """
 
 from __future__ import annotations

@@ -265,7 +265,7 @@ class Loaded:
     ``ds[name]``, ``attrs``, ``sizes``, ``data_vars`` (the variables that are no
     dimension's coordinate), ``drop_vars`` and ``assign``. Reading a file this
     way keeps xarray and pandas (about 80 MiB of libraries) out of
-    ``nllbench evaluate`` (docs/performance.md, "Memory").
+    ``nllbench evaluate`` (docs/store.md, "Memory of the commands").
     """
 
     def __init__(self, variables: dict[str, Variable], attrs: dict):
