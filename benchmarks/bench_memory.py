@@ -1,4 +1,5 @@
-"""Benchmark: memory of a read PMBM posterior, pooled against copied hypotheses, and of evaluating it.
+"""Benchmark: memory of a read PMBM posterior, pooled against copied hypotheses, and the peak resident
+set of ``nllbench evaluate`` and ``nllbench filter`` against earlier trees.
 
 A posterior file stores each step's distinct Bernoullis once and its global
 hypotheses as indices into them; :func:`nllbench.read_posterior` returns
@@ -22,9 +23,23 @@ drawn from about 12,900 distinct ones):
   (min) of the per-round ratios, and the floor of that process (its peak
   resident set before reading the posterior, after importing the modules
   and loading the compiled kernels) for scale;
-* the values: every NLL array of the two sides equal to the bit.
+* the peak resident set (``VmHWM``, read by the command's own process at its
+  end) of the commands ``nllbench evaluate POSTERIOR SCENARIO --q 1 10 100``
+  and ``nllbench filter SCENARIO --filter pmbm`` of this tree against the
+  same commands of earlier trees of the repository (``--baseline COMMIT``,
+  extracted with ``git archive``; default: 6163711, the last commit before
+  the pooled posterior, and 3312b58, the pooled posterior with every module
+  imported eagerly, xarray reading and writing the files), in interleaved
+  rounds after one unmeasured run of each (numba compiles into each tree's
+  cache); the median and the worst (min) of the per-round ratios baseline / this tree;
+* the values: every NLL array of the pooled and copied sides equal to the
+  bit; the metrics file of ``evaluate`` and the posterior file of
+  ``filter`` compared byte for byte with each baseline's (a baseline that
+  writes an older metrics schema: the variables both files hold, as
+  :func:`nllbench.read_metrics` reads them, compared to the bit).
 
 Run:  python benchmarks/bench_memory.py [--rounds 3] [--posterior P.nc --scenario S.nc]
+          [--baseline COMMIT ...] [--trees DIR]
 """
 
 from __future__ import annotations
@@ -36,6 +51,7 @@ import os
 import resource
 import subprocess
 import sys
+import tarfile
 import tempfile
 import tracemalloc
 from pathlib import Path
@@ -130,11 +146,119 @@ def run_worker(side: str, posterior: Path, scenario: Path, out: str) -> dict:
     return json.loads(Path(out + ".json").read_text())
 
 
+ROOT = Path(__file__).resolve().parents[1]
+#: The trees compared by default: before the pooled posterior; the pooled posterior, eager imports.
+BASELINES = ("6163711", "3312b58")
+
+#: Runs one nllbench command in this process and writes its peak resident set (VmHWM, MiB) to a file.
+RUNNER = """
+import sys
+from nllbench.cli import main
+rc = main(sys.argv[2:])
+with open("/proc/self/status") as f:
+    hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+open(sys.argv[1], "w").write(str(hwm / 1024))
+sys.exit(rc)
+"""
+
+
+def tree(commit: str, where: Path) -> Path:
+    """The ``src`` directory of ``commit`` of this repository, extracted (git archive) under ``where``."""
+    out = where / commit
+    if not (out / "src" / "nllbench").is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", commit, "src/nllbench"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        tmp = out / "src.tar"
+        tmp.write_bytes(archive)
+        with tarfile.open(tmp) as tar:
+            tar.extractall(out, filter="data")
+        tmp.unlink()
+    return out / "src"
+
+
+def command_peak(src: Path, args: list[str], out: Path) -> float:
+    """Peak RSS (MiB) of ``nllbench ARGS`` run with the package at ``src``."""
+    report = out.with_suffix(".hwm")
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    subprocess.run(
+        [sys.executable, "-c", RUNNER, str(report), *args], check=True, env=env, stdout=subprocess.DEVNULL
+    )
+    return float(report.read_text())
+
+
+def same_metrics(a: Path, b: Path) -> str:
+    """``"byte for byte"`` if the two metrics files are equal, else which read variables differ."""
+    if a.read_bytes() == b.read_bytes():
+        return "equal byte for byte"
+    import nllbench as nb
+
+    x, y = nb.read_metrics(a), nb.read_metrics(b)
+    common = sorted(set(x.variables) & set(y.variables))
+    differ = [n for n in common if np.asarray(x[n].values).tobytes() != np.asarray(y[n].values).tobytes()]
+    return (
+        f"files differ (schema {x.attrs['nllbench_schema_version']} against "
+        f"{y.attrs['nllbench_schema_version']}); of the {len(common)} variables both hold, "
+        + (f"{len(differ)} differ: {', '.join(differ)}" if differ else "all equal to the bit")
+    )
+
+
+def compare_commands(posterior: Path, scenario: Path, baselines, rounds: int, trees: Path, tmp: Path):
+    """Peak RSS of evaluate and filter, this tree against each baseline, interleaved in rounds."""
+    sides = {"this tree": ROOT / "src", **{c: tree(c, trees) for c in baselines}}
+    commands = {
+        "evaluate": lambda o: [
+            "evaluate",
+            str(posterior),
+            str(scenario),
+            "-o",
+            str(o),
+            "--q",
+            "1",
+            "10",
+            "100",
+        ],
+        "filter": lambda o: ["filter", str(scenario), "--filter", "pmbm", "-o", str(o)],
+    }
+    for name, args in commands.items():
+        for src in sides.values():  # unmeasured: numba compiles into the tree's cache
+            command_peak(src, args(tmp / f"warm-{name}.nc"), tmp / f"warm-{name}.nc")
+        peaks = {side: [] for side in sides}
+        for k in range(rounds):
+            order = list(sides) if k % 2 == 0 else list(sides)[::-1]
+            for side in order:
+                out = tmp / f"{name}-{side.replace(' ', '_')}-{k}.nc"
+                peaks[side].append(command_peak(sides[side], args(out), out))
+            print(
+                f"{name} round {k + 1}: peak RSS "
+                + ", ".join(f"{side} {peaks[side][-1]:.0f} MiB" for side in sides)
+            )
+        new = np.array(peaks["this tree"])
+        for side in baselines:
+            ratio = np.array(peaks[side]) / new
+            print(
+                f"{name}: peak RSS {side} / this tree: median {np.median(ratio):.2f}, min {ratio.min():.2f} "
+                f"over {rounds} rounds ({side} median {np.median(peaks[side]):.0f} MiB, this tree "
+                f"{np.median(new):.0f} MiB)"
+            )
+            mine, theirs = tmp / f"{name}-this_tree-0.nc", tmp / f"{name}-{side}-0.nc"
+            if name == "evaluate":
+                print(f"  metrics file against {side}: {same_metrics(mine, theirs)}")
+            else:
+                same = mine.read_bytes() == theirs.read_bytes()
+                print(f"  posterior file against {side}: {'equal' if same else 'differs'} byte for byte")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--posterior", type=Path)
     ap.add_argument("--scenario", type=Path)
+    ap.add_argument("--baseline", nargs="*", default=list(BASELINES), help="earlier commits to compare")
+    ap.add_argument("--trees", type=Path, help="keep the extracted trees (and their numba caches) here")
     ap.add_argument("--worker", nargs=4, metavar=("SIDE", "POSTERIOR", "SCENARIO", "OUT"))
     args = ap.parse_args()
     if args.worker:
@@ -179,6 +303,9 @@ def main() -> None:
             if not same:
                 raise SystemExit(f"round {k + 1}: the NLL arrays of the two sides differ")
         print("values: every NLL and GOSPA array of the two sides equal to the bit")
+        if args.baseline:
+            trees = args.trees or tmp / "trees"
+            compare_commands(posterior, scenario, args.baseline, args.rounds, trees, tmp)
 
 
 if __name__ == "__main__":

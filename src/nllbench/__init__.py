@@ -2,41 +2,100 @@
 
 Implements Pinto, Xia, Svensson, Wymeersch, "An Uncertainty-Aware Performance
 Measure for Multi-Object Tracking", IEEE Signal Processing Letters, 2021.
+
+The public names below are imported on first use (a module-level
+``__getattr__``, PEP 562): ``import nllbench`` alone loads no numerical
+library, and a command such as ``nllbench evaluate`` loads only the modules
+it runs (``docs/store.md``, "Memory of the commands").
 """
 
-from importlib import metadata as _metadata
+from __future__ import annotations
 
-from nllbench.engine.assignment import RankedAssignments, murty
-from nllbench.engine.densities import (
-    MBM,
-    PMB,
-    PMBM,
-    PPP,
-    GaussianMixtures,
-    Gaussians,
-    IIDCluster,
-    Laplaces,
-    MultiBernoulli,
-)
-from nllbench.engine.nll import NLLResult, nll, nll_many
-from nllbench.engine.sampling import SetSamples, sample
-from nllbench.measures.hota import HOTAResult, hota
-from nllbench.measures.metrics import GOSPAResult, gospa
-from nllbench.measures.presets import preset_settings
-from nllbench.measures.proper import (
-    EnergyScoreResult,
-    IntensityScoreResult,
-    cardinality_rps,
-    energy_score,
-    intensity_score,
-)
-from nllbench.measures.tgospa import TGOSPAResult, tgospa
-from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
-from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
-from nllbench.trackers.scoring import FillIns, ScoreResult, score
-from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
+from importlib import import_module as _import_module
+from importlib import metadata as _metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on first use below
+    from nllbench.engine.assignment import RankedAssignments, murty
+    from nllbench.engine.densities import (
+        MBM,
+        PMB,
+        PMBM,
+        PPP,
+        GaussianMixtures,
+        Gaussians,
+        IIDCluster,
+        Laplaces,
+        MultiBernoulli,
+    )
+    from nllbench.engine.nll import NLLResult, nll, nll_many
+    from nllbench.engine.sampling import SetSamples, sample
+    from nllbench.measures.hota import HOTAResult, hota
+    from nllbench.measures.metrics import GOSPAResult, gospa
+    from nllbench.measures.presets import preset_settings
+    from nllbench.measures.proper import (
+        EnergyScoreResult,
+        IntensityScoreResult,
+        cardinality_rps,
+        energy_score,
+        intensity_score,
+    )
+    from nllbench.measures.tgospa import TGOSPAResult, tgospa
+    from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
+    from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
+    from nllbench.trackers.scoring import FillIns, ScoreResult, score
+    from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
 
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
+
+#: The module of each public name (imported when the name is first read).
+_SOURCES = {
+    "nllbench.engine.assignment": ("RankedAssignments", "murty"),
+    "nllbench.engine.densities": (
+        "MBM",
+        "PMB",
+        "PMBM",
+        "PPP",
+        "GaussianMixtures",
+        "Gaussians",
+        "IIDCluster",
+        "Laplaces",
+        "MultiBernoulli",
+    ),
+    "nllbench.engine.nll": ("NLLResult", "nll", "nll_many"),
+    "nllbench.engine.sampling": ("SetSamples", "sample"),
+    "nllbench.measures.hota": ("HOTAResult", "hota"),
+    "nllbench.measures.metrics": ("GOSPAResult", "gospa"),
+    "nllbench.measures.presets": ("preset_settings",),
+    "nllbench.measures.proper": (
+        "EnergyScoreResult",
+        "IntensityScoreResult",
+        "cardinality_rps",
+        "energy_score",
+        "intensity_score",
+    ),
+    "nllbench.measures.tgospa": ("TGOSPAResult", "tgospa"),
+    "nllbench.measures.theorem1": ("Theorem1Result", "theorem1", "theorem1_pmb"),
+    "nllbench.store": ("SchemaError", "read_metrics", "read_posterior", "read_scenario", "write_posterior"),
+    "nllbench.trackers.scoring": ("FillIns", "ScoreResult", "score"),
+    "nllbench.trackers.trajectory": ("TrajectoryNLLResult", "trajectory_nll"),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module on first use and kept (PEP 562)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nllbench' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "MBM",

@@ -4,7 +4,9 @@ atomic compressed writes and validating reads (the per-kind modules build on the
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +81,116 @@ def write_dataset(
         ds.to_netcdf(tmp, engine="scipy" if classic else "netcdf4", format=file_format, encoding=encoding)
 
 
+#: NetCDF-3 type names a variable or attribute may not be named (the NetCDF users guide, "Names").
+_RESERVED_NC3 = {"byte", "char", "short", "ushort", "int", "uint", "int64", "uint64", "float", "real"}
+_RESERVED_NC3 |= {"double", "bool", "string"}
+_NC3_SPECIAL = set('_.@+- !"#$%&\\()*,:;<=>?[]^`{|}~')
+#: The classic types of the integer types classic NetCDF lacks (values checked to be equal).
+_NC3_COERCED = {"int64": "int32", "uint64": "int32", "uint32": "int32", "uint16": "int16", "uint8": "int8"}
+_NC3_COERCED["bool"] = "int8"
+
+
+def _nc3_name(name: str, what: str) -> str:
+    """``name`` if classic NetCDF can hold it (the NetCDF users guide's rule for names), else a ValueError."""
+
+    def ok(c: str) -> bool:
+        return c.isalnum() or len(c.encode("utf-8")) > 1
+
+    good = (
+        isinstance(name, str)
+        and name != ""
+        and unicodedata.normalize("NFC", name) == name
+        and name not in _RESERVED_NC3
+        and "/" not in name
+        and name[-1] != " "
+        and (ok(name[0]) or name[0] == "_")
+        and all(ok(c) or c in _NC3_SPECIAL for c in name)
+    )
+    if not good:
+        raise ValueError(f"{what} {name!r}: expected a name classic NetCDF can hold")
+    return name
+
+
+def _nc3_values(values) -> np.ndarray:
+    """``values`` in a classic NetCDF type: 64-bit and unsigned integers and bools narrowed, if exact."""
+    arr = np.asarray(values)
+    to = _NC3_COERCED.get(str(arr.dtype))
+    if to is not None:
+        cast = arr.astype(to)
+        if not (cast == arr).all():
+            raise ValueError(f"expected values that {to} holds, got {arr.dtype} values beyond it")
+        arr = cast
+    return arr
+
+
+def _nc3_attribute(value):
+    """An attribute value as classic NetCDF stores it: text as UTF-8 bytes, numbers as 1-D arrays."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    arr = _nc3_values(np.atleast_1d(value))
+    if arr.ndim > 1:
+        raise ValueError(f"expected a number or a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def write_classic(variables: dict, attrs: dict, path: str | os.PathLike) -> None:
+    """Write numeric ``variables`` (name -> (dims, values, attrs)) and global ``attrs`` as classic
+    NetCDF with 64-bit offsets (CDF-2), through a temporary file in the same directory, with scipy.
+
+    Byte for byte the file ``xarray.Dataset(variables, attrs=attrs).to_netcdf(path,
+    engine="scipy", format="NETCDF3_64BIT")`` writes with no fill values (what
+    :func:`write_dataset` did for metrics files), without importing xarray
+    and pandas: dimensions in the order the variables first use them, then
+    the global attributes, the variables in the given order with their
+    attributes; 64-bit and unsigned integers and bools stored in the classic
+    type that holds them (int64 -> int32, ...), text attributes as UTF-8,
+    numeric attributes as 1-D arrays (tested against xarray in tests/test_lean_memory.py).
+    """
+    from scipy.io import netcdf_file
+
+    encoded, dims = {}, {}
+    for name, (var_dims, values, var_attrs) in variables.items():
+        try:
+            arr = _nc3_values(values)
+        except ValueError as exc:
+            raise ValueError(f"variable {name!r}: {exc}") from None
+        if arr.dtype.kind not in "fi":
+            raise TypeError(f"variable {name!r}: expected numbers, got dtype {arr.dtype}")
+        if len(var_dims) != arr.ndim:
+            raise ValueError(f"variable {name!r}: expected {arr.ndim} dimension names, got {var_dims!r}")
+        for dim, n in zip(var_dims, arr.shape, strict=True):
+            if dims.setdefault(_nc3_name(dim, "dimension"), n) != n:
+                raise ValueError(f"variable {name!r}: dimension {dim!r} of length {n}, elsewhere {dims[dim]}")
+        encoded[_nc3_name(name, "variable")] = (tuple(var_dims), arr, _nc3_attributes(var_attrs))
+    global_attrs = _nc3_attributes(attrs)
+    with atomic_file(Path(path)) as tmp:
+        f = netcdf_file(tmp, mode="w", version=2)
+        try:
+            for dim, n in dims.items():
+                f.createDimension(dim, n)
+            for key, value in global_attrs.items():
+                setattr(f, key, value)
+            for name, (var_dims, arr, var_attrs) in encoded.items():
+                var = f.createVariable(name, arr.dtype, list(var_dims))
+                for key, value in var_attrs.items():
+                    setattr(var, key, value)
+                var[...] = arr
+        finally:
+            f.close()
+
+
+def _nc3_attributes(attrs: dict) -> dict:
+    out = {}
+    for key, value in attrs.items():
+        try:
+            out[_nc3_name(key, "attribute")] = _nc3_attribute(value)
+        except ValueError as exc:
+            raise ValueError(f"attribute {key!r}: {exc}") from None
+    return out
+
+
 def pool_covariances(ds):
     """``ds`` with each (N, d, d) covariance variable ``X`` stored as a pool of distinct upper triangles.
 
@@ -135,6 +247,74 @@ def unpool_covariances(ds, path):
 CLASSIC_MAGIC = (b"CDF\x01", b"CDF\x02")
 
 
+@dataclass(frozen=True)
+class Variable:
+    """One variable of a :class:`Loaded` file: dimension names, stored values, attributes."""
+
+    dims: tuple[str, ...]
+    values: np.ndarray
+    attrs: dict = field(default_factory=dict)
+
+
+class Loaded:
+    """A NetCDF file's variables and global attributes in memory, read without xarray.
+
+    The part of ``xarray.Dataset`` the readers of posterior and scenario files
+    use, with the same values as ``xarray.open_dataset(path, decode_cf=False).load()``
+    (stored values, no masking or scaling): ``variables`` (name -> :class:`Variable`),
+    ``ds[name]``, ``attrs``, ``sizes``, ``data_vars`` (the variables that are no
+    dimension's coordinate), ``drop_vars`` and ``assign``. Reading a file this
+    way keeps xarray and pandas (about 80 MiB of libraries) out of
+    ``nllbench evaluate`` (docs/store.md, "Memory of the commands").
+    """
+
+    def __init__(self, variables: dict[str, Variable], attrs: dict):
+        self.variables, self.attrs = dict(variables), dict(attrs)
+
+    def __getitem__(self, name: str) -> Variable:
+        return self.variables[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.variables
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """Each dimension's length, over the variables (in the order they first use it)."""
+        out: dict[str, int] = {}
+        for var in self.variables.values():
+            out.update(zip(var.dims, np.shape(var.values), strict=True))
+        return out
+
+    @property
+    def coords(self) -> list[str]:
+        """The dimension coordinates: variables named like their only dimension."""
+        return [name for name, var in self.variables.items() if var.dims == (name,)]
+
+    @property
+    def data_vars(self) -> list[str]:
+        coords = set(self.coords)
+        return [name for name in self.variables if name not in coords]
+
+    def drop_vars(self, names) -> Loaded:
+        names = {names} if isinstance(names, str) else set(names)
+        return Loaded({k: v for k, v in self.variables.items() if k not in names}, self.attrs)
+
+    def assign(self, new: dict) -> Loaded:
+        """With the variables ``new`` (name -> (dims, values[, attrs])) added at the end, or replaced."""
+        out = dict(self.variables)
+        for name, (dims, values, *attrs) in new.items():
+            out[name] = Variable(tuple(dims), np.asarray(values), dict(attrs[0]) if attrs else {})
+        return Loaded(out, self.attrs)
+
+    def to_xarray(self):
+        """The same content as an ``xarray.Dataset`` (dimension coordinates as coordinates)."""
+        import xarray as xr
+
+        variables = {name: xr.Variable(v.dims, v.values, v.attrs) for name, v in self.variables.items()}
+        coords = {name: variables.pop(name) for name in self.coords}
+        return xr.Dataset(variables, coords=coords, attrs=self.attrs)
+
+
 def open_dataset(path: str | os.PathLike, content: str):
     """The whole file at ``path`` as an undecoded ``xarray.Dataset``, its header checked.
 
@@ -142,7 +322,8 @@ def open_dataset(path: str | os.PathLike, content: str):
     the others (NetCDF-4, CDF-5) by xarray's netCDF4 engine; both as
     ``decode_cf=False`` gives them: stored values, no masking or scaling.
     Raises :class:`SchemaError` for an unreadable file, another ``content``
-    or a schema version this nllbench cannot read.
+    or a schema version this nllbench cannot read. :func:`load` reads the
+    same without xarray.
     """
     import xarray as xr
 
@@ -150,48 +331,89 @@ def open_dataset(path: str | os.PathLike, content: str):
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     try:
-        with open(path, "rb") as fh:
-            magic = fh.read(4)
-        if magic in CLASSIC_MAGIC:
-            ds = load_classic(path)
+        if _is_classic(path):
+            ds = load_classic(path).to_xarray()
         else:
             with xr.open_dataset(path, engine="netcdf4", decode_cf=False) as handle:
                 ds = handle.load()
     except (OSError, ValueError, RuntimeError, TypeError, KeyError, IndexError) as exc:
         raise SchemaError(f"{path}: not a readable NetCDF file ({exc})") from None
-    found = ds.attrs.get("content")
+    check_header(ds.attrs, path, content)
+    return ds
+
+
+def load(path: str | os.PathLike, content: str) -> Loaded:
+    """:func:`open_dataset` without xarray: the file as a :class:`Loaded`, its header checked.
+
+    NetCDF-4 files are read with netCDF4 (auto mask and scale off, as
+    xarray's ``decode_cf=False`` reads them), classic ones with scipy
+    (:func:`load_classic`): the same values and attributes (a text
+    coordinate, such as the state names, as an object array of ``str``,
+    where xarray's index gives ``<U``; no reader uses its values).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        ds = load_classic(path) if _is_classic(path) else _load_netcdf4(path)
+    except (OSError, ValueError, RuntimeError, TypeError, KeyError, IndexError) as exc:
+        raise SchemaError(f"{path}: not a readable NetCDF file ({exc})") from None
+    check_header(ds.attrs, path, content)
+    return ds
+
+
+def _is_classic(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(4) in CLASSIC_MAGIC
+
+
+def _load_netcdf4(path: Path) -> Loaded:
+    """A NetCDF-4 (or CDF-5) file through netCDF4, as xarray's netCDF4 engine reads it undecoded."""
+    import netCDF4
+
+    with netCDF4.Dataset(path, "r") as f:
+        variables = {}
+        for name, var in f.variables.items():
+            var.set_auto_maskandscale(False)
+            var.set_auto_chartostring(False)
+            attrs = {k: var.getncattr(k) for k in var.ncattrs()}
+            variables[name] = Variable(tuple(var.dimensions), np.asarray(var[...]), attrs)
+        attrs = {k: f.getncattr(k) for k in f.ncattrs()}
+    return Loaded(variables, attrs)
+
+
+def check_header(attrs, path, content: str) -> None:
+    """Refuse a file of another ``content`` or of a schema version this nllbench cannot read."""
+    found = attrs.get("content")
     if found != content:
         raise SchemaError(f"{path}: expected a {content} file (attribute content={content!r}), got {found!r}")
-    version = str(ds.attrs.get("nllbench_schema_version", ""))
+    version = str(attrs.get("nllbench_schema_version", ""))
     readable = READABLE_VERSIONS[content]
     if version not in readable:
         raise SchemaError(
             f"{path}: expected nllbench_schema_version {' or '.join(readable)}, got {version!r}"
         )
-    return ds
 
 
-def load_classic(path: str | os.PathLike):
-    """A classic NetCDF file as an undecoded ``xarray.Dataset``, read with scipy's NetCDF reader.
+def load_classic(path: str | os.PathLike) -> Loaded:
+    """A classic NetCDF file as a :class:`Loaded`, read with scipy's NetCDF reader.
 
-    The same dataset as ``xarray.open_dataset(path, engine="netcdf4",
+    The same content as ``xarray.open_dataset(path, engine="netcdf4",
     decode_cf=False).load()``: native-endian, writable arrays; text
     attributes as ``str`` (UTF-8, as netCDF4 writes them); a variable named
-    like its only dimension as that dimension's coordinate. scipy's
+    like its only dimension that dimension's coordinate. scipy's
     pure-Python reader takes a few milliseconds for a metrics file of about
     a hundred variables; netCDF4 through xarray several times that (docs/store.md).
     """
-    import xarray as xr
     from scipy.io import netcdf_file
 
     with netcdf_file(path, "r", mmap=False) as f:
         variables = {
-            name: xr.Variable(var.dimensions, _native(var.data), _text_attrs(var._attributes))
+            name: Variable(tuple(var.dimensions), _native(var.data), _text_attrs(var._attributes))
             for name, var in f.variables.items()
         }
         attrs = _text_attrs(f._attributes)
-    coords = {name: variables.pop(name) for name in list(variables) if variables[name].dims == (name,)}
-    return xr.Dataset(variables, coords=coords, attrs=attrs)
+    return Loaded(variables, attrs)
 
 
 def _native(values):

@@ -26,7 +26,7 @@ from nllbench.measures.names import (
     TRAJECTORY_RUN,
     TRAJECTORY_WINDOW,
 )
-from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_dataset
+from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_classic
 
 
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
@@ -45,16 +45,14 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     never dropped; counts are stored in the smaller of short and int that
     holds them (:func:`encode_variables`). Layout in ``docs/store.md``.
     """
-    import xarray as xr
-
     data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
     data.update(_measure_variables(metrics))
     data.update(_proper_variables(metrics))
     data.update(_trajectory_variables(metrics))
     data["step"] = (("step",), np.arange(metrics.steps))
     data["q"] = (("q",), np.array(metrics.qs, dtype=np.int64))
-    ds = xr.Dataset(encode_variables(data), attrs=classic_attrs(attrs_out(_metrics_attrs(metrics, attrs))))
-    write_dataset(ds, path, file_format=METRICS_FORMAT)
+    # scipy's classic writer without xarray: the same bytes, xarray and pandas left unimported
+    write_classic(encode_variables(data), classic_attrs(attrs_out(_metrics_attrs(metrics, attrs))), path)
 
 
 #: The on-disk format of metrics files since schema version 3 (classic NetCDF, 64-bit offsets).

@@ -33,7 +33,7 @@ from nllbench.store._netcdf import (
     get_ragged,
     header,
     jsonable,
-    open_dataset,
+    load,
     pool_covariances,
     ragged,
     unpool_covariances,
@@ -414,7 +414,7 @@ def _read_ppps(ds, path, K: int) -> list[PPP]:
 
 def read_posterior(path: str | os.PathLike) -> Posterior:
     """Read and validate a posterior file: one density per step, ready for ``nb.nll``."""
-    ds = unpool_covariances(open_dataset(path, "posterior"), path)
+    ds = unpool_covariances(load(path, "posterior"), path)
     K = int(ds.sizes.get("step", 0))
     family = ds.attrs.get("family")
     attrs = {k: jsonable(v) for k, v in ds.attrs.items()}

@@ -25,7 +25,7 @@ from nllbench.store._netcdf import (
     get_ragged,
     header,
     jsonable,
-    open_dataset,
+    load,
     ragged,
     write_dataset,
 )
@@ -134,7 +134,7 @@ def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> 
 
 def read_scenario(path: str | os.PathLike) -> ScenarioData:
     """Read and validate a scenario file."""
-    ds = open_dataset(path, "scenario")
+    ds = load(path, "scenario")
     K = int(ds.sizes.get("step", 0))
     truth = get_ragged(ds, path, "truth_count", "truth_state", K, 2)
     ids = get_ragged(ds, path, "truth_count", "truth_id", K, 1, integer=True)
