@@ -141,6 +141,7 @@ def test_write_classic_writes_the_bytes_xarray_wrote(run, tmp_path, posterior):
     sm.write_metrics(m, tmp_path / "lean.nc", attrs)
     data = {**sm._nll_variables(m), **sm._point_variables(m), **sm._run_variables(m)}
     data.update(sm._measure_variables(m))
+    data.update(sm._proper_variables(m))
     data.update(sm._trajectory_variables(m))
     data["step"] = (("step",), np.arange(m.steps))
     data["q"] = (("q",), np.array(m.qs, dtype=np.int64))
@@ -148,6 +149,7 @@ def test_write_classic_writes_the_bytes_xarray_wrote(run, tmp_path, posterior):
     write_dataset(ds, tmp_path / "xarray.nc", file_format=sm.METRICS_FORMAT)
     assert (tmp_path / "lean.nc").read_bytes() == (tmp_path / "xarray.nc").read_bytes()
     assert ("trajectory_nll" in ds) == (posterior == "pmbm.nc")
+    assert "energy_score" in ds  # the proper scores (on by default) are written the same way
 
 
 def test_write_classic_refuses_what_classic_netcdf_cannot_hold(tmp_path):
