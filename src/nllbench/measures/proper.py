@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import poisson
+from scipy.special import pdtr, pdtrc, pdtrik
 
 from nllbench.engine import validate as v
 from nllbench.engine.densities import (
@@ -599,7 +599,7 @@ def cardinality_cdf_sf(density, n: int = 0) -> tuple[np.ndarray, np.ndarray]:
         )
     k = np.arange(K + 1)
     if rate > 0:
-        cdf_p, sf_p = poisson.cdf(k, rate), poisson.sf(k, rate)
+        cdf_p, sf_p = pdtr(k, rate), pdtrc(k, rate)  # Poisson cdf and sf (what scipy.stats.poisson calls)
     else:
         cdf_p, sf_p = np.ones(K + 1), np.zeros(K + 1)
     # N = B + M with B ~ q and M ~ Poisson: F(k) = sum_b q_b F_P(k - b), S(k) = sum_b q_b S_P(k - b),
@@ -646,9 +646,10 @@ def _poisson_tail_index(rate: float) -> int:
     """The smallest k with P(Poisson(rate) > k) < RPS_TAIL (0 for rate 0)."""
     if rate == 0:
         return 0
-    k = int(poisson.isf(RPS_TAIL, rate))
-    while k > 0 and poisson.sf(k - 1, rate) < RPS_TAIL:
+    start = pdtrik(1.0 - RPS_TAIL, rate)  # near the answer; the two walks below make it exact
+    k = int(start) if math.isfinite(start) and start >= 0 else int(rate + 20.0 * math.sqrt(rate) + 50.0)
+    while k > 0 and pdtrc(k - 1, rate) < RPS_TAIL:
         k -= 1
-    while poisson.sf(k, rate) >= RPS_TAIL:
+    while pdtrc(k, rate) >= RPS_TAIL:
         k += 1
     return k
