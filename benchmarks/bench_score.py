@@ -33,43 +33,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
 from nllbench.trackers.scoring import FillIns, build_densities, score
 from nllbench.trackers.tracks import frame_list, truth_sets, validate_tracks, validate_truth
 
-N_BERNOULLI, N_TRUTH, SIZE = 50, 40, 300.0
-
-
-def make_tables(frames: int, seed: int = 0):
-    """40 objects per frame seen by 40 tracks (noisy means, r near 1) plus 10 false tracks (r low)."""
-    rng = np.random.default_rng(seed)
-    truth, tracks = [], []
-    for f in range(frames):
-        X = rng.uniform(0, SIZE, (N_TRUTH, 2))
-        truth.append(pd.DataFrame({"frame": f, "id": np.arange(N_TRUTH), "x": X[:, 0], "y": X[:, 1]}))
-        M = np.concatenate(
-            [X + rng.normal(0, 0.7, X.shape), rng.uniform(0, SIZE, (N_BERNOULLI - N_TRUTH, 2))]
-        )
-        r = np.concatenate([rng.uniform(0.7, 0.99, N_TRUTH), rng.uniform(0.01, 0.3, N_BERNOULLI - N_TRUTH)])
-        var = rng.uniform(0.3, 1.0, (N_BERNOULLI, 2))
-        tracks.append(
-            pd.DataFrame(
-                {
-                    "frame": f,
-                    "id": np.arange(N_BERNOULLI),
-                    "r": r,
-                    "x": M[:, 0],
-                    "y": M[:, 1],
-                    "var_x": var[:, 0],
-                    "var_y": var[:, 1],
-                    "cov_x_y": 0.1 * np.sqrt(var[:, 0] * var[:, 1]),
-                }
-            )
-        )
-    return pd.concat(tracks, ignore_index=True), pd.concat(truth, ignore_index=True)
-
+sys.path.insert(0, str(Path(__file__).parent))
+from scenes import N_TRACKS as N_BERNOULLI  # noqa: E402
+from scenes import N_TRUTH, SIZE, make_tables  # noqa: E402
 
 CHILD = """
 import json, sys, time

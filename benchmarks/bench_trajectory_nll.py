@@ -17,43 +17,16 @@ import argparse
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 import nllbench as nb
 from nllbench.measures.evaluate import EvaluationSettings
 
-N_LABELS, N_TRUTH, SIZE = 50, 40, 300.0
-
-
-def make_tables(frames: int, seed: int = 0):
-    """40 truths moving smoothly, tracked by 40 labels (noisy means, r near 1), plus 10 false labels."""
-    rng = np.random.default_rng(seed)
-    start = rng.uniform(0, SIZE, (N_TRUTH, 2))
-    step = rng.normal(0, 0.3, (frames, N_TRUTH, 2)).cumsum(axis=0)
-    truth, tracks = [], []
-    for f in range(frames):
-        X = start + step[f]
-        truth.append(pd.DataFrame({"frame": f, "id": np.arange(N_TRUTH), "x": X[:, 0], "y": X[:, 1]}))
-        M = np.concatenate([X + rng.normal(0, 0.7, X.shape), rng.uniform(0, SIZE, (N_LABELS - N_TRUTH, 2))])
-        r = np.concatenate([rng.uniform(0.7, 0.99, N_TRUTH), rng.uniform(0.01, 0.3, N_LABELS - N_TRUTH)])
-        var = rng.uniform(0.3, 1.0, (N_LABELS, 2))
-        tracks.append(
-            pd.DataFrame(
-                {
-                    "frame": f,
-                    "id": np.arange(N_LABELS),
-                    "r": r,
-                    "x": M[:, 0],
-                    "y": M[:, 1],
-                    "var_x": var[:, 0],
-                    "var_y": var[:, 1],
-                    "cov_x_y": 0.1 * np.sqrt(var[:, 0] * var[:, 1]),
-                }
-            )
-        )
-    return pd.concat(tracks, ignore_index=True), pd.concat(truth, ignore_index=True)
+sys.path.insert(0, str(Path(__file__).parent))
+from scenes import N_TRACKS as N_LABELS  # noqa: E402
+from scenes import N_TRUTH, SIZE, make_tables  # noqa: E402
 
 
 def main() -> int:
@@ -62,7 +35,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     args = p.parse_args()
     K = args.frames
-    tracks, truth = make_tables(K)
+    tracks, truth = make_tables(K, moving=True)
     fov = ((-50.0, -50.0), (SIZE + 50.0, SIZE + 50.0))
     kw = dict(q=10, undetected=(1.0, 0.5), fov=fov)
     settings = EvaluationSettings(qs=(10,))

@@ -299,6 +299,43 @@ def test_simulate_refuses_a_seed_given_twice(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+GRID = ["--posterior-dir", "{t}/post", "--scenario-dir", "{t}/scen", "--output-dir", "{t}/q{{q}}_cov{{cov}}"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["evaluate", *GRID, "--q", "1", "10", "1"], "--q: Q 1 is given twice; expected each Q once"),
+        (
+            ["evaluate", *GRID, "--cov-scales", "0.5", "1", "1.0"],  # 1 and 1.0: one scale
+            "--cov-scales: scale 1 is given twice; expected each scale once (one metrics directory each)",
+        ),
+        (
+            ["evaluate", *GRID, "--settings", '{{"q": [10], "cov_scales": [0.5, 0.5], "probe_q": 10}}'],
+            "--cov-scales: scale 0.5 is given twice",
+        ),
+        (
+            ["score", "{t}/tracks.csv", "{t}/truth.csv", "-o", "{t}/m.nc", "--q", "5", "5"],
+            "--q: Q 5 is given",
+        ),
+    ],
+)
+def test_evaluate_and_score_refuse_a_q_or_scale_given_twice(tmp_path, capsys, args, message):
+    """Repeated values are a typo: named, never merged into one Q or one scale directory."""
+    code, err = run([a.format(t=tmp_path) for a in args], capsys)
+    assert code == 2 and message in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refuse_repeats_names_the_first_repeated_value():
+    from nllbench.options import refuse_repeats
+
+    refuse_repeats([0.5, 1, 2], "--cov-scales", "scale")
+    refuse_repeats([], "--q", "Q")
+    with pytest.raises(ValueError, match=r"^--x: scale 0.25 is given twice; expected each scale once \(y\)$"):
+        refuse_repeats([1.0, 0.25, 2.0, 0.25, 1.0], "--x", "scale", " (y)")
+
+
 # ---------------------------------------------------------------------------------------------
 # Section 5: every error names what is wrong
 

@@ -291,8 +291,7 @@ def test_trajectory_figure_is_drawn(study):
 
     summary = pd.read_csv(study / "tables" / "summary.csv")
     fig = fig_trajectory(summary, 10)
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert any("n/a (no track labels): phd" in t for t in texts)
+    assert any("n/a (no track labels): phd" in ax.get_title() for ax in fig.axes)
     with pytest.raises(ValueError, match="trajectory_nll"):
         fig_trajectory(summary[summary["measure"] != "trajectory_nll"], 10)
 
@@ -372,6 +371,8 @@ def _runs_table():
 
 
 def test_trajectory_figure_marks_n_a_and_infinite_medians(tmp_path):
+    from test_plots import assert_legends_clear_of_panels
+
     from nllbench.pipeline.plots import fig_trajectory, save
     from nllbench.pipeline.statistics import summarise
 
@@ -379,8 +380,43 @@ def test_trajectory_figure_marks_n_a_and_infinite_medians(tmp_path):
     fig = fig_trajectory(summary, 10)
     assert len(fig.axes) == 4
     panel = fig.axes[0]
-    texts = [t.get_text() for t in panel.texts]
-    assert "n/a (no track labels): phd" in texts and "inf" in texts
-    legend = [t.get_text() for t in panel.get_legend().get_texts()]
-    assert legend == ["pmb", "pmbm (trajectory NLL inf in 2/3 seeds at 10)"]  # names what is infinite
+    assert "inf" in [t.get_text() for t in panel.texts]
+    assert panel.get_title().endswith("\nn/a (no track labels): phd")  # above the frame, on no point
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends  # one, below the panels; it names what is infinite and where
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "phd",
+        "pmb",
+        "pmbm (trajectory NLL inf in 2/3 seeds at clutter 10)",
+    ]
+    assert_legends_clear_of_panels(fig)
     assert save(fig, tmp_path / "trajectory.png")[0].stat().st_size > 1000
+
+
+def test_trajectory_figure_legend_joins_both_nll_panels_notes_per_row():
+    from test_plots import assert_legends_clear_of_panels
+
+    from nllbench.pipeline.plots import fig_trajectory
+    from nllbench.pipeline.statistics import summarise
+
+    runs = _runs_table()
+    runs.loc[(runs["filter"] == "pmb") & (runs["measure"] == "nll"), "value"] = math.inf  # every run
+    fig = fig_trajectory(summarise(runs), 10)
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == [
+        "phd",
+        "pmb (NLL inf in 3/3 seeds at every clutter rate)",
+        "pmbm (trajectory NLL inf in 2/3 seeds at clutter 10)",
+    ]
+    other = runs.assign(pd=0.7)  # a second row: each note names its row
+    other = other[~((other["filter"] == "pmbm") & (other["clutter"] == 10.0))]
+    fig = fig_trajectory(summarise(pd.concat([runs, other], ignore_index=True)), 10)
+    assert len(fig.axes) == 8 and len(fig.legends) == 1
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == [
+        "phd",
+        "pmb (williams15, P_D 0.7: NLL inf in 3/3 seeds at every clutter rate;"
+        " williams15, P_D 0.9: NLL inf in 3/3 seeds at every clutter rate)",
+        "pmbm (williams15, P_D 0.9: trajectory NLL inf in 2/3 seeds at clutter 10)",
+    ]
+    assert_legends_clear_of_panels(fig)

@@ -132,3 +132,18 @@ def from_args(cls, args: argparse.Namespace, prefix: str = "", **extra):
     values = {f.name: getattr(args, key) for key, f in options_of(cls, prefix).items() if hasattr(args, key)}
     values.update(extra)
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def refuse_repeats(values, option: str, noun: str, why: str = "") -> None:
+    """Raise ``ValueError`` naming ``option`` and the first value given twice (``why``: what each is for).
+
+    A list a user typed with a value twice is a typo, named, never dropped
+    silently: "--seeds: seed 0 is given twice; expected each seed once (one
+    file each)". Values are compared as numbers (``1`` and ``1.0`` are the same scale).
+    """
+    seen: set = set()
+    for value in values:
+        if value in seen:
+            shown = int(value) if isinstance(value, float) and value.is_integer() else value
+            raise ValueError(f"{option}: {noun} {shown} is given twice; expected each {noun} once{why}")
+        seen.add(value)

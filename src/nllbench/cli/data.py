@@ -32,6 +32,7 @@ from nllbench.options import (
     from_args,
     integer,
     number,
+    refuse_repeats,
 )
 
 #: What the batch directories of simulate and filter hold (recorded in their markers).
@@ -105,11 +106,7 @@ def check_simulation_work(args: argparse.Namespace, seeds: list[int], overrides:
     """
     from nllbench.simulation.scenarios import get_scenario, read_truth_csv
 
-    seen: set[int] = set()
-    for seed in seeds:
-        if seed in seen:
-            raise ValueError(f"--seeds: seed {seed} is given twice; expected each seed once (one file each)")
-        seen.add(seed)
+    refuse_repeats(seeds, "--seeds", "seed", " (one file each)")
     scenario = get_scenario(args.scenario, **overrides)
     steps, source = scenario.steps, f"the {args.scenario} preset's"
     if args.steps is not None:

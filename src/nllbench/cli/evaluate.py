@@ -28,9 +28,17 @@ METRICS_FILES = "metrics files"
 
 
 def parsed_evaluation_settings(args):
-    """EvaluationSettings from the options of ``evaluate`` or ``score`` (score: the default estimator)."""
-    from nllbench.measures.evaluate import EvaluationSettings
+    """EvaluationSettings from the options of ``evaluate`` or ``score`` (score: the default estimator).
 
+    A value given twice in ``--q`` or ``--cov-scales`` is refused, named (a typo, never merged).
+    """
+    from nllbench.measures.evaluate import EvaluationSettings
+    from nllbench.options import refuse_repeats
+
+    refuse_repeats(args.q or (), "--q", "Q")
+    refuse_repeats(
+        getattr(args, "cov_scales", None) or (), "--cov-scales", "scale", " (one metrics directory each)"
+    )
     return from_args(EvaluationSettings, args)
 
 

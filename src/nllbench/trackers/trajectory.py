@@ -198,6 +198,20 @@ def _parameter_provenance(rate, presence, R) -> dict:
     }
 
 
+def prepared(tracks, truth, *, q, undetected, unlisted_presence, **kw) -> tuple[TrajectoryInput, dict]:
+    """The tables laid out (:func:`prepare` with ``kw``) and the checked parameters, in that order.
+
+    Returns ``(inp, scoring)``: ``scoring`` holds the keywords of
+    :func:`~nllbench.measures.trajectory.score_statistics` but ``exact``: ``q``,
+    ``rate``, ``presence``, ``unlisted_presence`` (R) and ``fill_ins`` (the
+    provenance: the tables' fill-ins, the parameters and Q; callers may add keys).
+    """
+    inp = prepare(tracks, truth, **kw)
+    q, rate, presence, R = _check_parameters(q, undetected, unlisted_presence, inp.box)
+    prov = {**inp.fill_ins, **_parameter_provenance(rate, presence, R), "q": q}
+    return inp, {"q": q, "rate": rate, "presence": presence, "unlisted_presence": R, "fill_ins": prov}
+
+
 def trajectory_nll(
     tracks,
     truth,
@@ -249,22 +263,20 @@ def trajectory_nll(
     -------
     TrajectoryNLLResult
     """
-    inp = prepare(
-        tracks, truth, state=state, frames=frames, full_state=full_state, fill=fill, fov=fov, mixture=mixture
-    )
-    q, rate, presence, R = _check_parameters(q, undetected, unlisted_presence, inp.box)
-    stats, lab, tru, spans = window_statistics(inp)
-    prov = {**inp.fill_ins, **_parameter_provenance(rate, presence, R), "q": q}
-    return score_statistics(
-        stats,
-        inp.labels[lab],
-        inp.truths[tru],
-        inp.frames,
-        spans,
+    inp, scoring = prepared(
+        tracks,
+        truth,
         q=q,
-        exact=exact,
-        rate=rate,
-        presence=presence,
-        unlisted_presence=R,
-        fill_ins=prov,
+        undetected=undetected,
+        unlisted_presence=unlisted_presence,
+        state=state,
+        frames=frames,
+        full_state=full_state,
+        fill=fill,
+        fov=fov,
+        mixture=mixture,
+    )
+    stats, lab, tru, spans = window_statistics(inp)
+    return score_statistics(
+        stats, inp.labels[lab], inp.truths[tru], inp.frames, spans, exact=exact, **scoring
     )

@@ -22,8 +22,8 @@ from nllbench.trackers.tracks import DEFAULT_STATE
 from nllbench.trackers.trajectory import (
     TrajectoryNLLResult,
     _check_parameters,
-    _parameter_provenance,
     prepare,
+    prepared,
     score_statistics,
     window_statistics,
 )
@@ -35,6 +35,18 @@ def _window_bounds(n_frames: int, window) -> list[tuple[int, int]]:
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
         raise ValueError(f"window: expected a positive number of frames, got {window!r}")
     return [(k, min(k + int(window), n_frames)) for k in range(0, n_frames, int(window))]
+
+
+def scored_windows(inp, window, score, **kw):
+    """``(k0, k1, score(...))`` of each window ``[k0, k1)`` of ``window`` frames (None: one window).
+
+    ``score`` is :func:`~nllbench.measures.trajectory.score_statistics` or
+    :func:`~nllbench.measures.trajectory.score_window`, called with the
+    window's statistics, labels, truths, frames and spans and ``kw``.
+    """
+    for k0, k1 in _window_bounds(inp.frames.size, window):
+        stats, lab, tru, spans = window_statistics(inp, k0, k1)
+        yield k0, k1, score(stats, inp.labels[lab], inp.truths[tru], inp.frames[k0:k1], spans, **kw)
 
 
 def trajectory_nll_windows(
@@ -60,30 +72,21 @@ def trajectory_nll_windows(
     length, its labels those with a row in it, its truths those present in it).
     The tables are read once. :func:`windows_table` makes a table of the results.
     """
-    inp = prepare(
-        tracks, truth, state=state, frames=frames, full_state=full_state, fill=fill, fov=fov, mixture=mixture
+    inp, scoring = prepared(
+        tracks,
+        truth,
+        q=q,
+        undetected=undetected,
+        unlisted_presence=unlisted_presence,
+        state=state,
+        frames=frames,
+        full_state=full_state,
+        fill=fill,
+        fov=fov,
+        mixture=mixture,
     )
-    q, rate, presence, R = _check_parameters(q, undetected, unlisted_presence, inp.box)
-    prov = {**inp.fill_ins, **_parameter_provenance(rate, presence, R), "q": q, "window": int(window)}
-    out = []
-    for k0, k1 in _window_bounds(inp.frames.size, window):
-        stats, lab, tru, spans = window_statistics(inp, k0, k1)
-        out.append(
-            score_statistics(
-                stats,
-                inp.labels[lab],
-                inp.truths[tru],
-                inp.frames[k0:k1],
-                spans,
-                q=q,
-                exact=exact,
-                rate=rate,
-                presence=presence,
-                unlisted_presence=R,
-                fill_ins=prov,
-            )
-        )
-    return out
+    scoring["fill_ins"]["window"] = int(window)
+    return [res for _, _, res in scored_windows(inp, window, score_statistics, exact=exact, **scoring)]
 
 
 # ---------------------------------------------------------------------------

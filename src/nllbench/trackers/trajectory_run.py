@@ -45,17 +45,15 @@ def trajectory_of_tables(
     probes (:func:`~nllbench.trackers.trajectory.prepare`).
     """
     from nllbench.trackers.tracks import DEFAULT_STATE
-    from nllbench.trackers.trajectory import (
-        _check_parameters,
-        _parameter_provenance,
-        prepare,
-        window_statistics,
-    )
-    from nllbench.trackers.trajectory_fit import _window_bounds
+    from nllbench.trackers.trajectory import prepared
+    from nllbench.trackers.trajectory_fit import scored_windows
 
-    inp = prepare(
+    inp, scoring = prepared(
         tracks,
         truth,
+        q=q,
+        undetected=undetected,
+        unlisted_presence=unlisted_presence,
         state=DEFAULT_STATE if state is None else state,
         frames=frames,
         full_state=full_state,
@@ -65,32 +63,17 @@ def trajectory_of_tables(
         cov_scale=cov_scale,
         temper=temper,
     )
-    q, rate, presence, R = _check_parameters(q, undetected, unlisted_presence, inp.box)
-    prov = {**inp.fill_ins, **_parameter_provenance(rate, presence, R), "q": q}
+    prov = scoring["fill_ins"]
     if window is not None:
         prov["window"] = int(window)
     if fitted is not None:
         prov["fitted"] = fitted
     out, notes = [], []
-    for k0, k1 in _window_bounds(inp.frames.size, window):
-        stats, lab, tru, spans = window_statistics(inp, k0, k1)
-        res, note = score_window(
-            stats,
-            inp.labels[lab],
-            inp.truths[tru],
-            inp.frames[k0:k1],
-            spans,
-            q=q,
-            exact=exact,
-            rate=rate,
-            presence=presence,
-            unlisted_presence=R,
-            fill_ins=prov,
-        )
+    for k0, k1, (res, note) in scored_windows(inp, window, score_window, exact=exact, **scoring):
         out.append(res)
         if note:
             notes.append(f"frames {int(inp.frames[k0])}-{int(inp.frames[k1 - 1])}: {note}")
-    return TrajectoryRun(tuple(out), q, prov, "; ".join(notes))
+    return TrajectoryRun(tuple(out), scoring["q"], prov, "; ".join(notes))
 
 
 @dataclass(frozen=True)

@@ -39,10 +39,13 @@ def fig_trajectory(summary, q: int):
     """Trajectory NLL, NLL (median, IQR), IDF1 and HOTA (mean, 95 % interval) against clutter, per filter.
 
     One row of four panels per (scenario, P_D), covariance scale 1, the NLL
-    and the trajectory NLL at Q = ``q``. In the trajectory-NLL panel the
-    filters of the study that have none (no track labels) are listed as
+    and the trajectory NLL at Q = ``q``. In the trajectory-NLL panel's title
+    the filters of the study that have none (no track labels) are listed as
     "n/a"; an infinite median is an open triangle labelled "inf" at the top
-    edge (:func:`~nllbench.pipeline.plots.style.draw_series`).
+    edge (:func:`~nllbench.pipeline.plots.style.draw_series`). One legend
+    below the panels names each filter once, with the seeds whose trajectory
+    NLL or NLL is infinite per clutter rate (:func:`legend_labels`), so that
+    no legend covers data.
     """
     plt, _ = style.pyplot()
     style.require_measures(summary, ["trajectory_nll", "nll", "idf1", "hota"], "summary")
@@ -50,7 +53,7 @@ def fig_trajectory(summary, q: int):
     styles = style.filter_styles(summary["filter"].unique())
     groups = sorted({(str(s), float(p)) for s, p in zip(base["scenario"], base["pd"], strict=True)})
     fig, axes = plt.subplots(
-        len(groups), len(PANELS), figsize=(3.0 * len(PANELS) + 0.6, 3.1 * len(groups)), squeeze=False
+        len(groups), len(PANELS), figsize=(3.0 * len(PANELS) + 0.6, 3.1 * len(groups) + 0.5), squeeze=False
     )
     filters = sorted(base["filter"].unique())
     for row, (scenario, pd_) in zip(axes, groups, strict=True):
@@ -58,28 +61,51 @@ def fig_trajectory(summary, q: int):
         for ax, (measure, at_q, kind, label) in zip(row, PANELS, strict=True):
             data = style.pick(sub, measure=measure, q=q if at_q else 0)
             if len(data):
-                style.draw_series(ax, data, "clutter", styles, kind, measure=TITLES[measure])
+                style.draw_series(
+                    ax, data, "clutter", styles, kind, at="clutter", every=EVERY, measure=TITLES[measure]
+                )
                 ax.set_xticks(sorted(sub["clutter"].unique()))
             ax.set_xlabel("clutter rate (false measurements per scan)")
             ax.set_ylabel(label)
             qtext = f" (Q = {q})" if at_q else ""
-            ax.set_title(f"{scenario}, P_D {pd_:g}: {TITLES[measure]}{qtext}\n{kind[3]}", fontsize=7)
-            if measure in ("trajectory_nll", "nll") and len(data):
-                style.legend(ax, loc="best")
-            if measure == "trajectory_nll":
-                missing = [f for f in filters if f not in set(data["filter"])]
-                if missing:
-                    ax.text(
-                        0.02,
-                        0.02,
-                        "n/a (no track labels): " + ", ".join(missing),
-                        transform=ax.transAxes,
-                        fontsize=7,
-                        color="#555555",
-                        va="bottom",
-                    )
+            title = f"{scenario}, P_D {pd_:g}: {TITLES[measure]}{qtext}\n{kind[3]}"
+            missing = [f for f in filters if f not in set(data["filter"])]
+            if measure == "trajectory_nll" and missing:  # above the frame: it never covers a point
+                title += "\nn/a (no track labels): " + ", ".join(missing)
+            ax.set_title(title, fontsize=7)
     fig.set_layout_engine("constrained")
+    rows = [(f"{scenario}, P_D {pd_:g}", row[:2]) for row, (scenario, pd_) in zip(axes, groups, strict=True)]
+    style.legend_outside(fig, *legend_labels(rows))
     return style.captioned(fig, trajectory_caption(summary, q))
+
+
+#: How the legend notes name a note's points when they are all of a row's clutter rates.
+EVERY = "every clutter rate"
+
+
+def legend_labels(rows) -> tuple[list, list[str]]:
+    """One legend entry per filter: its line, its name and the infinite seeds of every row's NLL panels.
+
+    ``rows`` is a list of (row name, panels), the panels those whose lines
+    carry :func:`~nllbench.pipeline.plots.style.inf_note` labels ("pmbm
+    (trajectory NLL inf in 2/3 seeds at clutter 10)"). A filter's notes are
+    joined with "; ", each prefixed by its row's name when the figure has
+    more than one row: "pmbm (trajectory NLL inf in 2/3 seeds at clutter 10;
+    NLL inf in 1/3 seeds at clutter 10)".
+    """
+    handles: dict[str, object] = {}
+    notes: dict[str, list[str]] = {}
+    for name, panels in rows:
+        for ax in panels:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                filt, _, note = label.partition(" (")
+                handles.setdefault(filt, handle)
+                notes.setdefault(filt, [])
+                if note:
+                    notes[filt].append(f"{name}: {note[:-1]}" if len(rows) > 1 else note[:-1])
+    names = sorted(handles)
+    labels = [f + (f" ({'; '.join(notes[f])})" if notes[f] else "") for f in names]
+    return [handles[f] for f in names], labels
 
 
 def trajectory_caption(summary, q: int) -> str:
@@ -90,7 +116,7 @@ def trajectory_caption(summary, q: int) -> str:
     base = summary[(summary["cov_scale"] == 1.0) & (summary["q"] == q)]
     traj = base[base["measure"] == "trajectory_nll"]
     nll = base[base["measure"] == "nll"]
-    every = "every clutter rate"
+    every = EVERY
     found = []
     if len(traj):
         best = best_per(_values(traj, "clutter", "median"), "clutter", every)
