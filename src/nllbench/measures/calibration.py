@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+import numba as nb
 import numpy as np
 from scipy.special import chdtr, chdtri, gammaln, logsumexp
 
@@ -225,19 +226,49 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     pois = np.where(diff >= 0, log_pois[np.clip(diff, 0, K)], -np.inf)
     # the PPP is shared by the hypotheses: mix their Poisson-binomials first, then convolve once
     keep = log_w > -np.inf
-    log_pb_mix = logsumexp(log_pb[keep] + log_w[keep, None], axis=0)  # (M + 1,)
-    return logsumexp(log_pb_mix[:, None] + pois, axis=0), mean
+    log_pb_mix = _logsumexp_rows(log_pb[keep] + log_w[keep, None])  # (M + 1,)
+    return _logsumexp_rows(log_pb_mix[:, None] + pois), mean
+
+
+def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(a, axis=0)`` of a 2-D array; one row directly.
+
+    scipy's result for one row is ``log1p(0) + log(1) + a = 0 + a``: the row
+    plus 0.0 (so -0.0 becomes 0.0; infinities and NaN pass), the same bits
+    without scipy's overhead (most posteriors have one global hypothesis).
+    """
+    if a.shape[0] == 1:
+        return a[0] + 0.0
+    return logsumexp(a, axis=0)
 
 
 def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
-    """log P(sum of independent Bernoulli(r[h, k]) over k = i), (H, M) -> (H, M + 1), in log space."""
-    H, M = r.shape
+    """log P(sum of independent Bernoulli(r[h, k]) over k = i), (H, M) -> (H, M + 1), in log space.
+
+    The recursion over the Bernoullis, one at a time:
+    ``out'[i] = logaddexp(out[i] + log(1 - r_k), out[i - 1] + log r_k)`` (``out[-1] = -inf``),
+    compiled (:func:`_poisson_binomial_kernel`); the same operations on the
+    same numbers as NumPy's ``logaddexp`` on whole rows, so the same values
+    bit for bit (``tests/test_calibration_speed.py``).
+    """
     log_r, log_1mr = _log(r), _log(1.0 - r)
+    return _poisson_binomial_kernel(np.ascontiguousarray(log_r), np.ascontiguousarray(log_1mr))
+
+
+@nb.njit(cache=True)
+def _poisson_binomial_kernel(log_r, log_1mr):
+    """The recursion of :func:`_log_poisson_binomial` on (H, M) log r and log(1 - r)."""
+    H, M = log_r.shape
     out = np.full((H, M + 1), -np.inf)
-    out[:, 0] = 0.0
-    for k in range(M):
-        shifted = np.concatenate([np.full((H, 1), -np.inf), out[:, :-1]], axis=1)
-        out = np.logaddexp(out + log_1mr[:, k : k + 1], shifted + log_r[:, k : k + 1])
+    for h in range(H):
+        out[h, 0] = 0.0
+        for k in range(M):
+            a, b = log_1mr[h, k], log_r[h, k]
+            # downwards, so that out[h, i - 1] is still the previous step's; entries
+            # past k + 1 are -inf and stay so (logaddexp(-inf, -inf) = -inf), as in NumPy
+            for i in range(k + 1, 0, -1):
+                out[h, i] = np.logaddexp(out[h, i] + a, out[h, i - 1] + b)
+            out[h, 0] = np.logaddexp(out[h, 0] + a, -np.inf + b)
     return out
 
 
