@@ -25,7 +25,15 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench.engine import validate as v
-from nllbench.engine.densities import PMBM, PPP, MultiBernoulli, laplace_log_normaliser, log_box_volume
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    Laplaces,
+    MultiBernoulli,
+    _trusted,
+    laplace_log_normaliser,
+    log_box_volume,
+)
 from nllbench.engine.nll import NLLResult, nll
 from nllbench.measures.metrics import GOSPAResult, gospa
 
@@ -161,8 +169,7 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
     if X.size == 0:
         X = np.empty((0, lo.size))
     X = v.points(X, "estimates", dim=lo.size)
-    pmb = PMBM.pmb(setting.ppp, MultiBernoulli.laplace(np.full(X.shape[0], setting.rho), X, setting.scale))
-    X = pmb.hypotheses[0].means
+    pmb = _pmb(setting, X)
     Y = np.asarray(truth, dtype=float)
     if Y.size == 0:
         Y = np.empty((0, lo.size))
@@ -210,6 +217,15 @@ class _Setting:
     log_k: float
     scale: float
     offset: float
+
+
+def _pmb(setting: _Setting, X: np.ndarray) -> PMBM:
+    """The PMB of :func:`theorem1_pmb` on validated estimates X (m, d): the same arrays, built unchecked
+    (X is finite, rho in (0, 1), the scale positive, the PPP's dimension that of X)."""
+    m = X.shape[0]
+    laplaces = _trusted(Laplaces, centers=X, scales=np.full(m, setting.scale))
+    mb = _trusted(MultiBernoulli, r=np.full(m, setting.rho), densities=laplaces, labels=None)
+    return PMBM._of(setting.ppp, np.ones(1), (mb,))
 
 
 @functools.lru_cache(maxsize=32)
