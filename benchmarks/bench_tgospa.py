@@ -17,9 +17,9 @@ ratios' median and minimum, the worst round, are printed):
   round) and how the minimum was reached
   (:class:`~nllbench.measures._tgospa_solver.SolveStats`: conflicts, groups);
   in frames on two scenes: the benchmark's, whose conflicts grow about as
-  K^1.6 (it swaps identities of absent objects, and a truth may hold a label
-  at no cost while it does not exist, so such a swap can make a collision
-  as long as the run), and a fair one (swaps of present objects only,
+  K^1.6 (it swaps identities of absent objects too: a swap with a dead
+  object hands a present one the label the dead truth holds, at no cost, to
+  the end of the run, a collision as long as the run), and a fair one (swaps of present objects only,
   objects kept in the box), whose conflicts stay bounded (0 - 115 over 250
   - 4,000 frames): target for it about K^1.3 or less; the old MILP's
   exponent in frames from 250, 500 and 1,000 frames;
