@@ -295,6 +295,10 @@ class PPP:
         stacked = np.concatenate(parts, axis=0)
         if stacked.shape[0] == 0 or n == 0:
             return np.full(n, -np.inf)
+        if stacked.shape[0] == 1:
+            # one part (a single box, e.g. a uniform PPP): scipy's logsumexp of one row
+            # is 0 + 0 + a (so -0.0 becomes 0.0, and +-inf, nan pass), at a tenth of its cost
+            return stacked[0] + 0.0
         with np.errstate(divide="ignore"):
             return logsumexp(stacked, axis=0)
 

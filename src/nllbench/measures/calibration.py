@@ -36,11 +36,13 @@ counted in ``unassociated`` and adds nothing to the first two panels.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, fields
 
+import numba as nb
 import numpy as np
-from scipy.special import chdtr, chdtri, gammaln, logsumexp
+from scipy.special import chdtr, chdtri, gammaln
 
 from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, IIDCluster, MultiBernoulli
 
@@ -221,23 +223,82 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     j = np.arange(K + 1)
     log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
     # log P(N = k) = logsumexp_i log PB(i) + log Pois(k - i)
-    diff = j[None, :] - np.arange(M + 1)[:, None]  # (M + 1, K + 1)
-    pois = np.where(diff >= 0, log_pois[np.clip(diff, 0, K)], -np.inf)
+    below, index = _convolution_index(M, K)
+    pois = np.where(below, -np.inf, log_pois[index])  # (M + 1, K + 1)
     # the PPP is shared by the hypotheses: mix their Poisson-binomials first, then convolve once
     keep = log_w > -np.inf
-    log_pb_mix = logsumexp(log_pb[keep] + log_w[keep, None], axis=0)  # (M + 1,)
-    return logsumexp(log_pb_mix[:, None] + pois, axis=0), mean
+    log_pb_mix = _logsumexp_rows(log_pb[keep] + log_w[keep, None])  # (M + 1,)
+    return _logsumexp_rows(log_pb_mix[:, None] + pois), mean
+
+
+@functools.lru_cache(maxsize=64)
+def _convolution_index(M: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the convolution of counts 0..M with 0..K: where k - i < 0, and clip(k - i, 0, K); (M + 1, K + 1).
+
+    Read-only (shared by every call with the same M and K).
+    """
+    diff = np.arange(K + 1)[None, :] - np.arange(M + 1)[:, None]
+    below, index = diff < 0, np.clip(diff, 0, K)
+    below.setflags(write=False)
+    index.setflags(write=False)
+    return below, index
+
+
+def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(a, axis=0)`` of a real 2-D array, at half its cost.
+
+    The operations of scipy's (1.17) logsumexp, without its array-API layer:
+    per column, the largest entry a_max is kept out of the sum,
+    ``log1p(s / m) + log(m) + a_max`` with ``s`` the sum of exp(a - a_max)
+    over the other entries and ``m`` the number of entries equal to a_max,
+    and ``log(sum(exp(a)))`` where that is not finite (infinities, NaN). For
+    one row that is ``0 + 0 + a``: the row plus 0.0 (so -0.0 becomes 0.0); for none, -inf.
+    Equal to scipy's bit for bit (``tests/test_score_speed.py``).
+    """
+    if a.shape[0] == 0:
+        return np.full(a.shape[1], -np.inf)
+    if a.shape[0] == 1:
+        return a[0] + 0.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a_max = np.max(a, axis=0, keepdims=True)
+        mask = a == a_max
+        m = np.sum(mask, axis=0, keepdims=True, dtype=a.dtype)
+        s = np.sum(np.exp(np.where(mask, -np.inf, a) - a_max), axis=0, keepdims=True)
+        s = np.where(s == 0, s, s / m)
+        out = (np.log1p(s) + np.log(m) + a_max)[0]
+        bad = ~np.isfinite(out)
+        if bad.any():
+            out[bad] = np.log(np.sum(np.exp(a), axis=0))[bad]
+    return out
 
 
 def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
-    """log P(sum of independent Bernoulli(r[h, k]) over k = i), (H, M) -> (H, M + 1), in log space."""
-    H, M = r.shape
+    """log P(sum of independent Bernoulli(r[h, k]) over k = i), (H, M) -> (H, M + 1), in log space.
+
+    The recursion over the Bernoullis, one at a time:
+    ``out'[i] = logaddexp(out[i] + log(1 - r_k), out[i - 1] + log r_k)`` (``out[-1] = -inf``),
+    compiled (:func:`_poisson_binomial_kernel`); the same operations on the
+    same numbers as NumPy's ``logaddexp`` on whole rows, so the same values
+    bit for bit (``tests/test_score_speed.py``).
+    """
     log_r, log_1mr = _log(r), _log(1.0 - r)
+    return _poisson_binomial_kernel(np.ascontiguousarray(log_r), np.ascontiguousarray(log_1mr))
+
+
+@nb.njit(cache=True)
+def _poisson_binomial_kernel(log_r, log_1mr):
+    """The recursion of :func:`_log_poisson_binomial` on (H, M) log r and log(1 - r)."""
+    H, M = log_r.shape
     out = np.full((H, M + 1), -np.inf)
-    out[:, 0] = 0.0
-    for k in range(M):
-        shifted = np.concatenate([np.full((H, 1), -np.inf), out[:, :-1]], axis=1)
-        out = np.logaddexp(out + log_1mr[:, k : k + 1], shifted + log_r[:, k : k + 1])
+    for h in range(H):
+        out[h, 0] = 0.0
+        for k in range(M):
+            a, b = log_1mr[h, k], log_r[h, k]
+            # downwards, so that out[h, i - 1] is still the previous step's; entries
+            # past k + 1 are -inf and stay so (logaddexp(-inf, -inf) = -inf), as in NumPy
+            for i in range(k + 1, 0, -1):
+                out[h, i] = np.logaddexp(out[h, i] + a, out[h, i - 1] + b)
+            out[h, 0] = np.logaddexp(out[h, 0] + a, -np.inf + b)
     return out
 
 

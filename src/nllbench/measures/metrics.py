@@ -407,12 +407,15 @@ def clear_mot(
             pairs = _motmetrics_pairs(dist, oid, hid, last, threshold)
         else:
             pairs = _trackeval_pairs(dist, oid, hid, previous, threshold)
+        o_ids, h_ids = oid.tolist(), hid.tolist()
+        dsum, switches = 0.0, 0
         for i, j in pairs:
-            switch = oid[i] in last and last[oid[i]] != hid[j]
-            last[oid[i]] = hid[j]
-            fd[k] += dist[i, j]
-            fsw[k] += switch
-            fm[k] += not switch
+            o, h = o_ids[i], h_ids[j]
+            switch = o in last and last[o] != h
+            last[o] = h
+            dsum += float(dist[i, j])  # in pair order, as the per-frame sum always was
+            switches += switch
+        fd[k], fsw[k], fm[k] = dsum, switches, len(pairs) - switches
         fmiss[k] = Y.shape[0] - len(pairs)
         ffp[k] = X.shape[0] - len(pairs)
     matches, switches = int(fm.sum()), int(fsw.sum())
@@ -445,12 +448,13 @@ def _motmetrics_pairs(dist, oid, hid, last: dict, threshold: float) -> list[tupl
     o_used = np.zeros(n, dtype=bool)
     h_used = np.zeros(m, dtype=bool)
     pairs = []
-    for i, o in enumerate(oid):  # 1. keep established correspondences
-        if o in last:
-            js = np.flatnonzero(~h_used & (hid == last[o]))
-            if js.size and dist[i, js[0]] <= threshold:
-                o_used[i] = h_used[js[0]] = True
-                pairs.append((i, int(js[0])))
+    if last:  # 1. keep established correspondences (identities are distinct within a frame)
+        column = {h: j for j, h in enumerate(hid.tolist())}
+        for i, o in enumerate(oid.tolist()):
+            j = column.get(last.get(o))
+            if j is not None and not h_used[j] and dist[i, j] <= threshold:
+                o_used[i] = h_used[j] = True
+                pairs.append((i, j))
     ri, ci = np.flatnonzero(~o_used), np.flatnonzero(~h_used)  # 2. match the rest in the gate
     rows, cols = gated_matching(dist[np.ix_(ri, ci)], threshold)
     pairs += [(int(a), int(b)) for a, b in zip(ri[rows], ci[cols], strict=True)]
@@ -521,8 +525,10 @@ def identity_scores(
         n_pred += X.shape[0]
         if Y.shape[0] and X.shape[0]:
             d = _frame_distances(Y, X, estimate_covs, k)
-            for i, j in zip(*np.nonzero(d <= threshold), strict=True):
-                key = (int(np.asarray(oid).reshape(-1)[i]), int(np.asarray(hid).reshape(-1)[j]))
+            i, j = np.nonzero(d <= threshold)
+            o_ids = np.asarray(oid).reshape(-1)[i].tolist()
+            h_ids = np.asarray(hid).reshape(-1)[j].tolist()
+            for key in zip(o_ids, h_ids, strict=True):
                 counts[key] = counts.get(key, 0) + 1
     idtp = 0
     if counts:

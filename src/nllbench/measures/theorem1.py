@@ -17,6 +17,7 @@ GOSPA metric (p = 1, alpha = 2, cut-off c) in the metric D.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -24,7 +25,15 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench.engine import validate as v
-from nllbench.engine.densities import PMBM, PPP, MultiBernoulli, laplace_log_normaliser, log_box_volume
+from nllbench.engine.densities import (
+    PMBM,
+    PPP,
+    Laplaces,
+    MultiBernoulli,
+    _trusted,
+    laplace_log_normaliser,
+    log_box_volume,
+)
 from nllbench.engine.nll import NLLResult, nll
 from nllbench.measures.metrics import GOSPAResult, gospa
 
@@ -146,21 +155,28 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
         Existence probability, 0 < rho < 1; sets c = -2 log(1 - rho).
     scale : float
         Metric scale: D(x, y) = ||x - y|| / scale.
+
+    Notes
+    -----
+    The quantities that depend on the field of view, rho and the scale only
+    (the PPP, V, c, log k, the offset) are computed once per distinct
+    (low, high, rho, scale) and reused: a run checks every step with the
+    same ones. The PMB is the one :func:`theorem1_pmb` builds.
     """
-    pmb = theorem1_pmb(estimates, low, high, rho, scale)
     lo, hi = _fov(low, high)
-    X = pmb.hypotheses[0].means
+    setting = _setting(tuple(lo.tolist()), tuple(hi.tolist()), _rho(rho), v.positive_scalar(scale, "scale"))
+    X = np.asarray(estimates, dtype=float)
+    if X.size == 0:
+        X = np.empty((0, lo.size))
+    X = v.points(X, "estimates", dim=lo.size)
+    pmb = _pmb(setting, X)
     Y = np.asarray(truth, dtype=float)
     if Y.size == 0:
         Y = np.empty((0, lo.size))
     Y = v.points(Y, "truth", dim=lo.size)
     if np.any((Y < lo) | (Y > hi)):
         raise ValueError("truth: expected every object inside the field of view [low, high]")
-    rho = float(rho)
-    volume = _exp(_log_volume(lo, hi))  # inf when V itself overflows; the offset may not
-    c = -2.0 * math.log1p(-rho)
-    log_k = float(laplace_log_normaliser(scale, lo.size))
-    offset = _offset(lo, hi, rho)
+    rho, c, scale = setting.rho, setting.c, setting.scale
     # right-hand side: min over gamma, as a rectangular assignment on
     # min(D + log(k/rho), c) (an assigned pair never costs more than c)
     nx, ny = X.shape[0], Y.shape[0]
@@ -169,12 +185,63 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
         # a distance beyond the float range is +inf, and the cost of that pair is c exactly
         with np.errstate(over="ignore"):
             D = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2) / scale
-        cost = np.minimum(D + log_k - math.log(rho), c)
+        cost = np.minimum(D + setting.log_k - math.log(rho), c)
         rows, cols = linear_sum_assignment(cost)
         total += float(cost[rows, cols].sum())
-    rhs = offset + total
+    rhs = setting.offset + total
     res = nll(pmb, Y, q=1)
     g = gospa(X / scale, Y / scale, c=c, p=1)
     return Theorem1Result(
-        res.value, rhs, res.value - rhs, volume, rho, c, log_k, float(scale), offset, g, res
+        res.value,
+        rhs,
+        res.value - rhs,
+        setting.volume,
+        rho,
+        c,
+        setting.log_k,
+        scale,
+        setting.offset,
+        g,
+        res,
     )
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What Theorem 1 fixes before the estimates: the PPP, V, rho, c, log k, the scale and V (1 - rho)."""
+
+    ppp: PPP
+    volume: float
+    rho: float
+    c: float
+    log_k: float
+    scale: float
+    offset: float
+
+
+def _pmb(setting: _Setting, X: np.ndarray) -> PMBM:
+    """The PMB of :func:`theorem1_pmb` on validated estimates X (m, d): the same arrays, built unchecked
+    (X is finite, rho in (0, 1), the scale positive, the PPP's dimension that of X)."""
+    m = X.shape[0]
+    laplaces = _trusted(Laplaces, centers=X, scales=np.full(m, setting.scale))
+    mb = _trusted(MultiBernoulli, r=np.full(m, setting.rho), densities=laplaces, labels=None)
+    return PMBM._of(setting.ppp, np.ones(1), (mb,))
+
+
+@functools.lru_cache(maxsize=32)
+def _setting(lo: tuple, hi: tuple, rho: float, scale: float) -> _Setting:
+    """The :class:`_Setting` of a validated box (as tuples), rho and scale; computed once per distinct one.
+
+    The PPP is the one :func:`theorem1_pmb` builds, with read-only arrays
+    (it is shared by every call with these arguments).
+    """
+    lo_a, hi_a = np.array(lo), np.array(hi)
+    offset = _offset(lo_a, hi_a, rho)
+    ppp = PPP.uniform(offset, lo_a, hi_a)
+    for value in vars(ppp).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    volume = _exp(_log_volume(lo_a, hi_a))  # inf when V itself overflows; the offset may not
+    c = -2.0 * math.log1p(-rho)
+    log_k = float(laplace_log_normaliser(scale, lo_a.size))
+    return _Setting(ppp, volume, rho, c, log_k, float(scale), offset)
