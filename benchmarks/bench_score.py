@@ -18,6 +18,7 @@ trajectory-GOSPA values compared. ``--parts`` prints the CPU seconds of each
 part of ``score`` (wrappers around the functions ``evaluate_run`` calls).
 
 Run:  python benchmarks/bench_score.py [--frames 1000] [--rounds 3] [--against ../main/src] [--parts]
+      [--proper-scores]
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.trackers.scoring import FillIns, score
 import pandas as pd
 imported = time.perf_counter() - t0
-fill, settings = FillIns(1.0, (0.0, 0.0), ({size}, {size})), EvaluationSettings(qs=(10,))
+# the proper scores (docs/scores.md) exist only in trees that have them: off unless asked, like for like
+extra = {{"proper_scores": {proper}}} if "proper_scores" in EvaluationSettings.__dataclass_fields__ else {{}}
+fill, settings = FillIns(1.0, (0.0, 0.0), ({size}, {size})), EvaluationSettings(qs=(10,), **extra)
 tracks, truth = pd.read_csv({tracks!r}), pd.read_csv({truth!r})
 score(tracks[tracks.frame < 2], truth[truth.frame < 2], fill=fill, settings=settings)
 t, c = time.perf_counter(), time.process_time()
@@ -75,12 +78,14 @@ PARTS = (
     ("nllbench.measures.evaluate", "identity_scores", "IDF1"),
     ("nllbench.measures.evaluate", "tgospa", "trajectory GOSPA"),
     ("nllbench.measures.evaluate", "hota", "HOTA"),
+    ("nllbench.measures.evaluate", "step_proper_scores", "proper scores (energy, intensity, RPS)"),
 )
 
 
-def in_child(src: str, tracks: Path, truth: Path) -> dict:
-    """One ``score`` of the CSV files in a fresh process importing nllbench from ``src``."""
-    code = CHILD.format(size=SIZE, tracks=str(tracks), truth=str(truth))
+def in_child(src: str, tracks: Path, truth: Path, proper: bool = False) -> dict:
+    """One ``score`` of the CSV files in a fresh process importing nllbench from ``src`` (``proper``: with
+    the proper scores, in a tree that has them)."""
+    code = CHILD.format(size=SIZE, tracks=str(tracks), truth=str(truth), proper=proper)
     env = dict(os.environ, PYTHONPATH=src)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -125,9 +130,15 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--against", help="src directory of another checkout to time score against")
     p.add_argument("--parts", action="store_true", help="CPU seconds of each part of score")
+    p.add_argument(
+        "--proper-scores",
+        action="store_true",
+        help="also the proper scores (docs/scores.md; on by default in nllbench score): off by default here, "
+        "so that --against compares the same measures with a tree that has none",
+    )
     args = p.parse_args()
     K = args.frames
-    settings = EvaluationSettings(qs=(10,))
+    settings = EvaluationSettings(qs=(10,), proper_scores=args.proper_scores)
     fill = FillIns(1.0, (0.0, 0.0), (SIZE, SIZE))
     tracks, truth = make_tables(K)
     ok = True
@@ -181,8 +192,12 @@ def main() -> int:
             runs = {here: [], args.against: []}
             for _ in range(args.rounds):
                 for src in (args.against, here):
-                    runs[src].append(in_child(src, tmp / "tracks.csv", tmp / "truth.csv"))
-            print(f"\nscore (CSV) in a fresh process per round, this tree against {args.against}:")
+                    runs[src].append(in_child(src, tmp / "tracks.csv", tmp / "truth.csv", args.proper_scores))
+            scores = "with" if args.proper_scores else "without"
+            print(
+                f"\nscore (CSV) in a fresh process per round, this tree against {args.against} "
+                f"({scores} the proper scores where a tree has them):"
+            )
             for src, name in ((args.against, "other"), (here, "this")):
                 wall, cpu, imp = (
                     np.median([x[key] for x in runs[src]]) for key in ("seconds", "cpu", "import")
