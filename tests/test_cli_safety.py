@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import shutil
 import subprocess
 import sys
@@ -282,6 +283,33 @@ def test_find_conflicts_names_the_differing_settings(other, differs):
     else:
         assert [(x.path.name, y.path.parent.name, d) for x, y, d in found] == [("seed0.nc", "b", differs)]
     assert find_conflicts([first, run_record("a/seed0.nc", other)]) == []  # one file: one record
+
+
+def _fitted(q: int, rate: float, truth: str = "cal/seed100.nc", window: int = 10) -> str:
+    """A tracker's fill-ins as ``nllbench score`` records them: an undetected rate fitted at Q = ``q``."""
+    fitted = {"rate": rate, "calibration_nll": 400.0 + rate, "q": q, "truth": truth, "window": window}
+    return json.dumps({"undetected": {"kind": "uniform Poisson", "rate": rate, "fitted": fitted}})
+
+
+@pytest.mark.parametrize(
+    "other, differs",
+    [
+        # the grid's other Q: the fill-in is fitted at that Q, so the numbers it found differ by design
+        (attrs(evaluation={"qs": [10]}, fill_ins=_fitted(10, 0.2500115)), []),
+        # fitted on another calibration set, or with another window: another setting
+        (
+            attrs(evaluation={"qs": [10]}, fill_ins=_fitted(10, 0.25, truth="cal/seed7.nc")),
+            ["fill_ins.undetected"],
+        ),
+        (attrs(evaluation={"qs": [10]}, fill_ins=_fitted(10, 0.25, window=5)), ["fill_ins.undetected"]),
+        # the same Q and other numbers: not one fit
+        (attrs(fill_ins=_fitted(1, 0.3)), ["fill_ins.undetected"]),
+    ],
+)
+def test_fill_ins_fitted_at_each_files_q_are_compared_by_what_they_were_fitted_on(other, differs):
+    first = run_record("a/seed0.nc", attrs(fill_ins=_fitted(1, 0.2499999)))
+    found = find_conflicts([first, run_record("b/seed0.nc", other)])
+    assert [d for _, _, d in found] == ([differs] if differs else [])
 
 
 def test_read_run_records_skips_what_the_aggregation_will_name(data, tmp_path):

@@ -17,7 +17,9 @@ Compared settings (:func:`settings_of`): every evaluation setting but the
 budgets ``qs`` (each NLL row is labelled by its Q), ``exact`` (the exact NLL
 is computed once per grid) and the probe (a label of the run), the filter's
 parameters, a scored tracker's fill-ins and frames, and the scenario's steps
-and survival probability.
+and survival probability. A fill-in fitted on a calibration set is fitted at
+each file's own largest Q: between files of different Q its fitted numbers
+differ by design, so only what it was fitted on and how is compared.
 """
 
 from __future__ import annotations
@@ -110,11 +112,40 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _fitted_q(value):
+    """The Murty budget a fitted fill-in was fitted at (its ``fitted.q``), or None."""
+    fitted = value.get("fitted") if isinstance(value, dict) else None
+    return fitted.get("q") if isinstance(fitted, dict) else None
+
+
+def _configuration(value):
+    """A fitted fill-in without what the fit found: every real number and the budget ``q`` dropped."""
+    if isinstance(value, dict):
+        return {k: _configuration(v) for k, v in value.items() if k != "q" and not isinstance(v, float)}
+    return value
+
+
+def _fitted_alike(a, b) -> bool:
+    """Two fill-ins fitted at different budgets Q (each file's own, a free setting) on the same data
+    with the same configuration: their fitted numbers differ by design, not by a setting."""
+    qa, qb = _fitted_q(a), _fitted_q(b)
+    return qa is not None and qb is not None and qa != qb and _configuration(a) == _configuration(b)
+
+
 def differing_settings(a: RunRecord, b: RunRecord) -> list[str]:
-    """The setting names whose values differ between ``a`` and ``b`` (one absent counts as differing)."""
+    """The setting names whose values differ between ``a`` and ``b`` (one absent counts as differing).
+
+    A scored tracker's fill-in fitted at each file's own Q (``fill_ins.NAME`` with ``fitted.q``) may
+    differ in what the fit found between files of different Q; what it was fitted on and how must agree.
+    """
     missing = object()
     keys = sorted(set(a.settings) | set(b.settings))
-    return [k for k in keys if not _same(a.settings.get(k, missing), b.settings.get(k, missing))]
+    return [
+        k
+        for k in keys
+        if not _same(a.settings.get(k, missing), b.settings.get(k, missing))
+        and not _fitted_alike(a.settings.get(k), b.settings.get(k))
+    ]
 
 
 def find_conflicts(records: Sequence[RunRecord]) -> list[tuple[RunRecord, RunRecord, list[str]]]:
