@@ -95,6 +95,18 @@ def test_jpda_yaml_dump_calibrated_on_a_scenario_and_scored_by_one_command_equal
     assert np.isfinite(res.metrics.nll["value"]).all()
     with xr.open_dataset(out) as ds:
         assert ds.attrs["tracks_file"] == "tracks.yaml" and ds.attrs["truth_file"] == "truth.yaml"
+    # calibrated on the YAML pair itself, frames = the truth paths' timestamps: --frames union holds for
+    # the calibration pair too
+    out2 = tmp_path / "p.nc"
+    args = ["score", y_tracks, y_truth, "-o", str(out2), *common[:7], "--fit-score-on", y_tracks, y_truth]
+    assert (
+        main([*args, "--frames", "union", "--undetected-rate", "0.3", "--fov", "0", "0", "300", "300", *QS])
+        == 0
+    )
+    tracks = tracks_from_stonesoup(jpda["tracks"], truth=jpda["paths"], **opts)
+    cal = fit_score_calibration(tracks, truth, frames="union")
+    fill = nb.FillIns(0.3, (0, 0), (300, 300), calibration=cal)
+    _same(out2, nb.score(tracks, truth, fill=fill, frames="union", settings=EvaluationSettings(qs=(1, 10))))
 
 
 def test_stonesoup_tracks_against_a_scenario_file_on_a_frame_grid(jpda, tmp_path):

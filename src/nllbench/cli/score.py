@@ -50,7 +50,7 @@ def _score_fill(args: argparse.Namespace, state, settings):
     calibration = None
     if args.fit_score_on:
         pair = score_inputs(args, *args.fit_score_on)
-        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold)
+        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold, frames=_union(args))
         print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
     options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
     constant = _constant_existence(args, state)
@@ -364,7 +364,7 @@ def _constant_existence(args: argparse.Namespace, state):
     if args.existence_one:
         raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
     pair = score_inputs(args, *args.fit_constant_existence_on)
-    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold)
+    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold, frames=_union(args))
     print(f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)")
     return fit
 
@@ -644,6 +644,11 @@ _FRAME_NUMBER = integer(-MAX_INT64 - 1, MAX_INT64)
 def _frame_token(text: str):
     """argparse type of ``--frames``: an integer frame, or the word ``union``."""
     return "union" if text == "union" else _FRAME_NUMBER(text)
+
+
+def _union(args: argparse.Namespace):
+    """``"union"`` with ``--frames union`` (then it holds for the calibration pairs too), else None."""
+    return "union" if args.frames == ["union"] else None
 
 
 def _frames(tokens):
