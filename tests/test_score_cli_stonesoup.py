@@ -349,3 +349,34 @@ def test_batch_of_stonesoup_yaml_tracks_against_scenario_files(jpda, tmp_path):
     batch, single = _metrics(tmp_path / "m" / "seed1.nc"), _metrics(tmp_path / "one.nc")
     np.testing.assert_array_equal(batch["nll_value"].values, single["nll_value"].values)
     assert pd.read_csv(tmp_path / "m" / "summary.csv").seed.tolist() == [1]
+
+
+def test_loader_refuses_mixed_layouts_repeated_ids_and_times_and_zoned_grids(jpda, tmp_path):
+    from nllbench.trackers.stonesoup_yaml import load_stonesoup_yaml, time_grid
+
+    track = next(iter(jpda["tracks"]))
+    t = jpda["timestamps"]
+    _dump([{"time": t[0], "tracks": {track}}, [track]], tmp_path / "mixed.yaml", all_documents=True)
+    with pytest.raises(ValueError, match="document 2: expected every document in one layout"):
+        load_stonesoup_yaml(tmp_path / "mixed.yaml")
+    _dump([[track], [track]], tmp_path / "twice.yaml", all_documents=True)
+    with pytest.raises(ValueError, match=f"document 2: track id {track.id} appears twice in the file"):
+        load_stonesoup_yaml(tmp_path / "twice.yaml")
+    _dump(
+        [{"time": t[0], "tracks": {track}}, {"time": t[0], "tracks": {track}}],
+        tmp_path / "t2.yaml",
+        all_documents=True,
+    )
+    with pytest.raises(ValueError, match="expected distinct scan times, got 2021-01-01 00:00:00 twice"):
+        load_stonesoup_yaml(tmp_path / "t2.yaml")
+    (tmp_path / "gz.yaml").write_bytes(b"\x1f\x8b\x08\x00" + bytes(20))
+    with pytest.raises(ValueError, match="expected a Stone Soup YAML text file, got gzip"):
+        load_stonesoup_yaml(tmp_path / "gz.yaml")
+    # a writer file's tracks hold the states of their last document; its times are the frames
+    _dump([{"time": s, "tracks": {track}} for s in t], tmp_path / "w.yaml", all_documents=True)
+    loaded = load_stonesoup_yaml(tmp_path / "w.yaml")
+    assert loaded.times == tuple(t) and len(loaded.tracks) == 1 and not loaded.paths
+    zoned = t[0].replace(tzinfo=datetime.UTC)
+    with pytest.raises(ValueError, match="expected a datetime comparable with the first frame time"):
+        time_grid(zoned, datetime.timedelta(seconds=1), [loaded])
+    assert time_grid(t[0], datetime.timedelta(seconds=1), [loaded]) == list(t)
