@@ -50,7 +50,7 @@ def _score_fill(args: argparse.Namespace, state, settings):
     calibration = None
     if args.fit_score_on:
         pair = score_inputs(args, *args.fit_score_on)
-        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold)
+        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold, frames=_union(args))
         print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
     options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
     constant = _constant_existence(args, state)
@@ -77,12 +77,19 @@ def _score(args: argparse.Namespace) -> int:
     if not batch and args.timing:
         raise ValueError("score: --timing is for a batch (--tracks-dir --scenario-dir --output-dir)")
     if batch and (
-        args.per_frame or args.summary or args.frames or args.scenario_file or args.seed is not None
+        args.per_frame
+        or args.summary
+        or (args.frames and args.frames != ["union"])
+        or args.scenario_file
+        or args.seed is not None
     ):
         raise ValueError(
-            "score: --per-frame, --summary, --frames, --scenario-file and --seed are for one run"
+            "score: --per-frame, --summary, --frames (but --frames union), --scenario-file and --seed "
+            "are for one run"
         )
     check_trajectory_args(args, batch)
+    inputs = batch_items(args)[0] if batch else [(None, args.tracks, args.truth)]
+    check_stonesoup_options(args, [p for _, *pair in inputs for p in pair] + calibration_paths(args))
     options = dict(
         state=tuple(args.state), settings=settings, tracker=args.tracker, config=provenance_of(args)
     )
@@ -148,8 +155,8 @@ def _score_batch(args: argparse.Namespace, options: dict):
     from nllbench.trackers.scoring import score_file
 
     settings = options["settings"]
-    tables = _seed_tables(args.tracks_dir)
-    check_text_tables([("--tracks-dir", f) for f in tables] + calibration_inputs(args))
+    items, mot = batch_items(args)
+    check_text_tables([("--tracks-dir", f) for _, f, _ in items] + calibration_inputs(args))
     rows, timing = [], []
     targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
     inputs = [
@@ -160,15 +167,19 @@ def _score_batch(args: argparse.Namespace, options: dict):
     with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         fill = _score_fill(args, options["state"], settings)
         trajectory = trajectory_options(args, fill, options["state"], settings)
-        for f in tables:
-            scenario = Path(args.scenario_dir) / (f.stem + ".nc")
+        for name, tracks, truth in items:
             row, result = score_file(
-                f, scenario, tmp / (f.stem + ".nc"), fill=fill, trajectory=trajectory, **options
+                *score_inputs(args, tracks, truth),
+                tmp / (name + ".nc"),
+                frames=_frames(args.frames),
+                fill=fill,
+                trajectory=trajectory,
+                **options,
             )
-            rows.append(row)
+            rows.append({"sequence": name, **row} if mot else row)
             timing.append(
                 {
-                    "item": f.stem,
+                    "item": name,
                     "filter": args.tracker,
                     "q": max(settings.qs),
                     "cov_scale": settings.cov_scale,
@@ -181,26 +192,95 @@ def _score_batch(args: argparse.Namespace, options: dict):
     return rows, result
 
 
+def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]], bool]:
+    """(name, tracks file, truth file) of each run of a batch, and whether they are MOTChallenge sequences.
+
+    MOTChallenge (``--format mot``, or ``auto`` and ``*.txt`` files in
+    ``--tracks-dir``): every ``<SEQ>.txt`` there, its ground truth
+    ``<scenario-dir>/<SEQ>.txt`` or, in MOTChallenge's own layout,
+    ``<scenario-dir>/<SEQ>/gt/gt.txt`` (both present: refused as ambiguous;
+    neither: refused naming both). Else the ``seed<N>`` tables
+    (:func:`_seed_tables`), truth ``<scenario-dir>/seed<N>.nc``.
+    """
+    directory = args.tracks_dir
+    if not Path(directory).is_dir():
+        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
+    texts = sorted(p for p in Path(directory).iterdir() if p.is_file() and p.suffix.lower() == ".txt")
+    fmt = getattr(args, "format", "auto")
+    if fmt == "mot" or (fmt == "auto" and texts):
+        if fmt == "auto" and _seed_files(directory):
+            raise ValueError(
+                f"--tracks-dir {directory!r}: expected one kind of tracks file, got MOTChallenge .txt files "
+                "and seed<N> tables; give --format mot or --format table"
+            )
+        if not texts:
+            raise ValueError(f"--tracks-dir {directory!r}: no MOTChallenge <sequence>.txt result files found")
+        return [(p.stem, p, _mot_truth(args.scenario_dir, p.stem)) for p in texts], True
+    tables = _seed_tables(directory, stonesoup=fmt in ("auto", "stonesoup"))
+    return [(f.stem, f, Path(args.scenario_dir) / (f.stem + ".nc")) for f in tables], False
+
+
+def _mot_truth(directory: str, sequence: str) -> Path:
+    """The ground truth of a MOTChallenge sequence: ``<dir>/<SEQ>.txt`` or ``<dir>/<SEQ>/gt/gt.txt``."""
+    candidates = [Path(directory) / f"{sequence}.txt", Path(directory) / sequence / "gt" / "gt.txt"]
+    found = [p for p in candidates if p.is_file()]
+    if len(found) == 2:
+        raise ValueError(
+            f"--scenario-dir {directory!r}: sequence {sequence}: expected one ground truth, got both "
+            f"{found[0]} and {found[1]}"
+        )
+    if not found:
+        raise ValueError(
+            f"--scenario-dir {directory!r}: sequence {sequence}: no ground truth, looked for "
+            f"{candidates[0]} and {candidates[1]}"
+        )
+    return found[0]
+
+
+def input_format(args: argparse.Namespace, path) -> str:
+    """How ``score`` reads ``path``: ``"mot"``, ``"stonesoup"`` or ``"table"`` (CSV / Parquet / scenario .nc).
+
+    ``--format auto``: by suffix (``.txt`` MOTChallenge, ``.yaml`` / ``.yml``
+    Stone Soup). ``--format mot`` / ``stonesoup``: every input but a scenario
+    file (``.nc``) and, for ``stonesoup``, a CSV / Parquet table (a truth
+    table next to Stone Soup tracks).
+    """
+    from nllbench.trackers.stonesoup_yaml import SUFFIXES
+
+    fmt = getattr(args, "format", "auto")
+    suffix = Path(str(path)).suffix.lower()
+    if suffix == ".nc" or fmt == "table":
+        return "table"
+    if fmt == "mot":
+        return "mot"
+    if fmt == "stonesoup":
+        return "table" if suffix in (".csv", ".parquet", ".pq") else "stonesoup"
+    return {".txt": "mot", **dict.fromkeys(SUFFIXES, "stonesoup")}.get(suffix, "table")
+
+
 def is_mot(args: argparse.Namespace, path) -> bool:
     """True when ``path`` is read as a MOTChallenge text file: ``--format mot``, or ``auto`` and ``.txt``."""
-    fmt = getattr(args, "format", "auto")
-    return fmt == "mot" or (fmt == "auto" and Path(str(path)).suffix.lower() == ".txt")
+    return input_format(args, path) == "mot"
 
 
 def score_inputs(args: argparse.Namespace, tracks, truth):
-    """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge files.
+    """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge or Stone Soup files.
 
     A MOTChallenge file is read by :func:`nllbench.trackers.adapters.read_motchallenge`
     (the box centre as x, y; ``--mot-conf`` for the tracks' 7th column,
     ``--mot-box-std-fraction`` for the covariance; the truth's 7th column is
-    its consider flag). Its table carries the file's name for the metrics file.
+    its consider flag). Stone Soup YAML files (trusted input: loading runs
+    Stone Soup's constructors) are read together by
+    :func:`nllbench.trackers.stonesoup_yaml.stonesoup_tables`, on one set of
+    frame times (``--stonesoup-*`` options). Each table carries its file's
+    name for the metrics file.
     """
     from nllbench.trackers.adapters import read_motchallenge
 
-    out = []
-    for path, kind in ((tracks, "tracks"), (truth, "truth")):
-        if path is None or not is_mot(args, path) or Path(str(path)).suffix.lower() == ".nc":
-            out.append(path)
+    formats = [None if path is None else input_format(args, path) for path in (tracks, truth)]
+    out = [tracks, truth]
+    for i, (path, kind) in enumerate(((tracks, "tracks"), (truth, "truth"))):
+        if formats[i] != "mot":
             continue
         if tuple(args.state) != ("x", "y"):
             raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
@@ -209,8 +289,49 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
         )
         table = read_motchallenge(path, kind=kind, **extra)
         table.attrs["file"] = str(path)
-        out.append(table)
+        out[i] = table
+    if "stonesoup" in formats:
+        ss = _stonesoup_pair(
+            args, *(p if f == "stonesoup" else None for p, f in zip(out, formats, strict=True))
+        )
+        out = [s if f == "stonesoup" else o for s, o, f in zip(ss, out, formats, strict=True)]
     return tuple(out)
+
+
+def _stonesoup_pair(args: argparse.Namespace, tracks, truth):
+    """(tracks table or None, truth table or None) of the Stone Soup YAML files of a (tracks, truth) pair."""
+    from nllbench.trackers.stonesoup_yaml import load_stonesoup_yaml, stonesoup_tables
+
+    files = [
+        None if path is None else load_stonesoup_yaml(path, label)
+        for path, label in ((tracks, "TRACKS"), (truth, "TRUTH"))
+    ]
+    n = len(args.state)
+    for option, mapping in (
+        ("--stonesoup-mapping", args.stonesoup_mapping),
+        ("--stonesoup-truth-mapping", args.stonesoup_truth_mapping),
+    ):
+        if mapping is not None and len(mapping) != n:
+            raise ValueError(
+                f"{option}: expected one state-vector index per --state column ({' '.join(args.state)}), "
+                f"got {len(mapping)}: {' '.join(map(str, mapping))}"
+            )
+    mapping = args.stonesoup_mapping or ([0, 2] if n == 2 else None)
+    if mapping is None:
+        raise ValueError(
+            f"--stonesoup-mapping: expected the state-vector index of each --state column "
+            f"({' '.join(args.state)}); the default 0 2 is for x y only"
+        )
+    return stonesoup_tables(
+        *files,
+        grid=_frame_grid(args.stonesoup_frame_times),
+        mapping=mapping,
+        truth_mapping=args.stonesoup_truth_mapping,
+        state=tuple(args.state),
+        existence=args.stonesoup_existence,
+        metadata_key=None if args.stonesoup_no_metadata else args.stonesoup_metadata_key,
+        window=args.stonesoup_window,
+    )
 
 
 def preset_of(args: argparse.Namespace, settings):
@@ -243,7 +364,7 @@ def _constant_existence(args: argparse.Namespace, state):
     if args.existence_one:
         raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
     pair = score_inputs(args, *args.fit_constant_existence_on)
-    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold)
+    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold, frames=_union(args))
     print(f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)")
     return fit
 
@@ -255,6 +376,11 @@ def calibration_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
         for option in ("--fit-undetected-on", "--fit-score-on", "--fit-constant-existence-on")
         for path in getattr(args, option[2:].replace("-", "_")) or []
     ]
+
+
+def calibration_paths(args: argparse.Namespace) -> list[str]:
+    """The paths of the calibration inputs."""
+    return [path for _, path in calibration_inputs(args)]
 
 
 def check_text_tables(inputs: list[tuple[str, str | Path | None]]) -> None:
@@ -278,19 +404,29 @@ def _score_batch_mode(args: argparse.Namespace) -> bool:
     raise ValueError(usage)
 
 
-def _seed_tables(directory: str) -> list[Path]:
-    """seed<N>.csv / .parquet / .pq files of a directory (any case, as the table reader), by seed.
+_TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 
-    One table per seed: two spellings of one seed (seed1.csv and seed1.parquet,
-    or seed1 and seed01) are an error, not a silent choice.
-    """
-    if not Path(directory).is_dir():
-        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
-    files = [
+
+def _seed_files(directory: str, suffixes=_TABLE_SUFFIXES) -> list[Path]:
+    return [
         p
         for p in Path(directory).glob("seed*")
-        if p.suffix.lower() in (".csv", ".parquet", ".pq") and p.stem[4:].isdigit()
+        if p.suffix.lower() in suffixes and p.stem[4:].isdigit() and p.is_file()
     ]
+
+
+def _seed_tables(directory: str, stonesoup: bool = False) -> list[Path]:
+    """seed<N>.csv / .parquet / .pq files of a directory (any case, as the table reader), by seed.
+
+    With ``stonesoup`` also seed<N>.yaml / .yml (Stone Soup YAML). One table
+    per seed: two spellings of one seed (seed1.csv and seed1.parquet, or
+    seed1 and seed01) are an error, not a silent choice.
+    """
+    from nllbench.trackers.stonesoup_yaml import SUFFIXES
+
+    if not Path(directory).is_dir():
+        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
+    files = _seed_files(directory, _TABLE_SUFFIXES + (SUFFIXES if stonesoup else ()))
     by_seed: dict[int, Path] = {}
     for p in sorted(files):
         seed = int(p.stem[4:])
@@ -307,12 +443,27 @@ def _seed_tables(directory: str) -> list[Path]:
 
 def add_parsers(sub) -> None:
     sc = sub.add_parser("score", help="score a tracks table (CSV/Parquet) against a truth table")
-    sc.add_argument("tracks", nargs="?", help="tracks table (.csv or .parquet; see docs/score.md)")
-    sc.add_argument("truth", nargs="?", help="truth table (.csv/.parquet: frame, id, state) or scenario .nc")
-    sc.add_argument("-o", "--output", help="output NetCDF metrics file (as evaluate's; one run)")
-    sc.add_argument("--tracks-dir", help="batch: directory of seed<N>.csv / seed<N>.parquet tracks tables")
     sc.add_argument(
-        "--scenario-dir", help="batch: directory of the matching seed<N>.nc scenario files (truth)"
+        "tracks",
+        nargs="?",
+        help="tracks table (.csv or .parquet), MOTChallenge .txt or Stone Soup .yaml (trusted input: "
+        "loading runs Stone Soup's constructors); see docs/score.md",
+    )
+    sc.add_argument(
+        "truth",
+        nargs="?",
+        help="truth table (.csv/.parquet: frame, id, state), scenario .nc, MOTChallenge gt .txt or Stone"
+        " Soup .yaml of GroundTruthPaths",
+    )
+    sc.add_argument("-o", "--output", help="output NetCDF metrics file (as evaluate's; one run)")
+    sc.add_argument(
+        "--tracks-dir",
+        help="batch: directory of seed<N>.csv / .parquet / .yaml tracks tables, or of MOTChallenge <SEQ>.txt",
+    )
+    sc.add_argument(
+        "--scenario-dir",
+        help="batch: directory of the matching seed<N>.nc scenario files (truth), or MOTChallenge"
+        " ground truth <SEQ>.txt or <SEQ>/gt/gt.txt",
     )
     sc.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
     sc.add_argument("--timing", help="batch: CSV of compute seconds per item (as evaluate's)")
@@ -350,6 +501,7 @@ def add_parsers(sub) -> None:
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
     add_mot_options(sc)
+    add_stonesoup_options(sc)
     add_trajectory_options(sc)
     sc.set_defaults(func=_score)
 
@@ -360,9 +512,10 @@ def add_mot_options(sc) -> None:
 
     sc.add_argument(
         "--format",
-        choices=("auto", "table", "mot"),
+        choices=("auto", "table", "mot", "stonesoup"),
         default="auto",
-        help="input format: auto (.txt: MOTChallenge), table (CSV/Parquet) or mot (MOTChallenge text)",
+        help="input format: auto (.txt: MOTChallenge, .yaml/.yml: Stone Soup), table (CSV/Parquet), mot"
+        " (MOTChallenge text) or stonesoup (Stone Soup YAML; a .csv/.parquet truth stays a table)",
     )
     sc.add_argument(
         "--mot-conf",
@@ -388,12 +541,114 @@ def add_mot_options(sc) -> None:
     )
 
 
+STONESOUP_DEFAULTS = dict(
+    stonesoup_existence="auto",
+    stonesoup_metadata_key="existence_probability",
+    stonesoup_no_metadata=False,
+    stonesoup_window=1,
+    stonesoup_mapping=None,
+    stonesoup_truth_mapping=None,
+    stonesoup_frame_times=None,
+)
+
+
+def add_stonesoup_options(sc) -> None:
+    """``score``'s options for Stone Soup YAML inputs (``docs/score.md``, "Stone Soup YAML files")."""
+    sc.add_argument(
+        "--stonesoup-existence",
+        choices=("auto", "missed_detection", "none"),
+        default="auto",
+        help="Stone Soup tracks' existence: auto (existence_probability, metadata, weight), "
+        "missed_detection (JPDA/GNN: a score to calibrate) or none",
+    )
+    sc.add_argument(
+        "--stonesoup-metadata-key",
+        default="existence_probability",
+        help="track-metadata key read as r by --stonesoup-existence auto",
+    )
+    sc.add_argument(
+        "--stonesoup-no-metadata", action="store_true", help="do not read r from the tracks' metadata"
+    )
+    sc.add_argument(
+        "--stonesoup-window",
+        type=integer(1, MAX_INT64),
+        default=1,
+        help="states averaged by --stonesoup-existence missed_detection",
+    )
+    sc.add_argument(
+        "--stonesoup-mapping",
+        type=integer(0, MAX_INT64),
+        nargs="+",
+        help="state-vector index of each --state column (default 0 2: x, y of [x, vx, y, vy]);"
+        " the covariance is its block",
+    )
+    sc.add_argument(
+        "--stonesoup-truth-mapping",
+        type=integer(0, MAX_INT64),
+        nargs="+",
+        help="the same for the ground truth paths (default: --stonesoup-mapping)",
+    )
+    sc.add_argument(
+        "--stonesoup-frame-times",
+        nargs=2,
+        metavar=("FIRST_TIME", "PERIOD_SECONDS"),
+        help="frame k at FIRST_TIME (ISO 8601) + k * PERIOD (default: a YAMLWriter file's scan times, "
+        "else the truth paths' timestamps)",
+    )
+
+
+def _frame_grid(tokens):
+    """``--stonesoup-frame-times FIRST PERIOD`` as (datetime, timedelta), or None."""
+    if tokens is None:
+        return None
+    import datetime
+    import math
+
+    first, period = tokens
+    try:
+        start = datetime.datetime.fromisoformat(first)
+    except ValueError:
+        raise ValueError(
+            "--stonesoup-frame-times: expected FIRST_TIME as ISO 8601 (e.g. 2024-01-01T00:00:00), "
+            f"got {first!r}"
+        ) from None
+    try:
+        seconds = float(period)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"--stonesoup-frame-times: expected PERIOD_SECONDS > 0, got {period!r}")
+    step = datetime.timedelta(seconds=seconds)
+    if step.total_seconds() != seconds:
+        raise ValueError(
+            f"--stonesoup-frame-times: expected a period in whole microseconds, got {period!r} seconds"
+        )
+    return start, step
+
+
+def check_stonesoup_options(args: argparse.Namespace, paths) -> None:
+    """Refuse a ``--stonesoup-*`` option given other than its default when no input is Stone Soup YAML."""
+    if any(p is not None and input_format(args, p) == "stonesoup" for p in paths):
+        return
+    given = [k for k, v in STONESOUP_DEFAULTS.items() if getattr(args, k, v) != v]
+    if given:
+        raise ValueError(
+            f"--{given[0].replace('_', '-')}: is for Stone Soup YAML inputs (.yaml, .yml or --format "
+            "stonesoup), and none is given"
+        )
+
+
 _FRAME_NUMBER = integer(-MAX_INT64 - 1, MAX_INT64)
 
 
 def _frame_token(text: str):
     """argparse type of ``--frames``: an integer frame, or the word ``union``."""
     return "union" if text == "union" else _FRAME_NUMBER(text)
+
+
+def _union(args: argparse.Namespace):
+    """``"union"`` with ``--frames union`` (then it holds for the calibration pairs too), else None."""
+    return "union" if args.frames == ["union"] else None
 
 
 def _frames(tokens):
