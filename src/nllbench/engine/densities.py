@@ -655,6 +655,20 @@ def as_pmbm(density):
     return density
 
 
+def laplace_pmb_unchecked(ppp: PPP | None, r: np.ndarray, centers: np.ndarray, scales: np.ndarray) -> PMBM:
+    """The PMB of a PPP and Laplace Bernoullis (existence ``r`` (m,), ``centers`` (m, d), ``scales``
+    (m,)) on arrays the caller has validated, built without checks or copies.
+
+    For a hot path that builds many such densities from inputs it checked
+    once (Theorem 1's PMB at every step); the caller vouches for what
+    :class:`Laplaces`, :class:`MultiBernoulli` and :func:`PMB` check (finite
+    centres, r in [0, 1], positive scales, the PPP's dimension d).
+    """
+    laplaces = _trusted(Laplaces, centers=centers, scales=scales)
+    mb = _trusted(MultiBernoulli, r=r, densities=laplaces, labels=None)
+    return PMBM._of(ppp, np.ones(1), (mb,))
+
+
 def MBM(hypotheses, weights) -> PMBM:  # noqa: N802 - a density name
     """Multi-Bernoulli mixture: a PMBM with zero Poisson intensity."""
     return PMBM(None, hypotheses, weights)

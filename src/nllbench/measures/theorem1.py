@@ -28,10 +28,9 @@ from nllbench.engine import validate as v
 from nllbench.engine.densities import (
     PMBM,
     PPP,
-    Laplaces,
     MultiBernoulli,
-    _trusted,
     laplace_log_normaliser,
+    laplace_pmb_unchecked,
     log_box_volume,
 )
 from nllbench.engine.nll import NLLResult, nll
@@ -223,9 +222,7 @@ def _pmb(setting: _Setting, X: np.ndarray) -> PMBM:
     """The PMB of :func:`theorem1_pmb` on validated estimates X (m, d): the same arrays, built unchecked
     (X is finite, rho in (0, 1), the scale positive, the PPP's dimension that of X)."""
     m = X.shape[0]
-    laplaces = _trusted(Laplaces, centers=X, scales=np.full(m, setting.scale))
-    mb = _trusted(MultiBernoulli, r=np.full(m, setting.rho), densities=laplaces, labels=None)
-    return PMBM._of(setting.ppp, np.ones(1), (mb,))
+    return laplace_pmb_unchecked(setting.ppp, np.full(m, setting.rho), X, np.full(m, setting.scale))
 
 
 @functools.lru_cache(maxsize=32)
