@@ -93,6 +93,22 @@ def test_paired_difference_with_infinities_keeps_ranks():
     assert same["wilcoxon_p"] == 1.0 and same["mean_difference"] == 0.0
 
 
+def test_paired_difference_when_each_side_is_infinite_on_another_seed():
+    """a = +inf on one seed, b = +inf on another: the mean difference is undefined (inf - inf), the
+    interval (-inf, +inf) excludes nothing, and the signed ranks still compare them (the main job's
+    MBM and MBM01 trajectory NLLs are such a pair)."""
+    a = np.array([math.inf, 1.0, 2.0, 3.0, 4.0])
+    b = np.array([1.0, math.inf, 1.0, 1.0, 1.0])
+    out = paired_difference(a, b)
+    assert math.isnan(out["mean_difference"])
+    assert (out["ci95_low"], out["ci95_high"]) == (-math.inf, math.inf)
+    assert out["median_difference"] == 2.0 and (out["a_lower"], out["b_lower"]) == (1, 4)
+    big = np.array([1e9, -1e9, 1.0, 2.0, 3.0])  # the same signs and ranks of |d|
+    assert out["wilcoxon_p"] == pytest.approx(wilcoxon(big).pvalue)
+    two = paired_difference([math.inf, 1.0], [1.0, math.inf])
+    assert math.isnan(two["median_difference"])  # its two middle values are -inf and +inf
+
+
 def test_batched_wilcoxon_equals_one_call_per_sample():
     """The paired table tests equal-length samples in one vectorised call: same p-values, bit for bit."""
     from nllbench.pipeline.statistics import wilcoxon_p

@@ -260,7 +260,8 @@ def paired_difference(a, b) -> dict:
         ``n_seeds``; ``n_both_infinite`` (seeds where both are infinite with
         the same sign: their difference is undefined and left out);
         ``n_compared`` (the rest); ``mean_difference`` (mean of a - b over the
-        compared seeds, +-inf when one side is infinite on some seed),
+        compared seeds, +-inf when one side is infinite on some seed; NaN, undefined,
+        when a is +inf on one seed and b on another: the interval is then (-inf, +inf)),
         ``ci95_low``/``ci95_high`` (seeded percentile bootstrap of that mean),
         ``median_difference``, ``a_lower`` / ``b_lower`` (seeds where a (b) is
         strictly lower) and ``wilcoxon_p`` (two-sided Wilcoxon signed-rank
@@ -269,6 +270,14 @@ def paired_difference(a, b) -> dict:
     """
     row, signed = _paired_without_test(a, b)
     return {**row, "wilcoxon_p": wilcoxon_p([signed])[0]}
+
+
+def _median(v: np.ndarray) -> float:
+    """The median of ``v`` (:func:`quantile`), NaN when its two middle values are -inf and +inf."""
+    s, n = np.sort(v), v.size
+    if n % 2 == 0 and s[n // 2 - 1] == -math.inf and s[n // 2] == math.inf:
+        return math.nan
+    return quantile(v, 0.5)
 
 
 def _paired_without_test(a, b) -> tuple[dict, np.ndarray | None]:
@@ -286,7 +295,13 @@ def _paired_without_test(a, b) -> tuple[dict, np.ndarray | None]:
             "a_lower": 0,
             "b_lower": 0,
         }, None
-    stats = _stats(d, {"pair": "difference"})
+    infinite = d[np.isinf(d)]
+    if (infinite > 0).any() and (infinite < 0).any():
+        # each side is infinitely worse on some seed: the mean difference is undefined (inf - inf), and
+        # no interval can exclude zero; the signed ranks (median, Wilcoxon) still compare them
+        stats = {"mean": math.nan, "ci95_low": -math.inf, "ci95_high": math.inf, "median": _median(d)}
+    else:
+        stats = _stats(d, {"pair": "difference"})
     row = {
         **out,
         "mean_difference": stats["mean"],
