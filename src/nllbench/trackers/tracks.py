@@ -39,6 +39,7 @@ for the header) and the column. See ``docs/score.md``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -392,7 +393,19 @@ def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTab
     _state_magnitude(states, names, label)
     _unique_ids(frame, ids, None, label)
     ignored = tuple(str(c) for c in df.columns if c not in ("frame", "id", *names))
+    track_only = [c for c in ignored if c in TRACK_ONLY_COLUMNS or c.startswith(("var_", "cov_"))]
+    if track_only:
+        warnings.warn(
+            f"{label}: the truth has the tracks-table column(s) {', '.join(track_only)}: is it a tracks file "
+            "given as the truth? They are ignored (a truth is frame, id and the state columns)",
+            UserWarning,
+            stacklevel=2,
+        )
     return TruthTable(frame, ids, states, names, label, ignored)
+
+
+#: Columns of a tracks table that a truth table never needs (with every ``var_*`` and ``cov_*``).
+TRACK_ONLY_COLUMNS = frozenset({"r", "score", "hypothesis", "weight", "component", "component_weight"})
 
 
 def frame_runs(frames, limit: int = 6) -> str:
