@@ -285,10 +285,12 @@ def test_find_conflicts_names_the_differing_settings(other, differs):
     assert find_conflicts([first, run_record("a/seed0.nc", other)]) == []  # one file: one record
 
 
-def _fitted(q: int, rate: float, truth: str = "cal/seed100.nc", window: int = 10) -> str:
-    """A tracker's fill-ins as ``nllbench score`` records them: an undetected rate fitted at Q = ``q``."""
+def _fitted(q: int, rate: float, truth: str = "cal/seed100.nc", window: int = 10, given: float = 0.0) -> str:
+    """A tracker's fill-ins as ``nllbench score`` records them: an undetected rate fitted at Q = ``q``
+    beside a value the user set (``given``, as an unlisted presence R given rather than fitted)."""
     fitted = {"rate": rate, "calibration_nll": 400.0 + rate, "q": q, "truth": truth, "window": window}
-    return json.dumps({"undetected": {"kind": "uniform Poisson", "rate": rate, "fitted": fitted}})
+    member = {"kind": "uniform Poisson", "rate": rate, "given": {"R": given}, "fitted": fitted}
+    return json.dumps({"undetected": member})
 
 
 @pytest.mark.parametrize(
@@ -304,12 +306,23 @@ def _fitted(q: int, rate: float, truth: str = "cal/seed100.nc", window: int = 10
         (attrs(evaluation={"qs": [10]}, fill_ins=_fitted(10, 0.25, window=5)), ["fill_ins.undetected"]),
         # the same Q and other numbers: not one fit
         (attrs(fill_ins=_fitted(1, 0.3)), ["fill_ins.undetected"]),
+        # a value the user set beside the fit (not found by it) still counts
+        (attrs(evaluation={"qs": [10]}, fill_ins=_fitted(10, 0.2500115, given=0.5)), ["fill_ins.undetected"]),
     ],
 )
 def test_fill_ins_fitted_at_each_files_q_are_compared_by_what_they_were_fitted_on(other, differs):
+    """The numbers a fit found may differ between files of different Q; its inputs and given values not."""
     first = run_record("a/seed0.nc", attrs(fill_ins=_fitted(1, 0.2499999)))
     found = find_conflicts([first, run_record("b/seed0.nc", other)])
     assert [d for _, _, d in found] == ([differs] if differs else [])
+
+
+def test_the_proper_scores_settings_count_only_where_they_were_computed():
+    with_scores = run_record("a/seed0.nc", attrs(evaluation={"proper_scores": True, "energy_samples": 100}))
+    without = run_record("b/seed0.nc", attrs(evaluation={"proper_scores": False, "energy_samples": 50}))
+    other = run_record("c/seed0.nc", attrs(evaluation={"proper_scores": True, "energy_samples": 50}))
+    assert find_conflicts([with_scores, without]) == []
+    assert [d for _, _, d in find_conflicts([with_scores, other])] == [["energy_samples"]]
 
 
 def test_read_run_records_skips_what_the_aggregation_will_name(data, tmp_path):

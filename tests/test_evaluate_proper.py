@@ -334,3 +334,18 @@ def test_score_computes_them_for_an_external_tracker_with_its_seed(tmp_path, cap
     off = tmp_path / "off.nc"
     assert main(["score", str(tp), str(yp), "-o", str(off), "--no-proper-scores"]) == 0
     assert "energy_score" not in read_metrics(off).variables
+
+
+def test_hypotheses_of_different_families_keep_the_energy_score_and_rps():
+    """An MBM whose hypotheses hold Gaussian and Laplace Bernoullis: no shared pool, so no closed-form
+    intensity score (a ValueError naming why, left out of the step), the energy score and RPS kept."""
+    from nllbench.measures.proper_run import step_proper_scores
+
+    g = nb.MultiBernoulli.gaussian([0.9], [[0.0, 0.0]], [np.eye(2)])
+    lap = nb.MultiBernoulli.laplace([0.8], [[1.0, 1.0]], 1.0)
+    mixed = nb.MBM([g, lap], [0.5, 0.5])
+    with pytest.raises(ValueError, match="different single-object families"):
+        nb.intensity_score(mixed, np.zeros((1, 2)), 1.0)
+    step = step_proper_scores(mixed, np.zeros((1, 2)), 1.0, 20, 0, 0, None)
+    assert step.intensity is None and "different single-object families" in step.intensity_error
+    assert np.isfinite(step.energy.value) and np.isfinite(step.rps)

@@ -114,3 +114,17 @@ def test_leaderboard_has_the_scores_with_their_ranks_and_a_finite_mbm01(tmp_path
         cells = r.split("<td")[4:7]
         assert all("∞" not in c for c in cells)
         assert r.endswith('<td data-sort="3">3</td></tr>')
+
+
+def test_the_figure_says_so_when_no_run_has_the_intensity_score(tables):
+    """No closed form anywhere (e.g. Laplace densities): the intensity panel says why; the rest is drawn."""
+    summary = tables[0]
+    fig = plots.fig_proper_scores(summary[summary["measure"] != "intensity_score_mean"], 10)
+    panel = next(ax for ax in fig.axes if ax.get_title().startswith("intensity score"))
+    assert not panel.lines and any("no intensity score in these runs" in t.get_text() for t in panel.texts)
+    drawn = [ax.get_title().split(":")[0] for ax in fig.axes if ax.lines]
+    assert drawn == ["NLL (Q = 10)", "GOSPA", "set energy score", "cardinality RPS"]
+    from nllbench.pipeline.plots.style import CAPTION_ATTRIBUTE
+
+    run = getattr(fig, CAPTION_ATTRIBUTE).split("In this run:")[-1]
+    assert "Lowest mean energy score" in run and "intensity score" not in run

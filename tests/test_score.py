@@ -714,3 +714,30 @@ def test_tables_round_trip_through_files(tmp_path_factory, rows, suffix):
     ):
         np.testing.assert_array_equal(da.hypotheses[0].r, db.hypotheses[0].r)
         np.testing.assert_array_equal(da.hypotheses[0].means, db.hypotheses[0].means)
+
+
+def test_frames_union_with_a_scenario_truth_keeps_every_step(tmp_path):
+    """--frames union against a scenario file: every step is a frame (step k stays frame k), also a step
+    with neither truth nor tracks; before, such a step was dropped and the later frames moved up."""
+    scen = tmp_path / "scenarios"
+    args = ["simulate", "--scenario", "williams15", "--seeds", "1", "--steps", "6", "--output-dir", str(scen)]
+    assert main(args) == 0
+    import xarray as xr
+
+    from nllbench.trackers.scoring import score_file, truth_from_scenario
+
+    # step 3 without any true object (its truth rows removed): no row of either table names frame 3
+    ds = xr.load_dataset(scen / "seed1.nc")
+    counts = ds["truth_count"].values
+    start, n = int(counts[:3].sum()), int(counts[3])
+    keep = np.r_[0:start, start + n : int(counts.sum())]
+    gap = ds.isel(truth=keep).assign(truth_count=("step", np.r_[counts[:3], 0, counts[4:]]))
+    gap.to_netcdf(tmp_path / "gap.nc")
+    truth, steps = truth_from_scenario(tmp_path / "gap.nc")
+    assert 3 not in set(truth.frame) and steps == 6
+    tracks = truth[truth.frame.isin([0, 1, 2])].assign(r=0.9, var_x=1.0, var_y=1.0)
+    fill = nb.FillIns(0.0, (0.0, 0.0), (300.0, 300.0))
+    _, union = score_file(tracks, tmp_path / "gap.nc", tmp_path / "u.nc", frames="union", fill=fill)
+    _, default = score_file(tracks, tmp_path / "gap.nc", tmp_path / "d.nc", fill=fill)
+    assert union.frames.tolist() == default.frames.tolist() == list(range(steps))
+    assert np.array_equal(union.metrics.nll["value"], default.metrics.nll["value"])

@@ -114,3 +114,26 @@ def _args(argv):
     p = argparse.ArgumentParser()
     add_parsers(p.add_subparsers())
     return p.parse_args(argv)
+
+
+def test_a_failing_sequence_of_a_batch_is_named(dirs, tmp_path, capsys):
+    """SEQ-B's tracks and truth cover different frames (no --frames union): the error names SEQ-B's files."""
+    res, gt = dirs
+    out = tmp_path / "m"
+    strict = [o for o in OPTIONS if o not in ("--frames", "union")]
+    code = main(
+        ["score", "--tracks-dir", str(res), "--scenario-dir", str(gt), "--output-dir", str(out), *strict]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "SEQ-B.txt (run SEQ-B, truth" in err and "gt.txt" in err
+    assert not out.exists()
+
+
+def test_frames_union_reaches_the_undetected_rate_fit(dirs, tmp_path):
+    """--frames union holds for the --fit-undetected-on pair too (its tables cover different frames)."""
+    res, gt = dirs
+    opts = [o for o in OPTIONS if o not in ("--undetected-rate", "0.1")]
+    cal = ["--fit-undetected-on", str(res / "SEQ-B.txt"), str(gt / "SEQ-B" / "gt" / "gt.txt")]
+    out = tmp_path / "a.nc"
+    assert main(["score", str(res / "SEQ-A.txt"), str(gt / "SEQ-A.txt"), "-o", str(out), *opts, *cal]) == 0
+    assert out.exists()

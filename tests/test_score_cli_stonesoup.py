@@ -380,3 +380,10 @@ def test_loader_refuses_mixed_layouts_repeated_ids_and_times_and_zoned_grids(jpd
     with pytest.raises(ValueError, match="expected a datetime comparable with the first frame time"):
         time_grid(zoned, datetime.timedelta(seconds=1), [loaded])
     assert time_grid(t[0], datetime.timedelta(seconds=1), [loaded]) == list(t)
+
+
+def test_a_frame_period_beyond_timedeltas_range_is_refused_by_name():
+    from nllbench.cli.score import _frame_grid
+
+    with pytest.raises(ValueError, match="--stonesoup-frame-times: expected PERIOD_SECONDS below"):
+        _frame_grid(["2024-01-01T00:00:00", "1e20"])

@@ -57,7 +57,7 @@ def _score_fill(args: argparse.Namespace, state, settings):
     fill = FillIns(args.undetected_rate or 0.0, *options, constant_existence=constant)
     if args.fit_undetected_on:
         pair = score_inputs(args, *args.fit_undetected_on)
-        fit = fit_undetected_rate(*pair, state=state, fill=fill, settings=settings)
+        fit = fit_undetected_rate(*pair, state=state, frames=_union(args), fill=fill, settings=settings)
         print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
         fill = FillIns(fit["rate"], *options, fit, constant_existence=constant)
     return fill
@@ -88,7 +88,8 @@ def _score(args: argparse.Namespace) -> int:
             "are for one run"
         )
     check_trajectory_args(args, batch)
-    inputs = batch_items(args)[0] if batch else [(None, args.tracks, args.truth)]
+    items = batch_items(args) if batch else None
+    inputs = items[0] if batch else [(None, args.tracks, args.truth)]
     check_stonesoup_options(args, [p for _, *pair in inputs for p in pair] + calibration_paths(args))
     options = dict(
         state=tuple(args.state), settings=settings, tracker=args.tracker, config=provenance_of(args)
@@ -96,7 +97,7 @@ def _score(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         if batch:
-            rows, result = _score_batch(args, options)
+            rows, result = _score_batch(args, options, items)
         else:
             row, result, summary_path = _score_one(args, options)
     for w in sorted({str(w.message) for w in caught}):
@@ -149,13 +150,14 @@ def _score_one(args: argparse.Namespace, options: dict):
     return row, result, summary_path
 
 
-def _score_batch(args: argparse.Namespace, options: dict):
-    """A batch of ``score``: (summary rows, last ScoreResult); --output-dir, --timing committed together."""
+def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
+    """A batch of ``score`` over ``batch`` (:func:`batch_items`): (summary rows, last ScoreResult);
+    --output-dir, --timing committed together."""
     from nllbench.store import write_summary_csv
     from nllbench.trackers.scoring import score_file
 
     settings = options["settings"]
-    items, mot = batch_items(args)
+    items, mot = batch
     check_text_tables([("--tracks-dir", f) for _, f, _ in items] + calibration_inputs(args))
     rows, timing = [], []
     targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
@@ -168,14 +170,17 @@ def _score_batch(args: argparse.Namespace, options: dict):
         fill = _score_fill(args, options["state"], settings)
         trajectory = trajectory_options(args, fill, options["state"], settings)
         for name, tracks, truth in items:
-            row, result = score_file(
-                *score_inputs(args, tracks, truth),
-                tmp / (name + ".nc"),
-                frames=_frames(args.frames),
-                fill=fill,
-                trajectory=trajectory,
-                **options,
-            )
+            try:
+                row, result = score_file(
+                    *score_inputs(args, tracks, truth),
+                    tmp / (name + ".nc"),
+                    frames=_frames(args.frames),
+                    fill=fill,
+                    trajectory=trajectory,
+                    **options,
+                )
+            except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
+                raise ValueError(f"{tracks} (run {name}, truth {truth}): {exc}") from None
             rows.append({"sequence": name, **row} if mot else row)
             timing.append(
                 {
@@ -256,11 +261,6 @@ def input_format(args: argparse.Namespace, path) -> str:
     if fmt == "stonesoup":
         return "table" if suffix in (".csv", ".parquet", ".pq") else "stonesoup"
     return {".txt": "mot", **dict.fromkeys(SUFFIXES, "stonesoup")}.get(suffix, "table")
-
-
-def is_mot(args: argparse.Namespace, path) -> bool:
-    """True when ``path`` is read as a MOTChallenge text file: ``--format mot``, or ``auto`` and ``.txt``."""
-    return input_format(args, path) == "mot"
 
 
 def score_inputs(args: argparse.Namespace, tracks, truth):
@@ -618,7 +618,13 @@ def _frame_grid(tokens):
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"--stonesoup-frame-times: expected PERIOD_SECONDS > 0, got {period!r}")
-    step = datetime.timedelta(seconds=seconds)
+    try:
+        step = datetime.timedelta(seconds=seconds)
+    except OverflowError:
+        raise ValueError(
+            "--stonesoup-frame-times: expected PERIOD_SECONDS below "
+            f"{datetime.timedelta.max.total_seconds():.0f} (timedelta's range), got {period!r}"
+        ) from None
     if step.total_seconds() != seconds:
         raise ValueError(
             f"--stonesoup-frame-times: expected a period in whole microseconds, got {period!r} seconds"

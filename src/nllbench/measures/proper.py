@@ -456,7 +456,14 @@ def _intensity_parts(density):
         ppp = density.ppp
         # the shared Bernoullis once each: Bernoulli j weighs r_j times the total weight of the
         # hypotheses holding it (no hypothesis is built; a pooled PMBM stores each Bernoulli once)
-        pool, members = density.pool, density.members
+        try:
+            pool = density.pool
+        except TypeError:  # hypotheses of different single-object families: no shared pool
+            raise ValueError(
+                "density: its hypotheses hold different single-object families; the intensity score has "
+                "a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
+            ) from None
+        members = density.members
         sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
         held = np.concatenate(members).astype(np.int64, copy=False)
         total = np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))

@@ -15,11 +15,13 @@ the metrics directories.
 
 Compared settings (:func:`settings_of`): every evaluation setting but the
 budgets ``qs`` (each NLL row is labelled by its Q), ``exact`` (the exact NLL
-is computed once per grid) and the probe (a label of the run), the filter's
-parameters, a scored tracker's fill-ins and frames, and the scenario's steps
-and survival probability. A fill-in fitted on a calibration set is fitted at
-each file's own largest Q: between files of different Q its fitted numbers
-differ by design, so only what it was fitted on and how is compared.
+is computed once per grid), ``proper_scores`` (computed once per grid; their
+kernel and samples are compared only between files that have them) and the
+probe (a label of the run), the filter's parameters, a scored tracker's
+fill-ins and frames, and the scenario's steps and survival probability. A fill-in
+fitted on a calibration set is fitted at each file's own largest Q: between
+files of different Q its fitted numbers differ by design, so only what it was
+fitted on and how is compared.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ PROBE_SETTINGS = ("cov_scale", "temper", "marginal")
 #: those the directories of one evaluation grid differ in (``VARYING``: the budgets Q, whether the
 #: exact NLL was computed), but the probe, which labels the run.
 FREE_SETTINGS = tuple(k for k in VARYING if k not in PROBE_SETTINGS)
+#: Settings of the proper scores alone (compared only between files that computed them).
+PROPER_SETTINGS = ("kernel_cov", "energy_samples")
 #: JSON attributes whose members are compared one by one (``filter_parameters.gate``).
 JSON_ATTRIBUTES = ("filter_parameters", "fill_ins")
 #: Plain attributes compared as they are.
@@ -87,7 +91,9 @@ def _json(text, name: str, path) -> dict:
 def settings_of(attrs: Mapping, path) -> dict:
     """The settings of one metrics file that must agree between files of one run (see the module)."""
     evaluation = _json(attrs["evaluation_settings"], "evaluation_settings", path)
-    out = {k: v for k, v in evaluation.items() if k not in PROBE_SETTINGS + FREE_SETTINGS}
+    # the proper scores' settings say nothing about a file computed without them
+    unused = PROPER_SETTINGS if evaluation.get("proper_scores") is False else ()
+    out = {k: v for k, v in evaluation.items() if k not in PROBE_SETTINGS + FREE_SETTINGS + unused}
     for name in JSON_ATTRIBUTES:
         if name in attrs:
             for k, v in _json(attrs[name], name, path).items():
@@ -118,11 +124,28 @@ def _fitted_q(value):
     return fitted.get("q") if isinstance(fitted, dict) else None
 
 
-def _configuration(value):
-    """A fitted fill-in without what the fit found: every real number and the budget ``q`` dropped."""
+def _found(value) -> set:
+    """Every real number in ``value`` (nested dicts and lists)."""
     if isinstance(value, dict):
-        return {k: _configuration(v) for k, v in value.items() if k != "q" and not isinstance(v, float)}
-    return value
+        return set().union(*(_found(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_found(v) for v in value))
+    return {value} if isinstance(value, float) else set()
+
+
+def _configuration(value):
+    """A fitted fill-in without what the fit found: its ``fitted`` record's real numbers (the fitted
+    values, the calibration NLL) and budget ``q``, and every value elsewhere equal to one of them (a
+    fitted value also set in the fill-in); a real number the user set is kept."""
+    found = _found({k: v for k, v in value["fitted"].items() if k != "q"})
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if not (isinstance(v, float) and v in found)}
+        return x
+
+    fitted = {k: v for k, v in value["fitted"].items() if k != "q" and not isinstance(v, float)}
+    return {**strip({k: v for k, v in value.items() if k != "fitted"}), "fitted": fitted}
 
 
 def _fitted_alike(a, b) -> bool:
@@ -145,6 +168,7 @@ def differing_settings(a: RunRecord, b: RunRecord) -> list[str]:
         for k in keys
         if not _same(a.settings.get(k, missing), b.settings.get(k, missing))
         and not _fitted_alike(a.settings.get(k), b.settings.get(k))
+        and not (k in PROPER_SETTINGS and (k not in a.settings or k not in b.settings))
     ]
 
 

@@ -249,7 +249,7 @@ def evaluate_file_many(
 
     The posterior and scenario are read once and what the settings share is
     computed once (:func:`nllbench.measures.evaluate.evaluate_runs`: they may differ in
-    ``qs``, ``cov_scale`` and ``exact``). Each metrics file equals the one
+    ``qs``, ``cov_scale``, ``exact`` and ``proper_scores``). Each metrics file equals the one
     :func:`evaluate_file` writes with its settings. Returns one (summary row,
     seconds, NLL seconds) per triple; the seconds are the shared evaluation's.
     """

@@ -62,7 +62,8 @@ def score_file(
     A truth given as a scenario file (``.nc``) is that scenario's truth, and
     labels the run like ``scenario_file``; with a scenario, the frames default
     to its steps 0..K-1, so that step k is the scenario's step k as for the
-    reference filters. The run's seed (``seed``, else the scenario's, else 0)
+    reference filters (``frames="union"`` too: every step is a frame, also one
+    with neither truth nor tracks). The run's seed (``seed``, else the scenario's, else 0)
     seeds the energy score's samples, as ``nllbench evaluate`` does.
     ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
@@ -81,8 +82,8 @@ def score_file(
         extra.update(
             {k: attrs[k] for k in _SCENARIO_KEYS if k in attrs}, scenario_file=Path(scenario_file).name
         )
-        if frames is None:
-            frames = list(range(int(attrs.get("steps", 0)))) or None
+        if frames is None or frames == "union":  # every step (a row beyond them is named by score)
+            frames = list(range(int(attrs.get("steps", 0)))) or frames
     if seed is not None:
         extra["seed"] = seed
     if config is not None:

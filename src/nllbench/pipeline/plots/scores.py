@@ -13,6 +13,15 @@ PROPER_PANELS = (
 )
 
 
+#: The run means the figure needs; the intensity score may be absent (no closed form for the densities).
+REQUIRED = ("energy_score_mean", "cardinality_rps_mean")
+#: What the intensity panel says when no run has the intensity score.
+NO_INTENSITY = (
+    "no intensity score in these runs:\nno closed form for their densities\n"
+    "(the metrics files' proper_scores attribute says why)"
+)
+
+
 def fig_proper_scores(summary, q: int):
     """NLL, GOSPA and the three proper scores against the clutter rate, one panel each, per filter.
 
@@ -22,9 +31,10 @@ def fig_proper_scores(summary, q: int):
     mean and seeded 95 % bootstrap interval over seeds of the run means over
     steps. Covariance scale 1; the first scenario and P_D of the study (the
     title names them). A filter with no proper scores (evaluated without
-    them) is absent from those panels only.
+    them) is absent from those panels only; where no run has the intensity
+    score (no closed form for its densities), its panel says so.
     """
-    missing = sorted(set(PROPER_SCORES) - set(summary["measure"]))
+    missing = sorted(set(REQUIRED) - set(summary["measure"]))
     if missing:
         raise ValueError(
             f"summary: no rows for {missing} (metrics files evaluated without the proper scores? "
@@ -43,10 +53,14 @@ def fig_proper_scores(summary, q: int):
     fig, axes = plt.subplots(2, 3, figsize=(9.6, 5.6), constrained_layout=True)
     for ax, (measure, qq, kind, title, ylabel) in zip(axes.flat, panels, strict=False):
         data = style.pick(base, measure=measure, q=qq)
-        style.draw_series(ax, data, "clutter", styles, kind, at="clutter", every="every clutter rate")
         ax.set_xlabel("clutter rate (false measurements per scan)")
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title}: {kind[3].replace(' over seeds', '')}", fontsize=8)
+        if not len(data):  # the intensity score where no run has a closed form for it
+            ax.text(0.5, 0.5, NO_INTENSITY, transform=ax.transAxes, ha="center", va="center", fontsize=7,
+                    color="#555555", wrap=True)  # fmt: skip
+            continue
+        style.draw_series(ax, data, "clutter", styles, kind, at="clutter", every="every clutter rate")
         ax.set_xticks(sorted(data["clutter"].unique()))
     legend_ax = axes.flat[-1]
     handles, labels = axes.flat[0].get_legend_handles_labels()  # the NLL panel's: with the infinite runs
