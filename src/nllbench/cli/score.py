@@ -269,8 +269,8 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
     A MOTChallenge file is read by :func:`nllbench.trackers.adapters.read_motchallenge`
     (the box centre as x, y; ``--mot-conf`` for the tracks' 7th column,
     ``--mot-box-std-fraction`` for the covariance; the truth's 7th column is
-    its consider flag). Stone Soup YAML files (trusted input: loading runs
-    Stone Soup's constructors) are read together by
+    its consider flag). Stone Soup YAML files (their tags checked before
+    anything is built: only tracking types) are read together by
     :func:`nllbench.trackers.stonesoup_yaml.stonesoup_tables`, on one set of
     frame times (``--stonesoup-*`` options). Each table carries its file's
     name for the metrics file.
@@ -446,8 +446,8 @@ def add_parsers(sub) -> None:
     sc.add_argument(
         "tracks",
         nargs="?",
-        help="tracks table (.csv or .parquet), MOTChallenge .txt or Stone Soup .yaml (trusted input: "
-        "loading runs Stone Soup's constructors); see docs/score.md",
+        help="tracks table (.csv or .parquet), MOTChallenge .txt or Stone Soup .yaml (only tracking "
+        "types are built from it: a writer, reader or other tag is refused by name); see docs/score.md",
     )
     sc.add_argument(
         "truth",

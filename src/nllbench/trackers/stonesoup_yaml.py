@@ -16,11 +16,18 @@ properties as a mapping). Two layouts of tracker output are read:
   its last document. The documents' ``time`` s are every scan's time: the
   frames.
 
-**A YAML file is trusted input.** Loading it runs Stone Soup's constructors:
-every ``!stonesoup...`` tag imports the module it names and builds the class
-with the file's arguments, and some Stone Soup classes act when built (its
-``YAMLWriter`` opens, and truncates, the path it is given). Load only files
-you (or your own tracker run) wrote.
+**Only tracking types are built.** Loading a YAML file with Stone Soup
+builds every ``!stonesoup...`` object it names, and some Stone Soup classes
+act when built (its ``YAMLWriter`` opens, and truncates, the path it is
+given). So the file is first parsed into YAML nodes, nothing built, and
+every node's tag checked against :func:`allowed_tag`: the YAML core types,
+NumPy arrays, timedeltas, deques and the classes of the Stone Soup modules
+a track or a ground truth path is made of (:data:`ALLOWED_MODULES`: states,
+tracks, paths, detections, hypotheses, predictions, updates, arrays,
+numbers, angles, mixtures, particles, and the measurement and transition
+models detections and predictions carry). Any other tag (a writer, a reader,
+a tracker, a sensor, a path, a tag of another program) is refused by name
+and line before anything is built.
 
 :func:`load_stonesoup_yaml` reads a file; :func:`stonesoup_tables` turns a
 tracks file and / or a truth file into tidy tables with
@@ -33,12 +40,55 @@ frame times (:func:`frame_times`). Stone Soup is an optional dependency
 from __future__ import annotations
 
 import datetime
+import functools
+import importlib
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 SUFFIXES = (".yaml", ".yml")
 _KEYS = ("time", "tracks", "groundtruth_paths", "detections", "sensor_data")
+#: The YAML core tags a Stone Soup file uses (ruamel's safe constructor builds them as plain data).
+CORE_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("null", "bool", "int", "float", "str", "seq", "map", "set", "omap", "pairs", "timestamp")
+)
+#: The other non-Stone Soup tags ``stonesoup.serialise`` writes for values of tracks and paths
+#: (not ``!pathlib.Path``: no track holds a path; a writer or reader does).
+VALUE_TAGS = frozenset(("!numpy.ndarray", "!datetime.timedelta", "!collections.deque"))
+#: The Stone Soup modules whose classes a tracks or truth file may name (``!stonesoup.<module>.<Class>``):
+#: what ``stonesoup.serialise`` writes for tracks, ground truth paths and ``YAMLWriter`` documents
+#: (Stone Soup 1.9.1: states, updates, predictions, hypotheses, detections, arrays, probabilities,
+#: and the measurement and transition models that detections and predictions carry).
+ALLOWED_MODULES = tuple(
+    f"stonesoup.{name}"
+    for name in (
+        "types.angle",
+        "types.array",
+        "types.base",
+        "types.detection",
+        "types.groundtruth",
+        "types.hypothesis",
+        "types.mixture",
+        "types.multihypothesis",
+        "types.numeric",
+        "types.particle",
+        "types.prediction",
+        "types.state",
+        "types.time",
+        "types.track",
+        "types.update",
+        "models.measurement.categorical",
+        "models.measurement.linear",
+        "models.measurement.nonlinear",
+        "models.transition.categorical",
+        "models.transition.linear",
+        "models.transition.nonlinear",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -73,9 +123,11 @@ def _stonesoup(what: str):
 def load_stonesoup_yaml(path: str | os.PathLike, what: str = "tracks") -> StoneSoupFile:
     """Read a Stone Soup YAML file (a dump or a ``YAMLWriter`` file; see the module docstring).
 
-    Trusted input only: loading runs Stone Soup's constructors. ``what``
-    names the file in errors (e.g. the command-line argument). Refused, by
-    name: a file that is not text or not YAML Stone Soup can load, a
+    The file is read once, parsed into YAML nodes and every tag checked
+    (:func:`refuse_unsafe_tags`) before any object is built from those
+    nodes. ``what`` names the file in errors (e.g. the command-line
+    argument). Refused, by name: a tag other than a tracking type's (with
+    its line), a file that is not text or not YAML Stone Soup can load, a
     document that is neither a track, a path, a collection of them nor a
     ``YAMLWriter`` mapping, the two layouts mixed, an id twice in a dump, and
     a scan time twice.
@@ -89,13 +141,26 @@ def load_stonesoup_yaml(path: str | os.PathLike, what: str = "tracks") -> StoneS
         raise ValueError(f"{where}: expected a Stone Soup YAML text file, got {kind} (it is not text)")
     try:
         with open(path, encoding="utf-8") as fh:
-            docs = list(YAML(typ="safe").load_all(fh))
+            text = fh.read()
     except OSError as exc:
         raise ValueError(f"{where}: cannot read it: {exc.strerror or exc}") from None
-    except Exception as exc:  # ruamel's parser errors and Stone Soup's constructors' errors alike
-        text = " ".join(str(exc).split())
+    except UnicodeDecodeError as exc:
         raise ValueError(
-            f"{where}: not a YAML file Stone Soup can load: {type(exc).__name__}: {text}"
+            f"{where}: expected UTF-8 text (YAML), got {exc.reason} at byte {exc.start}"
+        ) from None
+    yaml = YAML(typ="safe")
+    try:
+        nodes = list(yaml.compose_all(text))  # parsed, nothing built
+    except Exception as exc:  # ruamel's parser and composer errors (no common base class)
+        detail = " ".join(str(exc).split())
+        raise ValueError(f"{where}: not a YAML file: {type(exc).__name__}: {detail}") from None
+    refuse_unsafe_tags(nodes, where)
+    try:
+        docs = [yaml.constructor.construct_document(node) for node in nodes]
+    except Exception as exc:  # ruamel's constructor errors and Stone Soup's constructors' errors alike
+        detail = " ".join(str(exc).split())
+        raise ValueError(
+            f"{where}: not a YAML file Stone Soup can load: {type(exc).__name__}: {detail}"
         ) from None
     tracks: dict[str, object] = {}
     paths: dict[str, object] = {}
@@ -149,6 +214,56 @@ def load_stonesoup_yaml(path: str | os.PathLike, what: str = "tracks") -> StoneS
         _distinct(times, f"{where}: the documents' 'time'")
         scan_times = tuple(_sorted_times(times, f"{where}: the documents' 'time'"))
     return StoneSoupFile(str(path), tuple(tracks.values()), tuple(paths.values()), scan_times)
+
+
+@functools.cache
+def allowed_tag(tag: str) -> bool:
+    """Whether a YAML node tagged ``tag`` may be built: a tracking type's tag, nothing that acts when built.
+
+    :data:`CORE_TAGS`, :data:`VALUE_TAGS`, and ``!stonesoup.<module>.<Class>``
+    where ``<module>`` is one of :data:`ALLOWED_MODULES` and ``<Class>`` is a
+    class defined there (a Stone Soup declarative class, array or number;
+    not a function or a name the module imported) whose Stone Soup tag is
+    exactly ``tag``. Only allowed modules are imported; nothing is built.
+    """
+    if tag in CORE_TAGS or tag in VALUE_TAGS:
+        return True
+    if not tag.startswith("!stonesoup."):
+        return False
+    module_name, _, name = tag[1:].rpartition(".")
+    if module_name not in ALLOWED_MODULES:
+        return False
+    from stonesoup.base import Base
+    from stonesoup.serialise import yaml_tag
+
+    cls = getattr(importlib.import_module(module_name), name, None)
+    return (
+        isinstance(cls, type) and issubclass(cls, (Base, np.ndarray, numbers.Real)) and yaml_tag(cls) == tag
+    )
+
+
+def refuse_unsafe_tags(nodes: Sequence, where: str) -> None:
+    """Raise a ValueError naming the first node (in file order) whose tag :func:`allowed_tag` refuses.
+
+    ``nodes`` are a file's composed YAML documents (``YAML.compose_all``):
+    nothing has been built from them. An alias is its anchor's node, checked once.
+    """
+    stack, seen = list(reversed(nodes)), set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        tag = str(node.tag)
+        if not allowed_tag(tag):
+            raise ValueError(
+                f"{where}, line {node.start_mark.line + 1}: tag {tag!r} is not a tracking type a Stone Soup "
+                "tracks or truth file holds (tracks, ground truth paths, their states, detections, "
+                "hypotheses, arrays, numbers, times); refused before anything was built from the file"
+            )
+        if isinstance(node.value, list):
+            children = [c for item in node.value for c in (item if isinstance(item, tuple) else (item,))]
+            stack.extend(reversed(children))
 
 
 def _members(value, where: str, what: str) -> list:
