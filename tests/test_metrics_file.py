@@ -387,7 +387,11 @@ def test_a_variable_of_the_wrong_kind_is_not_written(name, values, match):
         ("n_truth", lambda shape: np.full(shape, 0.5), "'n_truth': expected integers"),
         ("n_truth", lambda shape: np.full(shape, np.inf), "'n_truth': expected integers within"),
         ("nll_exact", lambda shape: np.full(shape, 2, dtype=np.int8), "'nll_exact': expected 0/1 flags"),
-        ("gospa", lambda shape: np.ones(shape, dtype=np.int32), "'gospa': expected floats"),
+        (
+            "gospa",
+            lambda shape: np.ones(shape, dtype=np.int32),
+            r"'gospa': expected float values, got integer values \(int32\)",
+        ),
     ],
 )
 def test_a_stored_variable_of_the_wrong_kind_is_refused_on_read(tmp_path, new_file, name, stored, match):

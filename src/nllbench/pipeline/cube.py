@@ -179,11 +179,40 @@ def write_step_cube(cube, path: str | Path) -> None:
     write(cube, path)
 
 
+def cube_variables(names: Iterable[str]) -> dict:
+    """The declared dimensions and kind of values (:class:`nllbench.store.Declared`) of a cube's variables.
+
+    The coordinates :data:`CUBE_DIMS` (floats, integers or text, as
+    :func:`step_cube` labels them); each mask of :data:`_MASKS` boolean, each
+    other variable ``names`` holds a measure: floats, over every dimension
+    (the NLL family) or every one but ``q``.
+    """
+    from nllbench.store import Declared
+
+    kinds = {np.dtype(np.float64): "float", np.dtype(np.int64): "integer", np.dtype(object): "text"}
+    out = {d: Declared((d,), kinds[np.dtype(_dtype(d))]) for d in CUBE_DIMS}
+    masks = {mask: family for family, mask in _MASKS.items()}
+    for name in names:
+        if name in out:
+            continue
+        family = masks.get(name) or _family(name)
+        dims = CUBE_DIMS if family == "nll" else tuple(d for d in CUBE_DIMS if d != "q")
+        out[name] = Declared(dims, "boolean" if name in masks else "float")
+    return out
+
+
 def read_step_cube(path: str | Path):
-    """Read ``tables/steps.nc`` (loaded into memory), checking that it is a step cube."""
+    """Read ``tables/steps.nc`` (loaded into memory), checking that it is a step cube.
+
+    Beyond its content, coordinates and masks (:func:`nllbench.store.read_step_cube`),
+    every variable's dimensions and kind of values (:func:`cube_variables`).
+    """
+    from nllbench.store import check_declared
     from nllbench.store import read_step_cube as read
 
-    return read(path, CUBE_DIMS)
+    cube = read(path, CUBE_DIMS)
+    check_declared(cube, path, cube_variables([str(v) for v in cube.variables]))
+    return cube
 
 
 def read_long_table(tables: str | Path, measures: Iterable[str] | None = None):

@@ -11,7 +11,7 @@ The NetCDF schema (dimension and variable names, the ragged-array
 convention, attributes, schema version) is written down in ``docs/store.md``.
 """
 
-from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, SchemaError
+from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, Declared, SchemaError, check_declared
 from nllbench.store.atomic import (
     MARKER,
     Output,
@@ -58,6 +58,8 @@ __all__ = [
     "Posterior",
     "ScenarioData",
     "SchemaError",
+    "Declared",
+    "check_declared",
     "atomic_directory",
     "atomic_file",
     "check_not_an_input",

@@ -255,6 +255,70 @@ class Variable:
     values: np.ndarray
     attrs: dict = field(default_factory=dict)
 
+    @property
+    def dtype(self) -> np.dtype:
+        return np.asarray(self.values).dtype
+
+
+#: The kinds of values a schema declares, and the numpy dtype kinds each one is stored as. An
+#: integer is no float: a file holding integers where floats are declared is refused, not cast.
+KINDS = {"float": "f", "integer": "iu", "text": "OSU", "boolean": "b"}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a schema declares for one variable: its dimensions (names, in order) and kind of values.
+
+    dims : tuple of str, the dimension names in order; kind : a key of :data:`KINDS`.
+    """
+
+    dims: tuple[str, ...]
+    kind: str
+
+
+def with_pooled(declared: dict[str, Declared]) -> dict[str, Declared]:
+    """``declared`` and, for each covariance over (dim0, "state", "state2"), the variables that
+    :func:`pool_covariances` stores it as: ``X_pool`` (X_pooled, triangle) floats and ``X_index``
+    (dim0,) integers."""
+    out = dict(declared)
+    for name, var in declared.items():
+        if var.dims[1:] == ("state", "state2"):
+            out[f"{name}_pool"] = Declared((f"{name}_pooled", "triangle"), "float")
+            out[f"{name}_index"] = Declared(var.dims[:1], "integer")
+    return out
+
+
+def describe_kind(dtype: np.dtype) -> str:
+    """The declared kind a stored dtype is, e.g. "integer values (int8)", for an error message."""
+    kind = next((k for k, codes in KINDS.items() if dtype.kind in codes), None)
+    return f"{kind} values ({dtype})" if kind is not None else f"values of dtype {dtype}"
+
+
+def check_declared(ds, path, declared: dict[str, Declared]) -> None:
+    """Refuse a variable of ``ds`` whose kind of values or dimensions are not those ``declared``.
+
+    ``ds`` is a :class:`Loaded` or an ``xarray.Dataset``; only the variables'
+    dtypes and dimension names are looked at (no value is read or copied).
+    Variables the schema does not declare are left alone (no reader uses
+    them). Raises :class:`SchemaError` naming the file, the variable, what
+    is declared and what was found, e.g. ``post.nc: variable 'bern_r':
+    expected float values, got integer values (int8)``.
+    """
+    for name, var in ds.variables.items():
+        want = declared.get(str(name))
+        if want is None:
+            continue
+        if var.dtype.kind not in KINDS[want.kind]:
+            raise SchemaError(
+                f"{path}: variable {name!r}: expected {want.kind} values, got {describe_kind(var.dtype)}"
+            )
+        dims = tuple(str(d) for d in var.dims)
+        if dims != want.dims:
+            raise SchemaError(
+                f"{path}: variable {name!r}: expected dimensions ({', '.join(want.dims)}), "
+                f"got ({', '.join(dims)})"
+            )
+
 
 class Loaded:
     """A NetCDF file's variables and global attributes in memory, read without xarray.

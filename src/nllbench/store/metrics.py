@@ -26,7 +26,43 @@ from nllbench.measures.names import (
     TRAJECTORY_RUN,
     TRAJECTORY_WINDOW,
 )
-from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset, write_classic
+from nllbench.store._netcdf import (
+    Declared,
+    SchemaError,
+    attrs_out,
+    check_declared,
+    describe_kind,
+    header,
+    open_dataset,
+    write_classic,
+)
+
+#: The dimensions (names, in order) of each metrics variable that has any; every other variable of
+#: :data:`~nllbench.measures.names.METRICS_VARIABLES` is a scalar. The same in every schema version.
+_NONSCALAR_DIMS: dict[str, tuple[str, ...]] = {
+    **{name: (name,) for name in ("step", "q", "alpha", "reliability_bin", "nees_pit_bin")},
+    **dict.fromkeys((*(f"nll_{t}" for t in NLL_STEP), "nll_exact"), ("step", "q")),
+    **dict.fromkeys(
+        (*METRIC_STEP_VARIABLES, *PROPER_STEP, "nll_exact_value", "nll_exact_available"), ("step",)
+    ),
+    **dict.fromkeys(("nll_mean", "nll_finite_mean", "nll_infinite_steps"), ("q",)),
+    **dict.fromkeys(
+        ("hota_alpha", "deta_alpha", "assa_alpha", "loca_alpha", "hota_tp", "hota_fn", "hota_fp"), ("alpha",)
+    ),
+    **dict.fromkeys(
+        ("reliability_count", "reliability_r_sum", "reliability_explained"), ("reliability_bin",)
+    ),
+    "nees_pit_count": ("nees_pit_bin",),
+    **dict.fromkeys(TRAJECTORY_WINDOW, ("trajectory_window",)),
+}
+#: Every variable of a metrics file as read (:func:`read_metrics`, any schema version): its
+#: dimensions, in order, and kind of values in memory (floats; counts and flags as integers), the
+#: kind from :data:`~nllbench.measures.names.METRICS_VARIABLES`. Checked on reading
+#: (:func:`~nllbench.store._netcdf.check_declared`) and on writing (:func:`encode_variables`).
+METRICS_DECLARED: dict[str, Declared] = {
+    name: Declared(_NONSCALAR_DIMS.get(name, ()), "float" if var.kind == "float" else "integer")
+    for name, var in METRICS_VARIABLES.items()
+}
 
 
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
@@ -84,6 +120,9 @@ def encode_variables(data: dict) -> dict:
         declared = METRICS_VARIABLES.get(name)
         if declared is None:
             raise ValueError(f"metrics variable {name!r}: not declared in nllbench.measures.names")
+        want = METRICS_DECLARED[name].dims
+        if tuple(dims) != want:
+            raise ValueError(f"metrics variable {name!r}: expected dimensions {want}, got {tuple(dims)}")
         arr = np.asarray(values)
         if declared.kind == "float":
             if arr.dtype.kind != "f":
@@ -420,10 +459,14 @@ def _decoded(name: str, values: np.ndarray, path) -> np.ndarray:
     dtype = _MEMORY_DTYPES[kind]
     if kind == "float":
         if values.dtype.kind != "f":
-            raise SchemaError(f"{path}: variable {name!r}: expected floats, got {values.dtype}")
+            raise SchemaError(
+                f"{path}: variable {name!r}: expected float values, got {describe_kind(values.dtype)}"
+            )
         return values.astype(dtype, copy=False)
     if values.dtype.kind not in "iuf":
-        raise SchemaError(f"{path}: variable {name!r}: expected integers, got {values.dtype}")
+        raise SchemaError(
+            f"{path}: variable {name!r}: expected integer values, got {describe_kind(values.dtype)}"
+        )
     if values.dtype.kind == "f" and not (np.abs(values) <= _EXACT_INTEGER).all():  # also NaN
         raise SchemaError(f"{path}: variable {name!r}: expected integers within +-2**53")
     restored = values.astype(dtype)
@@ -482,6 +525,7 @@ def read_metrics(path: str | os.PathLike):
     ds = open_dataset(path, "metrics")
     version = str(ds.attrs["nllbench_schema_version"])
     ds = _decode(ds, path) if version == "3" else _described(unpack(ds, path))
+    check_declared(ds, path, METRICS_DECLARED)
     required = (
         *(f"nll_{t}" for t in NLL_STEP),
         "nll_exact",

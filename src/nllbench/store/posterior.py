@@ -27,8 +27,10 @@ from nllbench.engine.densities import (
 from nllbench.store._netcdf import (
     POSTERIOR_MIXTURE_VERSION,
     STATE_NAMES_4D,
+    Declared,
     SchemaError,
     attrs_out,
+    check_declared,
     get,
     get_ragged,
     header,
@@ -37,7 +39,50 @@ from nllbench.store._netcdf import (
     pool_covariances,
     ragged,
     unpool_covariances,
+    with_pooled,
     write_dataset,
+)
+
+#: Every variable of a posterior file (all schema versions): its dimensions, in order, and kind of
+#: values, checked on reading before any value is used (:func:`~nllbench.store._netcdf.check_declared`;
+#: docs/store.md). Covariances are also declared in their pooled form (:func:`with_pooled`). Which of
+#: them a file must hold depends on its family; the readers name a missing one.
+POSTERIOR_VARIABLES: dict[str, Declared] = with_pooled(
+    {
+        "step": Declared(("step",), "integer"),
+        "state": Declared(("state",), "text"),
+        "ppp_count": Declared(("step",), "integer"),
+        "ppp_weight": Declared(("ppp",), "float"),
+        "ppp_mean": Declared(("ppp", "state"), "float"),
+        "ppp_cov": Declared(("ppp", "state", "state2"), "float"),
+        "ppp_label": Declared(("ppp",), "integer"),
+        "box_count": Declared(("step",), "integer"),
+        "box_rate": Declared(("box",), "float"),
+        "box_low": Declared(("box", "state"), "float"),
+        "box_high": Declared(("box", "state"), "float"),
+        "card_count": Declared(("step",), "integer"),
+        "cardinality": Declared(("card",), "float"),
+        "spatial_count": Declared(("step",), "integer"),
+        "spatial_weight": Declared(("spatial",), "float"),
+        "spatial_mean": Declared(("spatial", "state"), "float"),
+        "spatial_cov": Declared(("spatial", "state", "state2"), "float"),
+        "bern_count": Declared(("step",), "integer"),
+        "bern_r": Declared(("bern",), "float"),
+        "bern_mean": Declared(("bern", "state"), "float"),
+        "bern_cov": Declared(("bern", "state", "state2"), "float"),
+        "bern_label": Declared(("bern",), "integer"),
+        "bern_components": Declared(("bern",), "integer"),
+        "component_weight": Declared(("component",), "float"),
+        "component_mean": Declared(("component", "state"), "float"),
+        "component_cov": Declared(("component", "state", "state2"), "float"),
+        "hyp_count": Declared(("step",), "integer"),
+        "hyp_weight": Declared(("hyp",), "float"),
+        "hyp_size": Declared(("hyp",), "integer"),
+        "hyp_member": Declared(("member",), "integer"),
+        "estimate_count": Declared(("step",), "integer"),
+        "estimate_state": Declared(("estimate", "state"), "float"),
+        "estimate_label": Declared(("estimate",), "integer"),
+    }
 )
 
 
@@ -414,7 +459,9 @@ def _read_ppps(ds, path, K: int) -> list[PPP]:
 
 def read_posterior(path: str | os.PathLike) -> Posterior:
     """Read and validate a posterior file: one density per step, ready for ``nb.nll``."""
-    ds = unpool_covariances(load(path, "posterior"), path)
+    ds = load(path, "posterior")
+    check_declared(ds, path, POSTERIOR_VARIABLES)
+    ds = unpool_covariances(ds, path)
     K = int(ds.sizes.get("step", 0))
     family = ds.attrs.get("family")
     attrs = {k: jsonable(v) for k, v in ds.attrs.items()}

@@ -19,8 +19,10 @@ from nllbench.simulation.models import GaussianMixture, Model
 from nllbench.simulation.scenarios import TRUTH_KEY_COLUMNS
 from nllbench.store._netcdf import (
     STATE_NAMES_4D,
+    Declared,
     SchemaError,
     attrs_out,
+    check_declared,
     get,
     get_ragged,
     header,
@@ -31,6 +33,32 @@ from nllbench.store._netcdf import (
 )
 from nllbench.store.provenance import truth_digest
 from nllbench.store.tables import write_rows_csv
+
+#: Every variable of a scenario file: its dimensions, in order, and kind of values, checked on
+#: reading before any value is used (:func:`~nllbench.store._netcdf.check_declared`; docs/store.md).
+SCENARIO_VARIABLES: dict[str, Declared] = {
+    "step": Declared(("step",), "integer"),
+    "state": Declared(("state",), "text"),
+    "obs": Declared(("obs",), "text"),
+    "truth_count": Declared(("step",), "integer"),
+    "truth_state": Declared(("truth", "state"), "float"),
+    "truth_id": Declared(("truth",), "integer"),
+    "meas_count": Declared(("step",), "integer"),
+    "measurement": Declared(("meas", "obs"), "float"),
+    "meas_origin": Declared(("meas",), "integer"),
+    "F": Declared(("state", "state2"), "float"),
+    "Q": Declared(("state", "state2"), "float"),
+    "H": Declared(("obs", "state"), "float"),
+    "R": Declared(("obs", "obs2"), "float"),
+    "birth_weight": Declared(("birth",), "float"),
+    "birth_r": Declared(("birth",), "float"),
+    "birth_mean": Declared(("birth", "state"), "float"),
+    "birth_cov": Declared(("birth", "state", "state2"), "float"),
+    "initial_weight": Declared(("initial",), "float"),
+    "initial_r": Declared(("initial",), "float"),
+    "initial_mean": Declared(("initial", "state"), "float"),
+    "initial_cov": Declared(("initial", "state", "state2"), "float"),
+}
 
 
 @dataclass(frozen=True)
@@ -135,6 +163,7 @@ def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> 
 def read_scenario(path: str | os.PathLike) -> ScenarioData:
     """Read and validate a scenario file."""
     ds = load(path, "scenario")
+    check_declared(ds, path, SCENARIO_VARIABLES)
     K = int(ds.sizes.get("step", 0))
     truth = get_ragged(ds, path, "truth_count", "truth_state", K, 2)
     ids = get_ragged(ds, path, "truth_count", "truth_id", K, 1, integer=True)
