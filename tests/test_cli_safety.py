@@ -188,7 +188,7 @@ def test_a_hard_link_to_an_input_is_the_input(data, tmp_path, capsys):
         (["simulate", "--scenario", "williams15", "--truth", "{root}/parent/truth.csv", "--seeds", "0", "--output-dir", "{root}/parent"],  # noqa: E501
          "--output-dir '{root}/parent': contains the input --truth '{root}/parent/truth.csv'"),
         (["timing", "{root}/parent/sub/met/summary.csv", "-o", "{root}/parent/sub/met"],
-         "-o '{root}/parent/sub/met': contains the input FILES"),
+         "-o '{root}/parent/sub/met': expected a file path, but '{root}/parent/sub/met' is a directory"),
     ],
 )  # fmt: skip
 def test_a_directory_output_against_its_inputs(data, tmp_path, capsys, command, message):

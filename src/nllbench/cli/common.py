@@ -52,6 +52,10 @@ def checked_outputs(
     for option, path, directory in targets:
         if path is not None:  # "" or "." would name no output
             names_a_file(path, option, "directory" if directory else "file")
+            if not directory and Path(path).is_dir():  # said first: before what the directory holds
+                raise ValueError(
+                    f"{option} {str(path)!r}: expected a file path, but {str(path)!r} is a directory"
+                )
     given = [
         Output(Path(path), option, bool(directory), directory if isinstance(directory, str) else "")
         for option, path, directory in targets

@@ -242,6 +242,13 @@ def _mot_truth(directory: str, sequence: str) -> Path:
     return found[0]
 
 
+#: Said after an error in a .txt file read as MOTChallenge by its suffix (a CSV table named .txt).
+MOT_BY_SUFFIX_NOTE = (
+    "read as MOTChallenge text because of its .txt suffix; a CSV table must be named .csv or .parquet "
+    "to be read as a table, also with --format table"
+)
+
+
 def input_format(args: argparse.Namespace, path) -> str:
     """How ``score`` reads ``path``: ``"mot"``, ``"stonesoup"`` or ``"table"`` (CSV / Parquet / scenario .nc).
 
@@ -287,7 +294,12 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
         extra = (
             dict(conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction) if kind == "tracks" else {}
         )
-        table = read_motchallenge(path, kind=kind, **extra)
+        try:
+            table = read_motchallenge(path, kind=kind, **extra)
+        except ValueError as exc:
+            if getattr(args, "format", "auto") != "auto":
+                raise
+            raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
         table.attrs["file"] = str(path)
         out[i] = table
     if "stonesoup" in formats:

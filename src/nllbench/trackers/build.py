@@ -20,24 +20,41 @@ EXISTENCE_ONE_WARNING = (
 )
 
 
-def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
-    if table.r is not None:
-        return np.nan_to_num(table.r), "column r"
-    if table.score is not None:
-        if fill.calibration is None:
-            raise ValueError(
-                f"{table.label}: column 'score' needs a calibration to existence probabilities "
-                "(--fit-score-on TRACKS TRUTH / calibration=fit_score_calibration(...))"
-            )
-        return fill.calibration(np.nan_to_num(table.score)), "score calibration"
-    if fill.constant_existence is not None:
-        r = fill.constant_existence.r
-        return np.full(table.frame.size, r), f"r = {r:.6g} (constant, fitted)"
-    if not fill.existence_one:
+def check_columns(table: TrackTable, fill: FillIns) -> None:
+    """Refuse a tracks table that lacks a column ``fill`` does not make up for, naming the column.
+
+    An existence probability (column ``r``; or ``score`` with a calibration;
+    or a constant or r = 1 fill-in) and covariances (columns ``var_`` /
+    ``cov_``, or a default standard deviation). Checked as soon as the
+    tables are read (:func:`nllbench.trackers.inputs.read_tables`), before
+    their frames are compared: the missing column is said first.
+    """
+    if table.r is None and table.score is not None and fill.calibration is None:
+        raise ValueError(
+            f"{table.label}: column 'score' needs a calibration to existence probabilities "
+            "(--fit-score-on TRACKS TRUTH / calibration=fit_score_calibration(...))"
+        )
+    if table.r is None and table.score is None and fill.constant_existence is None and not fill.existence_one:
         raise ValueError(
             f"{table.label}: no column 'r' or 'score'; give a score column with a calibration, "
             "or ask for r = 1 explicitly (--existence-one / existence_one=True)"
         )
+    if table.covs is None and fill.default_std is None:
+        raise ValueError(
+            f"{table.label}: no covariance columns (var_<a>, cov_<a>_<b>); "
+            "give them or a default standard deviation (--default-std S)"
+        )
+
+
+def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
+    check_columns(table, fill)
+    if table.r is not None:
+        return np.nan_to_num(table.r), "column r"
+    if table.score is not None:
+        return fill.calibration(np.nan_to_num(table.score)), "score calibration"
+    if fill.constant_existence is not None:
+        r = fill.constant_existence.r
+        return np.full(table.frame.size, r), f"r = {r:.6g} (constant, fitted)"
     warnings.warn(EXISTENCE_ONE_WARNING, UserWarning, stacklevel=3)
     return np.ones(table.frame.size), "r = 1 (assumed)"
 
@@ -45,11 +62,7 @@ def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
 def _covariances(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
     if table.covs is not None:
         return table.covs, "columns var_/cov_"
-    if fill.default_std is None:
-        raise ValueError(
-            f"{table.label}: no covariance columns (var_<a>, cov_<a>_<b>); "
-            "give them or a default standard deviation (--default-std S)"
-        )
+    check_columns(table, fill)
     d = len(table.state)
     covs = np.broadcast_to(fill.default_std**2 * np.eye(d), (table.frame.size, d, d)).copy()
     return covs, f"default std {fill.default_std}"

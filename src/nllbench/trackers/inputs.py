@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
+from nllbench.trackers.build import check_columns
 from nllbench.trackers.tracks import (
     DEFAULT_STATE,
     TrackTable,
@@ -25,10 +26,14 @@ from nllbench.trackers.tracks import (
 _SCENARIO_STATE = ("x", "y", "vx", "vy")  # the state order of nllbench scenario files
 
 
-def read_tables(tracks, truth, state, frames=None):
+def read_tables(tracks, truth, state, frames=None, fill=None):
     """Validated (tracks, truth, frames, scenario field of view or None).
 
-    A scenario-file truth (.nc) gives all its steps as frames, and its field of view.
+    A scenario-file truth (.nc) gives all its steps as frames, and its field
+    of view. With ``fill`` (:class:`~nllbench.trackers.fillins.FillIns`), a
+    column the tracks lack and ``fill`` does not make up for (``r`` /
+    ``score``, covariances) is named before the frames are compared
+    (:func:`~nllbench.trackers.build.check_columns`).
     """
     truth_name = "truth"
     if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
@@ -36,6 +41,8 @@ def read_tables(tracks, truth, state, frames=None):
         truth, steps = truth_from_scenario(truth, state)
         frames = list(range(steps)) if frames is None else frames
     t, y = _validated(tracks, truth, state, truth_name)
+    if fill is not None:
+        check_columns(t, fill)
     return t, y, frame_list(t, y, frames), getattr(truth, "attrs", {}).get("fov")
 
 

@@ -177,7 +177,7 @@ def score(
     """
     if preset is not None:
         settings = preset_settings(preset, settings)
-    t, y, fr, scene_fov = read_tables(tracks, truth, state, frames)
+    t, y, fr, scene_fov = read_tables(tracks, truth, state, frames, fill)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
     dens, prov = build_densities(t, fr, fill)
