@@ -23,11 +23,11 @@ given). So the file is first parsed into YAML nodes, nothing built, and
 every node's tag checked against :func:`allowed_tag`: the YAML core types,
 NumPy arrays, timedeltas, deques and the classes of the Stone Soup modules
 a track or a ground truth path is made of (:data:`ALLOWED_MODULES`: states,
-tracks, paths, detections, hypotheses, predictions, updates, arrays,
-numbers, angles, mixtures, particles, and the measurement and transition
-models detections and predictions carry). Any other tag (a writer, a reader,
-a tracker, a sensor, a path, a tag of another program) is refused by name
-and line before anything is built.
+tracks, paths, detections, sensor data, hypotheses, predictions, updates,
+arrays, numbers, angles, mixtures, particles, and the measurement and
+transition models detections and predictions carry). Any other tag (a
+writer, a reader, a tracker, a sensor, a path, a tag of another program) is
+refused by name and line before anything is built.
 
 :func:`load_stonesoup_yaml` reads a file; :func:`stonesoup_tables` turns a
 tracks file and / or a truth file into tidy tables with
@@ -54,15 +54,28 @@ _KEYS = ("time", "tracks", "groundtruth_paths", "detections", "sensor_data")
 #: The YAML core tags a Stone Soup file uses (ruamel's safe constructor builds them as plain data).
 CORE_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}"
-    for name in ("null", "bool", "int", "float", "str", "seq", "map", "set", "omap", "pairs", "timestamp")
+    for name in (
+        "null",
+        "bool",
+        "int",
+        "float",
+        "str",
+        "seq",
+        "map",
+        "set",
+        "omap",
+        "pairs",
+        "timestamp",
+        "merge",
+    )
 )
 #: The other non-Stone Soup tags ``stonesoup.serialise`` writes for values of tracks and paths
 #: (not ``!pathlib.Path``: no track holds a path; a writer or reader does).
 VALUE_TAGS = frozenset(("!numpy.ndarray", "!datetime.timedelta", "!collections.deque"))
 #: The Stone Soup modules whose classes a tracks or truth file may name (``!stonesoup.<module>.<Class>``):
 #: what ``stonesoup.serialise`` writes for tracks, ground truth paths and ``YAMLWriter`` documents
-#: (Stone Soup 1.9.1: states, updates, predictions, hypotheses, detections, arrays, probabilities,
-#: and the measurement and transition models that detections and predictions carry).
+#: (Stone Soup 1.9.1: states, updates, predictions, hypotheses, detections, sensor data, arrays,
+#: probabilities, and the measurement and transition models that detections and predictions carry).
 ALLOWED_MODULES = tuple(
     f"stonesoup.{name}"
     for name in (
@@ -77,6 +90,7 @@ ALLOWED_MODULES = tuple(
         "types.numeric",
         "types.particle",
         "types.prediction",
+        "types.sensordata",
         "types.state",
         "types.time",
         "types.track",
