@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on 
     from nllbench.engine.sampling import SetSamples, sample
     from nllbench.measures.hota import HOTAResult, hota
     from nllbench.measures.metrics import GOSPAResult, gospa
+    from nllbench.measures.pgospa import PGOSPAResult, pgospa
     from nllbench.measures.presets import preset_settings
     from nllbench.measures.proper import (
         EnergyScoreResult,
@@ -66,6 +67,7 @@ _SOURCES = {
     "nllbench.engine.sampling": ("SetSamples", "sample"),
     "nllbench.measures.hota": ("HOTAResult", "hota"),
     "nllbench.measures.metrics": ("GOSPAResult", "gospa"),
+    "nllbench.measures.pgospa": ("PGOSPAResult", "pgospa"),
     "nllbench.measures.presets": ("preset_settings",),
     "nllbench.measures.proper": (
         "EnergyScoreResult",
@@ -113,6 +115,7 @@ __all__ = [
     "Laplaces",
     "MultiBernoulli",
     "NLLResult",
+    "PGOSPAResult",
     "RankedAssignments",
     "SchemaError",
     "ScoreResult",
@@ -128,6 +131,7 @@ __all__ = [
     "murty",
     "nll",
     "nll_many",
+    "pgospa",
     "preset_settings",
     "read_metrics",
     "read_posterior",
