@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on 
         energy_score,
         intensity_score,
     )
+    from nllbench.measures.ptgospa import PTGOSPAResult, ptgospa
     from nllbench.measures.tgospa import TGOSPAResult, tgospa
     from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
     from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
@@ -69,6 +70,7 @@ _SOURCES = {
     "nllbench.measures.metrics": ("GOSPAResult", "gospa"),
     "nllbench.measures.pgospa": ("PGOSPAResult", "pgospa"),
     "nllbench.measures.presets": ("preset_settings",),
+    "nllbench.measures.ptgospa": ("PTGOSPAResult", "ptgospa"),
     "nllbench.measures.proper": (
         "EnergyScoreResult",
         "IntensityScoreResult",
@@ -116,6 +118,7 @@ __all__ = [
     "MultiBernoulli",
     "NLLResult",
     "PGOSPAResult",
+    "PTGOSPAResult",
     "RankedAssignments",
     "SchemaError",
     "ScoreResult",
@@ -133,6 +136,7 @@ __all__ = [
     "nll_many",
     "pgospa",
     "preset_settings",
+    "ptgospa",
     "read_metrics",
     "read_posterior",
     "read_scenario",
