@@ -196,13 +196,15 @@ def frame_terms(W: np.ndarray, rx: np.ndarray, ry: np.ndarray, c: float, p: floa
     The module docstring's definition, by one rectangular assignment on the
     saving min(r_i, r_j) (min(W, c)^p - 2 c^p / alpha) <= 0.
     """
-    unit = c**p / alpha
+    cp = c**p
+    unit = cp / alpha
     nx, ny = W.shape
     if nx == 0 or ny == 0:
         return np.array([0.0, 0.0, unit * float(np.sum(rx)), unit * float(np.sum(ry))]), np.empty(
             (0, 2), dtype=np.int64
         )
-    dc = np.minimum(W, c) ** p
+    with np.errstate(invalid="ignore"):  # W**p is not used where W >= c
+        dc = np.where(W < c, W**p, cp)  # c^p itself beyond c: far pairs save exactly 0 at alpha = 2
     rmin = np.minimum(rx[:, None], ry[None, :])
     saving = rmin * (dc - 2.0 * unit)
     rows, cols = linear_sum_assignment(saving)
