@@ -12,11 +12,21 @@ from nllbench.measures._wasserstein import check_psd, psd_sqrt, w2
 
 
 def w2_reference(m1, S1, m2, S2) -> float:
-    """The textbook W2 of two Gaussians (eigendecomposition square roots), independent of the module."""
-    w, V = np.linalg.eigh(S2)
-    R = (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
-    inner = np.linalg.eigvalsh(R @ S1 @ R)
-    total = np.sum((m1 - m2) ** 2) + np.trace(S1) + np.trace(S2) - 2.0 * np.sqrt(np.maximum(inner, 0.0)).sum()
+    """The textbook W2 of two Gaussians, independent of the module's route.
+
+    tr (S2^(1/2) S1 S2^(1/2))^(1/2) as the nuclear norm of S1^(1/2) S2^(1/2)
+    (eigendecomposition roots, SVD): the square roots of the inner matrix's
+    eigenvalues would turn rounding of a zero eigenvalue (rank-one
+    covariances) into errors of 1e-8.
+    """
+
+    def root(S):  # an eigenvalue within rounding of 0 as 0, the module's convention
+        w, V = np.linalg.eigh(S)
+        w = np.where(w > len(w) * np.finfo(float).eps * np.abs(w).max(), w, 0.0)
+        return (V * np.sqrt(w)) @ V.T
+
+    nuclear = np.linalg.svd(root(S1) @ root(S2), compute_uv=False).sum()
+    total = np.sum((m1 - m2) ** 2) + np.trace(S1) + np.trace(S2) - 2.0 * nuclear
     return float(np.sqrt(max(total, 0.0)))
 
 
@@ -129,6 +139,15 @@ def test_edge_cases_are_exact():
     W = w2(np.zeros((2, 2)), A, np.zeros((2, 2)), A)
     assert np.all(np.isfinite(W)) and W[0, 0] == 0.0 and W[1, 1] == 0.0
     assert W[0, 1] == pytest.approx(np.sqrt(2.0), rel=1e-15)
+    # a rank-one covariance of floats has an eigenvalue of rounding size: its root is still u u^T / |u|
+    rng = np.random.default_rng(2)
+    for d in (2, 3, 4):
+        u = rng.normal(size=(20, d))
+        S = u[:, :, None] * u[:, None, :]
+        want = S / np.linalg.norm(u, axis=1)[:, None, None]
+        np.testing.assert_allclose(
+            psd_sqrt(check_psd(S, "covs")), want, rtol=0, atol=1e-14 * np.abs(want).max()
+        )
 
 
 def test_wasserstein_closed_forms_and_reference():
@@ -257,8 +276,8 @@ def random_sequence(rng, K, ids, box=2.5, d=2, uncertain=True):
         cov = spd(rng, n, d) * 0.3 if uncertain else np.zeros((n, d, d))
         if uncertain and n:
             cov[rng.random(n) < 0.2] = 0.0
-            u = rng.normal(size=d)
-            cov[rng.random(n) < 0.2] = np.outer(u, u)  # rank one
+            u = rng.integers(-3, 4, size=d).astype(float)
+            cov[rng.random(n) < 0.2] = np.outer(u, u)  # rank one (exactly: integers)
         S.append(cov)
     return pts, lab, r, S
 
@@ -303,8 +322,9 @@ def test_ptgospa_equals_enumeration(seed):
     rng = np.random.default_rng(100 + seed)
     for _ in range(12):
         K = int(rng.integers(1, 4))
-        T, TI, rT, ST = random_sequence(rng, K, [1, 2])
-        E, EI, rE, SE = random_sequence(rng, K, [5, 6, 7] if rng.random() < 0.5 else [5, 6])
+        d = int(rng.choice([2, 2, 3]))
+        T, TI, rT, ST = random_sequence(rng, K, [1, 2], d=d)
+        E, EI, rE, SE = random_sequence(rng, K, [5, 6, 7] if rng.random() < 0.5 else [5, 6], d=d)
         c, p, gamma = (
             float(rng.choice([1.0, 2.0])),
             float(rng.choice([1.0, 2.0])),
@@ -373,7 +393,8 @@ def test_ptgospa_is_tgospa_for_certain_points():
 def test_ptgospa_on_one_frame_is_pgospa():
     rng = np.random.default_rng(31)
     for _ in range(60):
-        x, y = random_mb(rng, int(rng.integers(0, 5)), 2), random_mb(rng, int(rng.integers(0, 5)), 2)
+        d = int(rng.integers(1, 4))  # the 3-D route computes the Bures part by SVD, frame by frame
+        x, y = random_mb(rng, int(rng.integers(0, 5)), d), random_mb(rng, int(rng.integers(0, 5)), d)
         c, p = float(rng.choice([0.8, 2.0])), float(rng.choice([1.0, 2.0]))
         res = nb.ptgospa(
             [x[1]],

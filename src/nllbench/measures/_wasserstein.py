@@ -30,7 +30,13 @@ gives the part tr S of the other side, exactly.
 
 Square roots: in 1-D the scalar root; in 2-D the closed form
 S^(1/2) = (S + sqrt(det S) I) / sqrt(tr S + 2 sqrt(det S)) (0 for S = 0);
-beyond, an eigendecomposition with eigenvalues within rounding of 0 set to 0.
+beyond, an eigendecomposition. The square root is not Lipschitz at a
+singular matrix: an eigenvalue of rounding size e (1e-17 for a rank-one
+covariance u u^T of floats) moves the root by sqrt(e), 1e-8 or so. So an
+eigenvalue within rounding of 0 is taken as 0: below d eps times the largest
+eigenvalue, or in 2-D a determinant ad - b^2 within 4 eps max(ad, b^2) of 0
+(the rounding of its two products); then a singular covariance, as every
+route computes it, gives its exact root and W2 to rounding.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import numpy as np
 
 #: Relative size of a negative eigenvalue still taken as rounding of 0 (beyond: not PSD).
 PSD_TOL = 1e-9
+EPS = float(np.finfo(np.float64).eps)
 
 
 def psd_sqrt(covs: np.ndarray) -> np.ndarray:
@@ -52,21 +59,33 @@ def psd_sqrt(covs: np.ndarray) -> np.ndarray:
     k, d = covs.shape[0], covs.shape[1]
     if k == 0:
         return np.zeros((0, d, d))
-    if d == 1:
-        return np.sqrt(np.maximum(covs, 0.0))
-    if d == 2:
-        a, b, e = covs[:, 0, 0], covs[:, 0, 1], covs[:, 1, 1]
-        s = np.sqrt(np.maximum(a * e - b * b, 0.0))
-        t = np.sqrt(np.maximum(a + e + 2.0 * s, 0.0))
-        out = np.zeros_like(covs)
-        ok = t > 0
-        out[ok, 0, 0] = (a[ok] + s[ok]) / t[ok]
-        out[ok, 1, 1] = (e[ok] + s[ok]) / t[ok]
-        out[ok, 0, 1] = out[ok, 1, 0] = b[ok] / t[ok]
-        return out
+    if d <= 2:
+        return _sqrt_small(np.ascontiguousarray(covs, dtype=np.float64))
     w, V = np.linalg.eigh(covs)
-    root = (V * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(V, 1, 2)
+    w = np.where(w > d * EPS * np.max(np.abs(w), axis=1, keepdims=True), w, 0.0)
+    root = (V * np.sqrt(w)[:, None, :]) @ np.swapaxes(V, 1, 2)
     return 0.5 * (root + np.swapaxes(root, 1, 2))
+
+
+@nb.njit(cache=True)
+def _sqrt_small(covs):  # pragma: no cover - compiled
+    """Square roots of 1x1 or 2x2 symmetric PSD matrices (k, d, d) by the closed forms (module notes)."""
+    k, d = covs.shape[0], covs.shape[1]
+    out = np.zeros_like(covs)
+    for i in range(k):
+        if d == 1:
+            out[i, 0, 0] = math.sqrt(max(covs[i, 0, 0], 0.0))
+            continue
+        a, b, e = covs[i, 0, 0], covs[i, 0, 1], covs[i, 1, 1]
+        det = a * e - b * b
+        s = math.sqrt(det) if det > 4.0 * EPS * max(a * e, b * b) else 0.0
+        t = math.sqrt(max(a + e + 2.0 * s, 0.0))
+        if t > 0.0:
+            out[i, 0, 0] = (a + s) / t
+            out[i, 1, 1] = (e + s) / t
+            out[i, 0, 1] = b / t
+            out[i, 1, 0] = b / t
+    return out
 
 
 def check_psd(covs: np.ndarray, name: str) -> np.ndarray:
@@ -96,18 +115,19 @@ def check_psd(covs: np.ndarray, name: str) -> np.ndarray:
     return sym
 
 
-def w2(mx: np.ndarray, Ax: np.ndarray, my: np.ndarray, Ay: np.ndarray) -> np.ndarray:
+def w2(mx: np.ndarray, Ax: np.ndarray, my: np.ndarray, Ay: np.ndarray, zx=None, zy=None) -> np.ndarray:
     """W2 (nx, ny) between N(mx[i], Ax[i]^2) and N(my[j], Ay[j]^2) for every pair.
 
     ``mx`` (nx, d), ``my`` (ny, d) means; ``Ax`` (nx, d, d), ``Ay`` (ny, d, d)
-    symmetric PSD square roots of the covariances (:func:`psd_sqrt`).
+    symmetric PSD square roots of the covariances (:func:`psd_sqrt`); ``zx``
+    (nx,), ``zy`` (ny,) bool, optional: which roots are 0 (found if not given).
     """
     nx, ny = mx.shape[0], my.shape[0]
     if nx == 0 or ny == 0:
         return np.zeros((nx, ny))
     d = mx.shape[1]
-    zx = ~np.any(Ax.reshape(nx, -1), axis=1)
-    zy = ~np.any(Ay.reshape(ny, -1), axis=1)
+    zx = ~np.any(Ax.reshape(nx, -1), axis=1) if zx is None else zx
+    zy = ~np.any(Ay.reshape(ny, -1), axis=1) if zy is None else zy
     bures = np.zeros((0, 0)) if d <= 2 else _bures_svd(Ax, Ay)
     return _w2_kernel(
         np.ascontiguousarray(mx, dtype=np.float64),
@@ -132,54 +152,104 @@ def _bures_svd(Ax: np.ndarray, Ay: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _w2_kernel(mx, my, Ax, Ay, zx, zy, bures):  # pragma: no cover - compiled
-    """W2 of every pair (module notes); ``bures`` (nx, ny) is used beyond 2-D, else computed here.
+def _root_norms(A):  # pragma: no cover - compiled
+    """||A_i||_F^2 = tr S_i for each square root A (k, d, d)."""
+    k, d = A.shape[0], A.shape[1]
+    out = np.zeros(k)
+    for i in range(k):
+        for a in range(d):
+            for b in range(d):
+                out[i] += A[i, a, b] * A[i, a, b]
+    return out
+
+
+@nb.njit(cache=True)
+def _w2_pair(mx, Ax, zx, tx, i, my, Ay, zy, ty, j, bures):  # pragma: no cover - compiled
+    """W2 between Gaussian i of x and j of y (module notes); ``bures`` is used beyond 2-D.
 
     The mean part is summed as ``scipy.spatial.distance.cdist`` sums it
     (squares in coordinate order), so between points the value is cdist's.
     """
-    nx, d = mx.shape
-    ny = my.shape[0]
+    d = mx.shape[1]
+    s = 0.0
+    for a in range(d):
+        t = mx[i, a] - my[j, a]
+        s += t * t
+    if zx[i] and zy[j]:
+        part = 0.0
+    elif zx[i]:
+        part = ty[j]
+    elif zy[j]:
+        part = tx[i]
+    elif d == 1:
+        t = Ax[i, 0, 0] - Ay[j, 0, 0]
+        part = t * t
+    elif d == 2:
+        a11, a12, a22 = Ax[i, 0, 0], Ax[i, 0, 1], Ax[i, 1, 1]
+        b11, b12, b22 = Ay[j, 0, 0], Ay[j, 0, 1], Ay[j, 1, 1]
+        m11 = a11 * b11 + a12 * b12
+        m22 = a12 * b12 + a22 * b22
+        m12 = a11 * b12 + a12 * b22
+        m21 = a12 * b11 + a22 * b12
+        tr = m11 + m22
+        skew = m12 - m21
+        nuclear = math.sqrt(tr * tr + skew * skew)
+        gap = skew * skew / (nuclear + tr) if nuclear + tr > 0.0 else 0.0
+        d11, d12, d22 = a11 - b11, a12 - b12, a22 - b22
+        part = d11 * d11 + 2.0 * d12 * d12 + d22 * d22 - 2.0 * gap
+    else:
+        part = bures[i, j]
+    return math.sqrt(s + max(part, 0.0))
+
+
+@nb.njit(cache=True)
+def _w2_kernel(mx, my, Ax, Ay, zx, zy, bures):  # pragma: no cover - compiled
+    """W2 of every pair (nx, ny); ``bures`` (nx, ny) is used beyond 2-D."""
+    nx, ny = mx.shape[0], my.shape[0]
+    tx, ty = _root_norms(Ax), _root_norms(Ay)
     out = np.empty((nx, ny))
-    tx = np.zeros(nx)
-    ty = np.zeros(ny)
-    for i in range(nx):
-        for a in range(d):
-            for b in range(d):
-                tx[i] += Ax[i, a, b] * Ax[i, a, b]
-    for j in range(ny):
-        for a in range(d):
-            for b in range(d):
-                ty[j] += Ay[j, a, b] * Ay[j, a, b]
     for i in range(nx):
         for j in range(ny):
-            s = 0.0
-            for a in range(d):
-                t = mx[i, a] - my[j, a]
-                s += t * t
-            if zx[i] and zy[j]:
-                part = 0.0
-            elif zx[i]:
-                part = ty[j]
-            elif zy[j]:
-                part = tx[i]
-            elif d == 1:
-                t = Ax[i, 0, 0] - Ay[j, 0, 0]
-                part = t * t
-            elif d == 2:
-                a11, a12, a22 = Ax[i, 0, 0], Ax[i, 0, 1], Ax[i, 1, 1]
-                b11, b12, b22 = Ay[j, 0, 0], Ay[j, 0, 1], Ay[j, 1, 1]
-                m11 = a11 * b11 + a12 * b12
-                m22 = a12 * b12 + a22 * b22
-                m12 = a11 * b12 + a12 * b22
-                m21 = a12 * b11 + a22 * b12
-                tr = m11 + m22
-                skew = m12 - m21
-                nuclear = math.sqrt(tr * tr + skew * skew)
-                gap = skew * skew / (nuclear + tr) if nuclear + tr > 0.0 else 0.0
-                d11, d12, d22 = a11 - b11, a12 - b12, a22 - b22
-                part = d11 * d11 + 2.0 * d12 * d12 + d22 * d22 - 2.0 * gap
-            else:
-                part = bures[i, j]
-            out[i, j] = math.sqrt(s + max(part, 0.0))
+            out[i, j] = _w2_pair(mx, Ax, zx, tx, i, my, Ay, zy, ty, j, bures)
     return out
+
+
+def w2_frames(ox, mx, Ax, zx, oy, my, Ay, zy) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """W2 of the pairs within each frame of two sequences of Gaussians (d <= 2), as flat arrays.
+
+    Frame k holds rows ``ox[k]:ox[k + 1]`` of x (``mx``, ``Ax``, ``zx`` as in
+    :func:`w2`) and ``oy[k]:oy[k + 1]`` of y. Returns (frame, i, j, W) of every
+    pair (i, j rows of x and y), frame by frame, i then j.
+    """
+    return _w2_frames_kernel(
+        np.ascontiguousarray(ox, dtype=np.int64),
+        np.ascontiguousarray(mx, dtype=np.float64),
+        np.ascontiguousarray(Ax, dtype=np.float64),
+        zx,
+        np.ascontiguousarray(oy, dtype=np.int64),
+        np.ascontiguousarray(my, dtype=np.float64),
+        np.ascontiguousarray(Ay, dtype=np.float64),
+        zy,
+    )
+
+
+@nb.njit(cache=True)
+def _w2_frames_kernel(ox, mx, Ax, zx, oy, my, Ay, zy):  # pragma: no cover - compiled
+    K = ox.size - 1
+    total = 0
+    for k in range(K):
+        total += (ox[k + 1] - ox[k]) * (oy[k + 1] - oy[k])
+    frame = np.empty(total, dtype=np.int64)
+    rows = np.empty(total, dtype=np.int64)
+    cols = np.empty(total, dtype=np.int64)
+    W = np.empty(total)
+    tx, ty = _root_norms(Ax), _root_norms(Ay)
+    none = np.zeros((0, 0))
+    t = 0
+    for k in range(K):
+        for i in range(ox[k], ox[k + 1]):
+            for j in range(oy[k], oy[k + 1]):
+                frame[t], rows[t], cols[t] = k, i, j
+                W[t] = _w2_pair(mx, Ax, zx, tx, i, my, Ay, zy, ty, j, none)
+                t += 1
+    return frame, rows, cols, W

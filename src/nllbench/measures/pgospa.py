@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
@@ -102,13 +103,16 @@ class PGOSPAResult:
 
 @dataclass(frozen=True)
 class _Side:
-    """One argument as Bernoullis: existence r (P,), means (P, d), covariance square roots (P, d, d),
-    hypothesis h holding the rows ``members[h]`` with weight ``weights[h]``."""
+    """One argument as Bernoullis: existence r (P,), means (P, d), covariance square roots (P, d, d)
+    (``zero`` (P,): which are 0),
+    hypothesis h holding the rows ``members[h]`` with weight ``weights[h]`` (``members`` None: one
+    hypothesis holding every row in order)."""
 
     r: np.ndarray
     means: np.ndarray
     roots: np.ndarray
-    members: tuple
+    zero: np.ndarray
+    members: tuple | None
     weights: np.ndarray
 
 
@@ -150,10 +154,10 @@ def pgospa(x, y, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) -> PGOSPARe
     Examples
     --------
     >>> import numpy as np
-    >>> y = MultiBernoulli.gaussian([0.5], [[1.0, 0.0]], [np.eye(2) * 1e-300])
+    >>> y = MultiBernoulli.gaussian([0.5], [[0.6, 0.0]], [0.32 * np.eye(2)])  # W2 to the origin: 1
     >>> r = pgospa([[0.0, 0.0]], y, c=4.0, p=1)
-    >>> round(r.value, 12), r.localization, r.existence_mismatch, r.missed
-    (1.5, 0.5, 1.0, 0.0)
+    >>> [round(t, 12) for t in (r.value, r.localization, r.existence_mismatch, r.missed, r.false)]
+    [1.5, 0.5, 1.0, 0.0, 0.0]
     """
     c = v.positive_scalar(c, "c")
     p = float(p)
@@ -165,13 +169,19 @@ def pgospa(x, y, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) -> PGOSPARe
     X, Y = _side(x, "x"), _side(y, "y")
     if X.r.size and Y.r.size and X.means.shape[1] != Y.means.shape[1]:
         raise ValueError(f"y: expected state dimension {X.means.shape[1]} like x, got {Y.means.shape[1]}")
-    W = w2(X.means, X.roots, Y.means, Y.roots)
+    W = w2(X.means, X.roots, Y.means, Y.roots, X.zero, Y.zero)
     H, G = X.weights.size, Y.weights.size
+    if H == 1 and G == 1:
+        part, pair = _hypothesis_pair(W, X, Y, 0, 0, c, p, alpha)
+        power = float(part[0] + part[1] + part[2] + part[3])
+        value = power ** (1.0 / p)
+        return PGOSPAResult(
+            value, *part.tolist(), power, np.full((1, 1), value), np.ones((1, 1)), (pair,), p, c, alpha
+        )
     values, parts, pairs = np.zeros((H, G)), np.zeros((H, G, 4)), []
     for h in range(H):
         for g in range(G):
-            ix, iy = X.members[h], Y.members[g]
-            part, pair = frame_terms(W[np.ix_(ix, iy)], X.r[ix], Y.r[iy], c, p, alpha)
+            part, pair = _hypothesis_pair(W, X, Y, h, g, c, p, alpha)
             parts[h, g] = part
             values[h, g] = float(np.sum(part)) ** (1.0 / p)
             pairs.append(pair)
@@ -190,40 +200,82 @@ def pgospa(x, y, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) -> PGOSPARe
     )
 
 
+def _hypothesis_pair(W, X: _Side, Y: _Side, h: int, g: int, c: float, p: float, alpha: float):
+    """:func:`frame_terms` of hypothesis h of x against hypothesis g of y (``W`` over all Bernoullis)."""
+    if X.members is None and Y.members is None:
+        return frame_terms(W, X.r, Y.r, c, p, alpha)
+    ix = np.arange(X.r.size) if X.members is None else X.members[h]
+    iy = np.arange(Y.r.size) if Y.members is None else Y.members[g]
+    return frame_terms(W[np.ix_(ix, iy)], X.r[ix], Y.r[iy], c, p, alpha)
+
+
 def frame_terms(W: np.ndarray, rx: np.ndarray, ry: np.ndarray, c: float, p: float, alpha: float):
     """P-GOSPA's four terms (4,) and counted pairs (k, 2) for distances W (nx, ny) and existences rx, ry.
 
     The module docstring's definition, by one rectangular assignment on the
-    saving min(r_i, r_j) (min(W, c)^p - 2 c^p / alpha) <= 0.
+    saving min(r_i, r_j) (d^(c)^p - 2 c^p / alpha) <= 0; a pair at W >= c
+    costs c^p itself, so at alpha = 2 it saves exactly 0 and is not counted.
     """
     cp = c**p
     unit = cp / alpha
     nx, ny = W.shape
     if nx == 0 or ny == 0:
-        return np.array([0.0, 0.0, unit * float(np.sum(rx)), unit * float(np.sum(ry))]), np.empty(
-            (0, 2), dtype=np.int64
-        )
-    with np.errstate(invalid="ignore"):  # W**p is not used where W >= c
-        dc = np.where(W < c, W**p, cp)  # c^p itself beyond c: far pairs save exactly 0 at alpha = 2
-    rmin = np.minimum(rx[:, None], ry[None, :])
-    saving = rmin * (dc - 2.0 * unit)
+        terms = np.array([0.0, 0.0, unit * float(np.sum(rx)), unit * float(np.sum(ry))])
+        return terms, np.empty((0, 2), dtype=np.int64)
+    saving, dc = _saving(W, rx, ry, c, p, cp, unit)
     rows, cols = linear_sum_assignment(saving)
-    if alpha == 2.0:
-        keep = saving[rows, cols] < 0.0  # pairs with r > 0 on both sides and W < c
-        rows, cols = rows[keep], cols[keep]
-    free_x = np.ones(nx, dtype=bool)
-    free_x[rows] = False
-    free_y = np.ones(ny, dtype=bool)
-    free_y[cols] = False
-    terms = np.array(
-        [
-            float(np.sum(rmin[rows, cols] * dc[rows, cols])),
-            unit * float(np.sum(np.abs(rx[rows] - ry[cols]))),
-            unit * float(np.sum(rx[free_x])),
-            unit * float(np.sum(ry[free_y])),
-        ]
-    )
-    return terms, np.stack([rows, cols], axis=1).astype(np.int64)
+    terms, keep = _terms(saving, dc, rx, ry, rows, cols, unit, alpha == 2.0)
+    return terms, np.stack([rows[keep], cols[keep]], axis=1).astype(np.int64)
+
+
+@nb.njit(cache=True)
+def _saving(W, rx, ry, c, p, cp, unit):  # pragma: no cover - compiled
+    """(nx, ny) savings min(r_i, r_j) (d^(c)^p - 2 unit) and the (nx, ny) d^(c)^p (c^p beyond c)."""
+    nx, ny = W.shape
+    saving = np.empty((nx, ny))
+    dc = np.empty((nx, ny))
+    for i in range(nx):
+        for j in range(ny):
+            w = W[i, j]
+            if w >= c:
+                v = cp
+            elif p == 1.0:
+                v = w
+            elif p == 2.0:
+                v = w * w
+            else:
+                v = w**p
+            dc[i, j] = v
+            saving[i, j] = min(rx[i], ry[j]) * (v - 2.0 * unit)
+    return saving, dc
+
+
+@nb.njit(cache=True)
+def _terms(saving, dc, rx, ry, rows, cols, unit, partial):  # pragma: no cover - compiled
+    """The four terms (4,) of the assignment rows -> cols and which of its pairs count (k,) bool.
+
+    ``partial`` (alpha = 2): a pair counts only if it saves something; else every assigned pair counts.
+    """
+    free_x = np.ones(rx.size, dtype=np.bool_)
+    free_y = np.ones(ry.size, dtype=np.bool_)
+    keep = np.zeros(rows.size, dtype=np.bool_)
+    loc, mismatch, missed, false = 0.0, 0.0, 0.0, 0.0
+    for t in range(rows.size):
+        i, j = rows[t], cols[t]
+        if partial and not saving[i, j] < 0.0:
+            continue
+        keep[t] = True
+        free_x[i] = False
+        free_y[j] = False
+        loc += min(rx[i], ry[j]) * dc[i, j]
+        mismatch += abs(rx[i] - ry[j])
+    for i in range(rx.size):
+        if free_x[i]:
+            missed += rx[i]
+    for j in range(ry.size):
+        if free_y[j]:
+            false += ry[j]
+    return np.array([loc, unit * mismatch, unit * missed, unit * false]), keep
 
 
 def _side(obj, name: str) -> _Side:
@@ -234,15 +286,19 @@ def _side(obj, name: str) -> _Side:
             f"got {type(obj).__name__}"
         )
     if isinstance(obj, MultiBernoulli):
-        mb, members, weights = obj, (np.arange(len(obj)),), np.ones(1)
+        mb, members, weights = obj, None, np.ones(1)
     elif isinstance(obj, PMBM):  # the Poisson part is ignored (the authors' convention)
         mb, members, weights = obj.pool, obj.members, obj.weights
     else:
         pts = _point_set(obj, name)
         n = pts.shape[0]
-        return _Side(np.ones(n), pts, np.zeros((n, pts.shape[1], pts.shape[1])), (np.arange(n),), np.ones(1))
+        zero = np.ones(n, dtype=bool)
+        return _Side(np.ones(n), pts, np.zeros((n, pts.shape[1], pts.shape[1])), zero, None, np.ones(1))
     means, covs = _moments(mb.densities)
-    return _Side(mb.r, means, psd_sqrt(covs), tuple(np.asarray(m, dtype=np.int64) for m in members), weights)
+    if members is not None:
+        members = tuple(np.asarray(m, dtype=np.int64) for m in members)
+    roots = psd_sqrt(covs)
+    return _Side(mb.r, means, roots, ~np.any(roots != 0.0, axis=(1, 2)), members, weights)
 
 
 def _moments(dens) -> tuple[np.ndarray, np.ndarray]:

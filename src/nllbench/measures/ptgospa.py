@@ -37,7 +37,7 @@ import numpy as np
 from nllbench.engine import validate as v
 from nllbench.measures._sequences import LabelledSequence, labelled_sequence
 from nllbench.measures._tgospa_solver import Close, exact_assignment
-from nllbench.measures._wasserstein import check_psd, psd_sqrt, w2
+from nllbench.measures._wasserstein import check_psd, psd_sqrt, w2, w2_frames
 from nllbench.measures.tgospa import _solve
 
 
@@ -162,108 +162,152 @@ def ptgospa(
         raise ValueError(f"method: expected 'exact' or 'lp', got {method!r}")
     X = labelled_sequence(truth, truth_ids, "truth", "truth_ids")
     Y = labelled_sequence(estimates, estimate_ids, "estimates", "estimate_ids", frames=X.frames)
+    dims = {pts.shape[1] for pts in X.points if pts.shape[0]} | {
+        pts.shape[1] for pts in Y.points if pts.shape[0]
+    }
+    if len(dims) > 1:
+        dx = {pts.shape[1] for pts in X.points if pts.shape[0]}
+        raise ValueError(f"estimates: expected dimension {min(dx)} like truth, got {sorted(dims - dx)}")
+    d = dims.pop() if dims else 0
     rx = _existence(truth_existence, X, "truth_existence")
     ry = _existence(estimate_existence, Y, "estimate_existence")
-    ax = _roots(truth_covariances, X, "truth_covariances")
-    ay = _roots(estimate_covariances, Y, "estimate_covariances")
-    pairs = _pairs(X, Y, rx, ry, ax, ay, c, p)
+    ax = _roots(truth_covariances, X, d, "truth_covariances")
+    ay = _roots(estimate_covariances, Y, d, "estimate_covariances")
+    pairs = _pairs(X, Y, rx, ry, ax, ay, d, c, p)
     if method == "lp":
         return _lp_result(pairs, X, Y, rx, ry, c, p, gamma)
     A, _ = exact_assignment(pairs.close, gamma**p)
     return _exact_result(A, pairs, X, Y, rx, ry, c, p, gamma)
 
 
-def _existence(values, seq: LabelledSequence, name: str) -> list:
-    """Per-frame (n_k,) existence probabilities (default 1)."""
-    if values is None:
-        return [np.ones(pts.shape[0]) for pts in seq.points]
-    if len(values) != seq.frames:
-        raise ValueError(f"{name}: expected {seq.frames} frames, got {len(values)}")
-    out = []
-    for k, (r, pts) in enumerate(zip(values, seq.points, strict=True)):
-        out.append(v.probabilities(r, f"{name}[{k}]", pts.shape[0]))
+def _offsets(seq: LabelledSequence) -> np.ndarray:
+    """(K + 1,) offsets of each frame's Bernoullis in the concatenation of the frames."""
+    out = np.zeros(seq.frames + 1, dtype=np.int64)
+    np.cumsum([pts.shape[0] for pts in seq.points], out=out[1:])
     return out
 
 
-def _roots(values, seq: LabelledSequence, name: str) -> list:
-    """Per-frame (n_k, d, d) square roots of the covariances (None: zero covariances)."""
+def _existence(values, seq: LabelledSequence, name: str) -> np.ndarray:
+    """The frames' existence probabilities, concatenated (N,) (default 1), checked at once.
+
+    Only when a check fails are the frames checked one by one, to name the first bad one.
+    """
+    sizes = [pts.shape[0] for pts in seq.points]
     if values is None:
-        return [None] * seq.frames
+        return np.ones(sum(sizes))
     if len(values) != seq.frames:
         raise ValueError(f"{name}: expected {seq.frames} frames, got {len(values)}")
-    out = []
-    for k, (S, pts) in enumerate(zip(values, seq.points, strict=True)):
+    try:
+        arrays = [np.asarray(r, dtype=np.float64) for r in values]
+        if all(a.ndim == 1 and a.size == n for a, n in zip(arrays, sizes, strict=True)):
+            flat = np.concatenate(arrays) if arrays else np.empty(0)
+            if np.all((flat >= 0.0) & (flat <= 1.0)):  # False for NaN
+                return flat
+    except (TypeError, ValueError):
+        pass
+    checked = [
+        v.probabilities(r, f"{name}[{k}]", n) for k, (r, n) in enumerate(zip(values, sizes, strict=True))
+    ]
+    return np.concatenate([np.empty(0), *checked])
+
+
+def _roots(values, seq: LabelledSequence, d: int, name: str) -> np.ndarray:
+    """Square roots (N, d, d) of the frames' covariances, concatenated (default 0), checked at once."""
+    sizes = [pts.shape[0] for pts in seq.points]
+    if values is None:
+        return np.zeros((sum(sizes), d, d))
+    if len(values) != seq.frames:
+        raise ValueError(f"{name}: expected {seq.frames} frames, got {len(values)}")
+    arrays = []
+    for k, (S, n) in enumerate(zip(values, sizes, strict=True)):
         arr = v.as_float_array(S, f"{name}[{k}]")
-        n, d = pts.shape
         if n == 0:
             if arr.size:
                 raise ValueError(f"{name}[{k}]: expected no covariance (the frame is empty), got {arr.shape}")
-            out.append(np.zeros((0, d, d)))
             continue
         if arr.shape != (n, d, d):
             raise ValueError(f"{name}[{k}]: expected shape ({n}, {d}, {d}), got shape {arr.shape}")
-        v.check_finite(arr, f"{name}[{k}]")
-        out.append(psd_sqrt(check_psd(arr, f"{name}[{k}]")))
-    return out
+        arrays.append(arr)
+    flat = np.concatenate(arrays) if arrays else np.zeros((0, d, d))
+    try:
+        v.check_finite(flat, name)
+        flat = check_psd(flat, name)
+    except ValueError:
+        for k, arr in enumerate(values):  # name the first bad frame
+            if sizes[k]:
+                v.check_finite(np.asarray(arr, dtype=np.float64), f"{name}[{k}]")
+                check_psd(np.asarray(arr, dtype=np.float64), f"{name}[{k}]")
+        raise
+    return psd_sqrt(flat)
 
 
-def _pairs(X, Y, rx, ry, ax, ay, c: float, p: float) -> _Pairs:
-    """Every (frame, truth, estimate) whose pairing saves something (both r > 0, W2 < c), grouped by pair."""
+def _flat(seq: LabelledSequence, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The frames' points (N, d) and trajectory indices (N,), concatenated."""
+    pts = [p for p in seq.points if p.shape[0]]
+    idx = [i for i in seq.index if i.size]
+    if not pts:
+        return np.zeros((0, d)), np.zeros(0, dtype=np.int64)
+    return np.concatenate(pts), np.concatenate(idx).astype(np.int64)
+
+
+def _pairs(X, Y, rx, ry, ax, ay, d: int, c: float, p: float) -> _Pairs:
+    """Every (frame, truth, estimate) whose pairing saves something (both r > 0, W2 < c), grouped by pair.
+
+    ``rx``, ``ry``, ``ax``, ``ay``: the frames' existences and covariance roots, concatenated.
+    """
     K, n, m = X.frames, X.count, Y.count
-    cols = {name: [] for name in ("frame", "truth", "est", "rmin", "wp", "rt", "re")}
-    for k in range(K):
-        a, b = X.points[k], Y.points[k]
-        if a.shape[0] == 0 or b.shape[0] == 0:
-            continue
-        if a.shape[1] != b.shape[1]:
-            raise ValueError(f"estimates: expected dimension {a.shape[1]} like truth, got {b.shape[1]}")
-        d = a.shape[1]
-        A = ax[k] if ax[k] is not None else np.zeros((a.shape[0], d, d))
-        B = ay[k] if ay[k] is not None else np.zeros((b.shape[0], d, d))
-        W = w2(a, A, b, B)
-        rmin = np.minimum(rx[k][:, None], ry[k][None, :])
-        rows, cc = np.nonzero((W < c) & (rmin > 0))
-        if rows.size == 0:
-            continue
-        wp = W[rows, cc] ** p
-        keep = wp < c**p  # a saving (W2 < c can round to W2^p == c^p)
-        rows, cc, wp = rows[keep], cc[keep], wp[keep]
-        for name, val in (
-            ("frame", np.full(rows.size, k, dtype=np.int64)),
-            ("truth", X.index[k][rows]),
-            ("est", Y.index[k][cc]),
-            ("rmin", rmin[rows, cc]),
-            ("wp", wp),
-            ("rt", rx[k][rows]),
-            ("re", ry[k][cc]),
-        ):
-            cols[name].append(val)
-    if not cols["frame"]:
-        empty, none = np.empty(0, dtype=np.int64), np.empty(0)
-        close = Close(empty, none, none, np.zeros(1, dtype=np.int64), empty, empty, K, n, m)
-        return _Pairs(close, none, none, none)
-    frame, truth, est, rmin, wp, rt, re = (np.concatenate(cols[name]) for name in cols)
-    key = truth.astype(np.int64) * m + est
+    ox, oy = _offsets(X), _offsets(Y)
+    mx, ix = _flat(X, d)
+    my, iy = _flat(Y, d)
+    zx = ~np.any(ax != 0.0, axis=(1, 2))
+    zy = ~np.any(ay != 0.0, axis=(1, 2))
+    if d <= 2:
+        frame, rows, cols, W = w2_frames(ox, mx, ax, zx, oy, my, ay, zy)
+    else:  # the Bures part by batched SVD, frame by frame
+        frame, rows, cols, W = [np.empty(0, dtype=np.int64)] * 3 + [np.empty(0)]
+        for k in range(K):
+            a, b = slice(ox[k], ox[k + 1]), slice(oy[k], oy[k + 1])
+            Wk = w2(mx[a], ax[a], my[b], ay[b], zx[a], zy[b])
+            r, q = np.unravel_index(np.arange(Wk.size), Wk.shape)
+            frame = np.r_[frame, np.full(Wk.size, k, dtype=np.int64)]
+            rows, cols, W = np.r_[rows, r + ox[k]], np.r_[cols, q + oy[k]], np.r_[W, Wk.reshape(-1)]
+    rmin = np.minimum(rx[rows], ry[cols])
+    near = (W < c) & (rmin > 0)
+    wp = W[near] ** p
+    keep = np.flatnonzero(near)[wp < c**p]  # a saving (W2 < c can round to W2^p == c^p)
+    wp = wp[wp < c**p]
+    frame, rows, cols, rmin = frame[keep], rows[keep], cols[keep], rmin[keep]
+    truth, est = ix[rows], iy[cols]
+    key = truth * m + est
     order = np.lexsort((frame, key))  # by pair, then frame
-    key, frame, rmin, wp, rt, re = key[order], frame[order], rmin[order], wp[order], rt[order], re[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    key, frame, rmin, wp, rows, cols = (
+        key[order],
+        frame[order],
+        rmin[order],
+        wp[order],
+        rows[order],
+        cols[order],
+    )
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.empty(0, dtype=np.int64)
     ptr = np.append(starts, key.size).astype(np.int64)
     pair_key = key[starts]
     close = Close(frame, rmin * wp, rmin * (wp - c**p), ptr, pair_key // m, pair_key % m, K, n, m)
+    rt, re = rx[rows], ry[cols]
     return _Pairs(close, np.abs(rt - re) * (c**p / 2.0), rt, re)
 
 
-def _free_existence(seq: LabelledSequence, r: list, held: np.ndarray) -> np.ndarray:
-    """(K,) the existence summed over the Bernoullis of each frame whose index is not ``held`` (K, count)."""
+def _free_existence(seq: LabelledSequence, r: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """(K,) the existence summed over the Bernoullis of each frame whose index is not ``held`` (K, count).
+
+    ``r`` (N,): the frames' existences, concatenated.
+    """
     K = seq.frames
-    sizes = [idx.size for idx in seq.index]
-    if sum(sizes) == 0:
+    if r.size == 0:
         return np.zeros(K)
-    frame = np.repeat(np.arange(K), sizes)
+    frame = np.repeat(np.arange(K), [idx.size for idx in seq.index])
     index = np.concatenate(seq.index)
-    rr = np.concatenate(r)
     free = ~held[frame, index]
-    return np.bincount(frame[free], weights=rr[free], minlength=K).astype(float)
+    return np.bincount(frame[free], weights=r[free], minlength=K).astype(float)
 
 
 def _exact_result(A: np.ndarray, pairs: _Pairs, X, Y, rx, ry, c, p, gamma) -> PTGOSPAResult:
@@ -303,8 +347,8 @@ def _lp_result(pairs: _Pairs, X, Y, rx, ry, c, p, gamma) -> PTGOSPAResult:
     frame_loc = np.bincount(close.frame, weights=we * close.dist_p, minlength=K).astype(float)
     frame_mis = np.bincount(close.frame, weights=we * pairs.mismatch, minlength=K).astype(float)
     half = c**p / 2.0
-    total_x = np.array([float(np.sum(r)) for r in rx])
-    total_y = np.array([float(np.sum(r)) for r in ry])
+    total_x = np.bincount(np.repeat(np.arange(K), np.diff(_offsets(X))), weights=rx, minlength=K)
+    total_y = np.bincount(np.repeat(np.arange(K), np.diff(_offsets(Y))), weights=ry, minlength=K)
     frame_missed = half * (total_x - np.bincount(close.frame, weights=we * pairs.r_truth, minlength=K))
     frame_false = half * (total_y - np.bincount(close.frame, weights=we * pairs.r_est, minlength=K))
     tv = np.zeros(K)
