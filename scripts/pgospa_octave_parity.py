@@ -276,11 +276,16 @@ def main() -> int:
     sel = alpha2 & untied
     names = ("localisation", "existence mismatch", "missed", "false")
     for t, name in enumerate(names, start=1):
-        print(f"  {name} (alpha = 2, no r = 0): max relative difference {diff[sel, t].max():.3g}")
+        print(
+            f"  {name} (alpha = 2, no r = 0; {sel.sum()}): max relative difference {diff[sel, t].max():.3g}"
+        )
         ok &= diff[sel, t].max() <= TOL
     sel = alpha2 & ~untied
     total = np.abs(mine[sel, 1:].sum(axis=1) - theirs[sel, 1:].sum(axis=1)) / scale[sel, 0]
-    print(f"  sum of the terms (alpha = 2, with r = 0 ties): max relative difference {total.max():.3g}")
+    print(
+        f"  sum of the terms (alpha = 2, with r = 0 ties; {sel.sum()}): "
+        f"max relative difference {total.max():.3g}"
+    )
     ok &= total.max() <= TOL
 
     calls, mixtures = [], []
