@@ -103,10 +103,13 @@ class PGOSPAResult:
 
 @dataclass(frozen=True)
 class _Side:
-    """One argument as Bernoullis: existence r (P,), means (P, d), covariance square roots (P, d, d)
-    (``zero`` (P,): which are 0),
-    hypothesis h holding the rows ``members[h]`` with weight ``weights[h]`` (``members`` None: one
-    hypothesis holding every row in order)."""
+    """One argument as P Bernoullis with Gaussian moments, in hypotheses.
+
+    ``r`` (P,) existence, ``means`` (P, d), ``roots`` (P, d, d) covariance
+    square roots, ``zero`` (P,) which roots are 0; hypothesis h holds the
+    rows ``members[h]`` with weight ``weights[h]`` (``members`` None: one
+    hypothesis holding every row in order).
+    """
 
     r: np.ndarray
     means: np.ndarray

@@ -26,6 +26,10 @@ and W2 < c: trajectory GOSPA's minimum with that saving in place of
 d^p - c^p. The same solvers therefore find it, exactly
 (:func:`nllbench.measures._tgospa_solver.exact_assignment`, linear in the
 frames) or as the LP relaxation (``method="lp"``).
+
+No code of the authors is public, and the definition above is the
+composition of the two published metrics (``docs/pgospa.md``, "Sources");
+it reduces to both, which the tests check along with enumeration.
 """
 
 from __future__ import annotations
