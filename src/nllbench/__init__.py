@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on 
     from nllbench.engine.sampling import SetSamples, sample
     from nllbench.measures.hota import HOTAResult, hota
     from nllbench.measures.metrics import GOSPAResult, gospa
+    from nllbench.measures.pgospa import PGOSPAResult, pgospa
     from nllbench.measures.presets import preset_settings
     from nllbench.measures.proper import (
         EnergyScoreResult,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on 
         energy_score,
         intensity_score,
     )
+    from nllbench.measures.ptgospa import PTGOSPAResult, ptgospa
     from nllbench.measures.tgospa import TGOSPAResult, tgospa
     from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
     from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
@@ -66,7 +68,9 @@ _SOURCES = {
     "nllbench.engine.sampling": ("SetSamples", "sample"),
     "nllbench.measures.hota": ("HOTAResult", "hota"),
     "nllbench.measures.metrics": ("GOSPAResult", "gospa"),
+    "nllbench.measures.pgospa": ("PGOSPAResult", "pgospa"),
     "nllbench.measures.presets": ("preset_settings",),
+    "nllbench.measures.ptgospa": ("PTGOSPAResult", "ptgospa"),
     "nllbench.measures.proper": (
         "EnergyScoreResult",
         "IntensityScoreResult",
@@ -113,6 +117,8 @@ __all__ = [
     "Laplaces",
     "MultiBernoulli",
     "NLLResult",
+    "PGOSPAResult",
+    "PTGOSPAResult",
     "RankedAssignments",
     "SchemaError",
     "ScoreResult",
@@ -128,7 +134,9 @@ __all__ = [
     "murty",
     "nll",
     "nll_many",
+    "pgospa",
     "preset_settings",
+    "ptgospa",
     "read_metrics",
     "read_posterior",
     "read_scenario",
