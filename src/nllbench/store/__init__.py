@@ -14,14 +14,19 @@ convention, attributes, schema version) is written down in ``docs/store.md``.
 from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, SchemaError
 from nllbench.store.atomic import (
     MARKER,
+    DiskFull,
     Output,
+    OutputBusy,
     atomic_directory,
     atomic_file,
+    check_beside,
     check_not_an_input,
     check_output,
     check_replaceable,
     committed_together,
     is_temporary,
+    lock_name,
+    non_regular_kind,
     partial_name,
     remove_created_dirs,
     remove_stale_temporaries,
@@ -51,6 +56,8 @@ from nllbench.store.tables import (
 
 __all__ = [
     "MARKER",
+    "DiskFull",
+    "OutputBusy",
     "SCENARIO_IDENTITY",
     "SCHEMA_VERSION",
     "STATE_NAMES_4D",
@@ -62,6 +69,9 @@ __all__ = [
     "atomic_file",
     "check_not_an_input",
     "check_output",
+    "check_beside",
+    "lock_name",
+    "non_regular_kind",
     "check_replaceable",
     "committed_together",
     "is_temporary",
