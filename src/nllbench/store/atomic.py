@@ -79,6 +79,7 @@ _TEMPORARY = re.compile(
     rf"\.(?P<name>.+)(?:{re.escape(PARTIAL_SUFFIX)}|{re.escape(OLD_SUFFIX)})\.(?P<token>{_TOKEN})"
 )
 _LOCK_FILE = re.compile(rf"\.(?P<name>.+){re.escape(LOCK_SUFFIX)}")
+_UNNAMED_TRIES = 40  # times 50 ms: how long a lock held by an unrecorded holder is waited for
 _FREE_WHEN_FULL = 16 << 20  # bytes left below which a NetCDF "HDF error" is taken for a full disk
 
 
@@ -155,19 +156,19 @@ def _holder_record() -> dict:
     }
 
 
-def _read_holder(fd: int) -> dict | None:
-    """The lock file's record (None when empty or unreadable; {} when it is not an nllbench lock)."""
+def _read_holder(fd: int) -> dict:
+    """The lock file's record ({} when empty, unreadable, or cut short by a killed writer)."""
     try:
-        text = os.pread(fd, 1 << 16, 0).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    if not text.strip():
-        return None
-    try:
-        record = json.loads(text)
-    except ValueError:
+        record = json.loads(os.pread(fd, 1 << 16, 0).decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) and record.get("nllbench_lock") == 1 else {}
+
+
+def _foreign(fd: int) -> bool:
+    """True for a lock file holding something nllbench never writes there (not a JSON object)."""
+    head = os.pread(fd, 64, 0).lstrip()
+    return bool(head) and not head.startswith(b"{")
 
 
 def _describe(holder: dict | None) -> str:
@@ -182,9 +183,9 @@ def _describe(holder: dict | None) -> str:
 class _TargetLock:
     """The exclusive lock of one target: ``flock`` on its lock file (:func:`lock_name`).
 
-    :meth:`take` gives the lock, or None when locks are not supported there
-    (some network file systems), or raises :class:`OutputBusy` naming the
-    holder. :meth:`try_take` gives None instead of raising. The lock file is
+    :meth:`try_take` gives the lock, or the holder's record when another
+    process holds it ({} while it has not recorded itself), or neither when
+    the file system cannot lock (some network file systems). The lock file is
     removed on release while the lock is held; a taker checks that the file
     it locked is still the one at the path, so removal never lets two
     writers in.
@@ -204,7 +205,7 @@ class _TargetLock:
             except BlockingIOError:
                 holder = _read_holder(fd)
                 os.close(fd)
-                return None, holder or {}
+                return None, holder
             except OSError:  # ENOLCK, EOPNOTSUPP: no locks on this file system
                 os.close(fd)
                 return None, None
@@ -217,7 +218,7 @@ class _TargetLock:
                 continue
             lock = cls(fd, path)
             if record:
-                if _read_holder(fd) == {}:
+                if _foreign(fd):
                     lock.release(remove=False)
                     raise ValueError(
                         f"{str(path)!r}: expected an nllbench lock file (JSON) or nothing, got other data; "
@@ -638,23 +639,25 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         return self.tmps
 
     def _lock(self, o: Output) -> None:
+        where = _where(o.path, o.option)
         try:
-            lock, holder = _TargetLock.try_take(o.path)
+            for _ in range(_UNNAMED_TRIES):
+                lock, holder = _TargetLock.try_take(o.path)
+                if lock is not None or holder is None or holder:
+                    break
+                time.sleep(0.05)  # held by a writer not yet recorded, or briefly by another's clean-up
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise _full_disk_error(
-                    _where(o.path, o.option), o.path.parent, exc.strerror.lower()
-                ) from None
+                raise _full_disk_error(where, o.path.parent, exc.strerror.lower()) from None
             raise ValueError(
-                f"{_where(o.path, o.option)}: cannot create its lock file {str(lock_name(o.path))!r}: "
-                f"{exc.strerror or exc}"
+                f"{where}: cannot create its lock file {str(lock_name(o.path))!r}: {exc.strerror or exc}"
             ) from None
         if lock is not None:
             self.locks.append(lock)
         elif holder is not None:
             raise OutputBusy(
-                f"{_where(o.path, o.option)}: {_describe(holder)} is writing it; wait for it to finish, "
-                f"or write elsewhere (a lock ends with its process: {str(lock_name(o.path))!r})"
+                f"{where}: {_describe(holder)} is writing it; wait for it to finish, or write elsewhere "
+                f"(a lock ends with its process: {str(lock_name(o.path))!r})"
             )
 
     def _unlock(self) -> None:
