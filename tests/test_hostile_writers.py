@@ -24,7 +24,7 @@ import pytest
 
 from nllbench.cli import main
 from nllbench.store import MARKER, lock_name, read_scenario
-from nllbench.store.atomic import HOLD_ENV
+from nllbench.store.locks import HOLD_ENV
 
 SIM = ["simulate", "--scenario", "williams15", "--steps", "3"]
 EVALUATE = ["evaluate", "--q", "1"]
@@ -226,13 +226,13 @@ def test_a_users_file_named_like_a_figures_other_format_is_kept(data, tmp_path, 
 @pytest.mark.skipif(not os.path.exists("/dev/null"), reason="no /dev/null")
 def test_a_device_node_output_is_refused(data, tmp_path, capsys):
     code, err = run([*SIM, "--seed", "0", "-o", "/dev/null"], capsys)
-    assert code == 2 and "-o '/dev/null': is a character device, not a regular file or directory" in err
+    assert code == 2 and "-o '/dev/null': expected a regular file or a directory, got a character dev" in err
     assert Path("/dev/null").is_char_device()
     from nllbench.store import check_output
 
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
-    with pytest.raises(ValueError, match=r"out\.fifo': is a FIFO \(named pipe\), not a regular file"):
+    with pytest.raises(ValueError, match=r"out\.fifo': expected a regular file or a new path, got a FIFO"):
         check_output(fifo, "-o")
     (tmp_path / "real.nc").write_bytes(b"mine")
     (tmp_path / "link.nc").symlink_to(tmp_path / "real.nc")
@@ -249,15 +249,24 @@ def test_a_fifo_input_is_refused_without_blocking(data, tmp_path):
         [sys.executable, "-m", "nllbench.cli", *map(str, args)], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 2, proc.stderr
-    assert f"TRACKS {str(fifo)!r}: is a FIFO (named pipe), not a regular file or directory" in proc.stderr
+    assert f"TRACKS {str(fifo)!r}: expected a regular file or a directory, got a FIFO" in proc.stderr
     assert sorted(os.listdir(tmp_path)) == ["tracks.csv"]
-    batch = tmp_path / "post"
-    batch.mkdir()
-    os.mkfifo(batch / "seed0.nc")
+    # a FIFO among the files of a directory input: refused before anything is read
+    sim = tmp_path / "sim"
+    shutil.copytree(data / "sim", sim)
+    (sim / "seed1.nc").unlink()
+    os.mkfifo(sim / "seed1.nc")
+    ev = [*EVALUATE, "--posterior-dir", data / "post", "--scenario-dir", sim, "--output-dir", tmp_path / "m"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "nllbench.cli", *map(str, ev)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"--scenario-dir {str(sim)!r}: holds 'seed1.nc', a FIFO (named pipe)" in proc.stderr
+    assert sorted(os.listdir(tmp_path)) == ["sim", "tracks.csv"]
     from nllbench.cli.common import seed_files
 
-    with pytest.raises(ValueError, match=r"seed0\.nc': expected a regular file, got a FIFO"):
-        seed_files(str(batch))
+    with pytest.raises(ValueError, match=r"seed1\.nc': expected a regular file, got a FIFO"):
+        seed_files(str(sim))
 
 
 @pytest.fixture

@@ -125,14 +125,15 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, argpa
 
 
 def _refuse_special_files(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse, before any work, a path argument that names a FIFO, device node or socket.
+    """Refuse, before any work, a path argument that names a FIFO, device node or socket, or a
+    directory that holds one (:func:`nllbench.store.check_regular_input`).
 
     Reading a FIFO blocks until something writes into it, and an output
     renamed over a device node replaces it; every argument value that names
     such a path is refused with its option (its name in ``--help`` for a
     positional argument), whether the command reads or writes it.
     """
-    from nllbench.store import non_regular_kind
+    from nllbench.store import check_regular_input
 
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     names = {}
@@ -142,11 +143,8 @@ def _refuse_special_files(parser: argparse.ArgumentParser, args: argparse.Namesp
         )
     for dest, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, str) and v and (what := non_regular_kind(v)):
-                raise ValueError(
-                    f"{names.get(dest, dest)} {v!r}: is {what}, not a regular file or directory; "
-                    "nllbench reads and writes only files and directories"
-                )
+            if isinstance(v, str) and v:
+                check_regular_input(v, names.get(dest, dest))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@
 * :mod:`~nllbench.store.metrics`: metrics files (one evaluated run);
 * :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
 * :mod:`~nllbench.store.atomic`: the one atomic-write helper every output goes through;
+* :mod:`~nllbench.store.locks`: its locks (one writer per output), non-regular files and full disks;
 * :mod:`~nllbench.store.provenance`: software versions and the truth digest.
 
 The NetCDF schema (dimension and variable names, the ragged-array
@@ -14,9 +15,7 @@ convention, attributes, schema version) is written down in ``docs/store.md``.
 from nllbench.store._netcdf import SCHEMA_VERSION, STATE_NAMES_4D, SchemaError
 from nllbench.store.atomic import (
     MARKER,
-    DiskFull,
     Output,
-    OutputBusy,
     atomic_directory,
     atomic_file,
     check_beside,
@@ -25,14 +24,13 @@ from nllbench.store.atomic import (
     check_replaceable,
     committed_together,
     is_temporary,
-    lock_name,
-    non_regular_kind,
     partial_name,
     remove_created_dirs,
     remove_stale_temporaries,
     save_figure,
     write_text,
 )
+from nllbench.store.locks import DiskFull, OutputBusy, check_regular_input, lock_name, non_regular_kind
 from nllbench.store.metrics import read_calibration_counts, read_metrics, write_metrics
 from nllbench.store.posterior import Posterior, read_posterior, write_posterior
 from nllbench.store.provenance import provenance_record, software_versions, truth_digest
@@ -69,6 +67,7 @@ __all__ = [
     "atomic_file",
     "check_not_an_input",
     "check_output",
+    "check_regular_input",
     "check_beside",
     "lock_name",
     "non_regular_kind",

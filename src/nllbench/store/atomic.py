@@ -9,7 +9,7 @@ on each of its targets while it writes: an advisory ``flock`` on the lock
 file ``.NAME.nllbench-lock`` beside the target (:func:`lock_name`), which
 records who holds it (pid, host, command, start). A second command writing
 the same target is refused before any work, naming the holder
-(:class:`OutputBusy`); the kernel releases a lock when its process dies, so
+(:class:`~nllbench.store.locks.OutputBusy`); the kernel releases a lock when its process dies, so
 a killed run never blocks the next one, and the lock file it leaves is
 removed by the next writer. A temporary whose target's lock no live writer
 holds was left by a killed run; the next command that writes into that
@@ -50,37 +50,39 @@ it to make two commands overlap deterministically.
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import os
 import re
 import secrets
 import shutil
-import socket
 import stat
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from nllbench.store.locks import (
+    LOCK_FILE,
+    DiskFull,
+    TargetLock,
+    check_regular_input,
+    disk_full_cause,
+    full_disk_error,
+    hold_for_tests,
+    lock_output,
+    non_regular_kind,
+)
 
 MARKER = ".nllbench-output"
 """Name of the marker file in every directory nllbench writes (JSON: writer, version, option)."""
 
 PARTIAL_SUFFIX = ".nllbench-partial"
 OLD_SUFFIX = ".nllbench-old"
-LOCK_SUFFIX = ".nllbench-lock"
-
-#: Environment variable naming a FIFO a command waits on after taking its locks (tests only).
-HOLD_ENV = "NLLBENCH_TEST_HOLD_FIFO"
 
 _TOKEN = r"[0-9]+-[0-9a-f]{8}"
 _TEMPORARY = re.compile(
     rf"\.(?P<name>.+)(?:{re.escape(PARTIAL_SUFFIX)}|{re.escape(OLD_SUFFIX)})\.(?P<token>{_TOKEN})"
 )
-_LOCK_FILE = re.compile(rf"\.(?P<name>.+){re.escape(LOCK_SUFFIX)}")
-_UNNAMED_TRIES = 40  # times 50 ms: how long a lock held by an unrecorded holder is waited for
-_FREE_WHEN_FULL = 16 << 20  # bytes left below which a NetCDF "HDF error" is taken for a full disk
 
 
 def new_token() -> str:
@@ -102,37 +104,10 @@ def partial_name(path: str | os.PathLike, token: str | None = None) -> Path:
     return path.with_name(f".{path.name}{PARTIAL_SUFFIX}.{token or new_token()}")
 
 
-def lock_name(path: str | os.PathLike) -> Path:
-    """The lock file of ``path``'s writer: ``.NAME.nllbench-lock`` beside it."""
-    path = Path(path)
-    return path.with_name(f".{path.name}{LOCK_SUFFIX}")
-
-
 def is_temporary(path: str | os.PathLike) -> bool:
     """True for a name nllbench writes under (``.NAME.nllbench-partial.TOKEN``) or moves aside to
     (``-old.TOKEN``), and for anything inside a directory of that name."""
     return any(_TEMPORARY.fullmatch(part) for part in Path(path).parts)
-
-
-def non_regular_kind(path: str | os.PathLike, follow: bool = True) -> str:
-    """What stands at ``path`` when it is neither a regular file nor a directory ("" otherwise).
-
-    "a FIFO (named pipe)", "a character device", "a block device", "a socket";
-    with ``follow=False`` also "a symbolic link". A missing path, or one
-    that cannot be examined, gives "".
-    """
-    try:
-        mode = os.stat(path).st_mode if follow else os.lstat(path).st_mode
-    except (OSError, ValueError):
-        return ""
-    kinds = (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((what for test, what in kinds if test(mode)), "")
 
 
 def _remove(path: Path) -> None:
@@ -140,106 +115,6 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists() or path.is_symlink():
         path.unlink()
-
-
-class OutputBusy(ValueError):
-    """Another live command holds the lock of an output (the message names it and its holder)."""
-
-
-def _holder_record() -> dict:
-    return {
-        "nllbench_lock": 1,
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "command": " ".join(["nllbench", *sys.argv[1:]]) if sys.argv else "nllbench",
-        "since": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-    }
-
-
-def _read_holder(fd: int) -> dict:
-    """The lock file's record ({} when empty, unreadable, or cut short by a killed writer)."""
-    try:
-        record = json.loads(os.pread(fd, 1 << 16, 0).decode("utf-8", errors="replace"))
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) and record.get("nllbench_lock") == 1 else {}
-
-
-def _foreign(fd: int) -> bool:
-    """True for a lock file holding something nllbench never writes there (not a JSON object)."""
-    head = os.pread(fd, 64, 0).lstrip()
-    return bool(head) and not head.startswith(b"{")
-
-
-def _describe(holder: dict | None) -> str:
-    if not holder:
-        return "another nllbench command"
-    return (
-        f"another nllbench command (pid {holder.get('pid')} on host {holder.get('host')}, "
-        f"since {holder.get('since')}: {holder.get('command')})"
-    )
-
-
-class _TargetLock:
-    """The exclusive lock of one target: ``flock`` on its lock file (:func:`lock_name`).
-
-    :meth:`try_take` gives the lock, or the holder's record when another
-    process holds it ({} while it has not recorded itself), or neither when
-    the file system cannot lock (some network file systems). The lock file is
-    removed on release while the lock is held; a taker checks that the file
-    it locked is still the one at the path, so removal never lets two
-    writers in.
-    """
-
-    def __init__(self, fd: int, path: Path):
-        self.fd, self.path = fd, path
-
-    @classmethod
-    def try_take(cls, target: Path, record: bool = True) -> tuple[_TargetLock | None, dict | None]:
-        """(lock, None), or (None, holder record) when held, or (None, None) when locks are unsupported."""
-        path = lock_name(target)
-        while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _read_holder(fd)
-                os.close(fd)
-                return None, holder
-            except OSError:  # ENOLCK, EOPNOTSUPP: no locks on this file system
-                os.close(fd)
-                return None, None
-            try:
-                same = os.path.samestat(os.fstat(fd), os.lstat(path))
-            except OSError:
-                same = False
-            if not same:  # removed (or replaced) by its last holder after we opened it: again
-                os.close(fd)
-                continue
-            lock = cls(fd, path)
-            if record:
-                if _foreign(fd):
-                    lock.release(remove=False)
-                    raise ValueError(
-                        f"{str(path)!r}: expected an nllbench lock file (JSON) or nothing, got other data; "
-                        "remove it yourself"
-                    )
-                text = json.dumps(_holder_record(), sort_keys=True).encode() + b"\n"
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, text, 0)
-            return lock, None
-
-    def release(self, remove: bool = True) -> None:
-        if self.fd is None:
-            return
-        if remove:
-            try:
-                if os.path.samestat(os.fstat(self.fd), os.lstat(self.path)):
-                    self.path.unlink()
-            except OSError:
-                pass
-        os.close(self.fd)
-        self.fd = None
 
 
 def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.PathLike | None = None) -> None:
@@ -258,7 +133,7 @@ def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.Path
         return
     by_target: dict[str, list[Path]] = {}
     for entry in directory.iterdir():
-        found = _TEMPORARY.fullmatch(entry.name) or _LOCK_FILE.fullmatch(entry.name)
+        found = _TEMPORARY.fullmatch(entry.name) or LOCK_FILE.fullmatch(entry.name)
         if found:
             by_target.setdefault(found.group("name"), []).append(entry)
     own = None if target is None else Path(target).name
@@ -269,7 +144,7 @@ def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.Path
                 _remove(entry)
             continue
         try:
-            lock, _ = _TargetLock.try_take(directory / name, record=False)
+            lock, _ = TargetLock.try_take(directory / name, record=False)
         except (OSError, ValueError):
             continue
         if lock is None:
@@ -279,42 +154,6 @@ def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.Path
                 _remove(entry)
         finally:
             lock.release()
-
-
-def _disk_full(exc: BaseException | None, directories: Sequence[Path]) -> str:
-    """Why ``exc`` means the disk is full ("" when it does not): ENOSPC or EDQUOT anywhere in its chain,
-    or NetCDF's "HDF error" with (almost) no space left in one of ``directories``."""
-    chain, seen = [], set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        chain.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    for e in chain:
-        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
-            return "no space left on device" if e.errno == errno.ENOSPC else "disk quota exceeded"
-    hdf = next((str(e) for e in chain if "HDF error" in str(e)), "")
-    if hdf:
-        for d in directories:
-            try:
-                vfs = os.statvfs(d)
-            except OSError:
-                continue
-            if vfs.f_bavail * vfs.f_frsize < _FREE_WHEN_FULL:
-                return f"{hdf} with {vfs.f_bavail * vfs.f_frsize // 1024} KiB left on the device"
-    return ""
-
-
-class DiskFull(OSError):
-    """A write of an output filled the disk (the message names the output and the directory)."""
-
-
-def _full_disk_error(where: str, directory: Path, why: str) -> DiskFull:
-    err = DiskFull(
-        f"{where}: the disk is full ({why}) in {str(directory)!r}; nothing was written or replaced. "
-        "Free some space, or write elsewhere"
-    )
-    err.errno = errno.ENOSPC
-    return err
 
 
 def _umask() -> int:
@@ -348,7 +187,7 @@ def _listing(path: Path, most: int = 3) -> str:
 
 
 def _leftover(name: str) -> bool:
-    return bool(_TEMPORARY.fullmatch(name) or _LOCK_FILE.fullmatch(name))
+    return bool(_TEMPORARY.fullmatch(name) or LOCK_FILE.fullmatch(name))
 
 
 def written_by_nllbench(path: str | os.PathLike) -> bool:
@@ -441,14 +280,15 @@ def _inside(inner: Path, outer: Path) -> bool:
 
 def check_not_an_input(outputs: Sequence[Output], inputs: Sequence[tuple[str, str | os.PathLike]]) -> None:
     """Refuse an output that is, contains or lies inside one of the inputs (named by their options),
-    and an input that is neither a regular file nor a directory (a FIFO would block the reader).
+    and an input that is neither a regular file nor a directory, or a directory input that holds such
+    a file (a FIFO would block its reader).
 
     Paths are compared after resolving symbolic links and ``..``; an existing
     file is also compared by identity (a hard link is the same file).
     """
     for opt, p in inputs:
-        if p is not None and (what := non_regular_kind(p)):
-            raise ValueError(f"{_where(p, opt)}: expected a regular file or a directory, got {what}")
+        if p is not None:
+            check_regular_input(p, opt)
     real_inputs = [(opt, Path(p), Path(os.path.realpath(p))) for opt, p in inputs if p is not None]
     for o in outputs:
         out = Path(os.path.realpath(o.path))
@@ -481,8 +321,8 @@ def _check_existing(o: Output) -> None:
         raise ValueError(f"{where}: is a symbolic link; give the {wanted} itself or a new path")
     if what:
         raise ValueError(
-            f"{where}: is {what}, not a regular file or directory; nllbench replaces only files and "
-            "directories it can rename over: give a file path"
+            f"{where}: expected a regular file or a new path, got {what}; nllbench replaces only "
+            "files and directories"
         )
     if target.exists() and target.is_dir() != o.directory:
         found, wanted = ("a directory", "file") if target.is_dir() else ("a file", "directory")
@@ -525,7 +365,7 @@ def check_output(
     except OSError as exc:
         remove_created_dirs(created)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise _full_disk_error(where, target.parent, exc.strerror.lower()) from None
+            raise full_disk_error(where, target.parent, exc.strerror.lower()) from None
         raise ValueError(
             f"{where}: cannot create directory {str(target.parent)!r}: {exc.strerror or exc}"
         ) from None
@@ -536,7 +376,7 @@ def check_output(
     except OSError as exc:
         remove_created_dirs(created)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise _full_disk_error(where, target.parent, exc.strerror.lower()) from None
+            raise full_disk_error(where, target.parent, exc.strerror.lower()) from None
         cause = exc.strerror or str(exc)
         if exc.errno == errno.ENOENT and target.parent.is_dir():
             cause = f"the directory does not accept new files ({cause})"  # e.g. /proc
@@ -560,19 +400,6 @@ def _marker_text(option: str, kind: str = "") -> str:
     if kind:
         record["holds"] = kind
     return json.dumps(record, sort_keys=True) + "\n"
-
-
-_held_once = False
-
-
-def _hold_for_tests() -> None:
-    """Wait on the FIFO named by :data:`HOLD_ENV`, once per process (tests force an overlap with it)."""
-    global _held_once
-    fifo = os.environ.get(HOLD_ENV)
-    if fifo and not _held_once:
-        _held_once = True
-        with open(fifo, "rb") as fh:
-            fh.read()
 
 
 class committed_together:  # noqa: N801 - used as a context manager, like a function
@@ -611,7 +438,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
 
     def __enter__(self) -> list[Path]:
         self.created: list[Path] = []
-        self.locks: list[_TargetLock] = []
+        self.locks: list[TargetLock] = []
         self.tmps: list[Path] = []
         self.token = new_token()
         self.direct = [is_temporary(o.path) for o in self.outputs]
@@ -626,7 +453,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
             for o in mine:
                 remove_stale_temporaries(o.path.parent, o.path)
             if mine:
-                _hold_for_tests()
+                hold_for_tests()
             self.tmps = [partial_name(o.path, self.token) for o in self.outputs]
             for o, tmp, direct in zip(self.outputs, self.tmps, self.direct, strict=True):
                 if o.directory:
@@ -639,26 +466,9 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         return self.tmps
 
     def _lock(self, o: Output) -> None:
-        where = _where(o.path, o.option)
-        try:
-            for _ in range(_UNNAMED_TRIES):
-                lock, holder = _TargetLock.try_take(o.path)
-                if lock is not None or holder is None or holder:
-                    break
-                time.sleep(0.05)  # held by a writer not yet recorded, or briefly by another's clean-up
-        except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise _full_disk_error(where, o.path.parent, exc.strerror.lower()) from None
-            raise ValueError(
-                f"{where}: cannot create its lock file {str(lock_name(o.path))!r}: {exc.strerror or exc}"
-            ) from None
+        lock = lock_output(o.path, _where(o.path, o.option))
         if lock is not None:
             self.locks.append(lock)
-        elif holder is not None:
-            raise OutputBusy(
-                f"{where}: {_describe(holder)} is writing it; wait for it to finish, or write elsewhere "
-                f"(a lock ends with its process: {str(lock_name(o.path))!r})"
-            )
 
     def _unlock(self) -> None:
         for lock in self.locks:
@@ -669,7 +479,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         """Remove every temporary and created directory, release the locks; the disk-full error if any."""
         full = ""  # reported by the outermost writer only, naming the user's outputs
         if exc is not None and not isinstance(exc, DiskFull) and not all(self.direct):
-            full = _disk_full(exc, sorted({o.path.parent for o in self.outputs}))
+            full = disk_full_cause(exc, sorted({o.path.parent for o in self.outputs}))
         if len(self.tmps) == len(self.outputs):
             for tmp, direct in zip(self.tmps, self.direct, strict=True):
                 if not direct:
@@ -680,7 +490,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
             return None
         outputs = [o for o, direct in zip(self.outputs, self.direct, strict=True) if not direct]
         where = " and ".join(_where(o.path, o.option) for o in outputs)
-        return _full_disk_error(where, outputs[0].path.parent, full)
+        return full_disk_error(where, outputs[0].path.parent, full)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc_type is not None:
