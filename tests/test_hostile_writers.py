@@ -312,10 +312,16 @@ def test_disk_full_errors_of_the_writers_name_the_output(tmp_path, capsys, monke
     def enospc(self, *args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
+    batch = tmp_path / "sim"
+    assert run([*SIM, "--seeds", "0", "--output-dir", batch], capsys)[0] == 0
+    before = files(batch)
     monkeypatch.setattr(xr.Dataset, "to_netcdf", enospc)
     code, err = run([*SIM, "--seed", "0", "-o", out], capsys)
     assert code == 2 and f"-o {str(out)!r}: the disk is full (no space left on device)" in err
-    assert sorted(os.listdir(tmp_path)) == ["s.nc"] and out.read_bytes() == b"the old output"
+    assert sorted(os.listdir(tmp_path)) == ["s.nc", "sim"] and out.read_bytes() == b"the old output"
+    code, err = run([*SIM, "--seeds", "0", "1", "--output-dir", batch], capsys)
+    assert code == 2 and f"--output-dir {str(batch)!r}: the disk is full (no space left" in err
+    assert sorted(os.listdir(tmp_path)) == ["s.nc", "sim"] and files(batch) == before
 
     def hdf_error(self, *args, **kwargs):
         raise RuntimeError("NetCDF: HDF error")
@@ -327,4 +333,4 @@ def test_disk_full_errors_of_the_writers_name_the_output(tmp_path, capsys, monke
     monkeypatch.setattr(os, "statvfs", lambda path: full)
     code, err = run([*SIM, "--seed", "0", "-o", out], capsys)
     assert code == 2 and f"-o {str(out)!r}: the disk is full (NetCDF: HDF error with 0 KiB left" in err
-    assert sorted(os.listdir(tmp_path)) == ["s.nc"] and out.read_bytes() == b"the old output"
+    assert sorted(os.listdir(tmp_path)) == ["s.nc", "sim"] and out.read_bytes() == b"the old output"

@@ -120,11 +120,11 @@ def _remove(path: Path) -> None:
 def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.PathLike | None = None) -> None:
     """Remove what killed runs left in ``directory``: temporaries and lock files of dead writers.
 
-    The temporaries of ``target`` go at once (the caller holds its lock:
-    they are a killed run's); those of every other target only when no live
-    writer holds that target's lock (it can be taken at once), so a command
-    starting beside a running one never takes its temporaries. Where the file
-    system cannot lock, only ``target``'s are removed. Names that are not
+    The temporaries of ``target`` go at once (the caller gives it only while
+    it holds its lock: they are a killed run's); those of every other target
+    only when no live writer holds that target's lock (it can be taken at
+    once), so a command starting beside a running one never takes its
+    temporaries. Where the file system cannot lock, nothing is removed. Names that are not
     nllbench's (``.NAME.nllbench-partial.PID-TOKEN``, ``-old.PID-TOKEN``,
     ``.NAME.nllbench-lock``) are never touched.
     """
@@ -446,12 +446,11 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
         try:
             for o in mine:
                 self.created += check_output(o.path, o.option, o.directory, o.kind, o.beside)
-            for o in mine:
-                self._lock(o)
+            locked = [self._lock(o) for o in mine]
             for o in mine:  # again under the locks: a writer that finished meanwhile changed them
                 _check_existing(o)
-            for o in mine:
-                remove_stale_temporaries(o.path.parent, o.path)
+            for o, held in zip(mine, locked, strict=True):  # without a lock, no target's are known dead
+                remove_stale_temporaries(o.path.parent, o.path if held else None)
             if mine:
                 hold_for_tests()
             self.tmps = [partial_name(o.path, self.token) for o in self.outputs]
@@ -461,14 +460,18 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
                     if not (direct and (tmp / MARKER).exists()):  # the enclosing command's marker stays
                         (tmp / MARKER).write_text(_marker_text(o.option, o.kind), encoding="utf-8")
         except BaseException as exc:
-            self._abandon(exc)
+            full = self._abandon(exc)
+            if full is not None:
+                raise full from None
             raise
         return self.tmps
 
-    def _lock(self, o: Output) -> None:
+    def _lock(self, o: Output) -> bool:
+        """Take the lock of ``o``; False where the file system cannot lock."""
         lock = lock_output(o.path, _where(o.path, o.option))
         if lock is not None:
             self.locks.append(lock)
+        return lock is not None
 
     def _unlock(self) -> None:
         for lock in self.locks:
