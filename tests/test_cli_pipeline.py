@@ -300,14 +300,19 @@ def test_sigkill_of_a_batch_then_a_rerun_leaves_only_the_output(tmp_path):
     seeds = [str(s) for s in range(2000)]
     args = ["simulate", "--scenario", "chalmers", "--steps", "3", "--seeds", *seeds, "--output-dir", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "nllbench.cli", *args], stderr=subprocess.PIPE)
-    partial = tmp_path / ".sim.nllbench-partial"
+    partial = tmp_path / f".sim.nllbench-partial.{proc.pid}"  # and a random part
+
+    def written():
+        return [p for p in tmp_path.glob(partial.name + "-*") if p.is_dir() and any(p.glob("seed*.nc"))]
+
     deadline = time.monotonic() + 60
-    while not (partial.is_dir() and any(partial.glob("seed*.nc"))) and time.monotonic() < deadline:
+    while not written() and time.monotonic() < deadline:
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "the batch finished before it could be killed"
-    assert [p.name for p in tmp_path.iterdir()] == [partial.name]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [".sim.nllbench-lock", written()[0].name]
     rerun = run_cli(*args[: args.index("--seeds") + 1], "0", "1", "--output-dir", str(out))
     assert rerun.returncode == 0, rerun.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["sim"]

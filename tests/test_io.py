@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -295,16 +296,21 @@ def test_sigkill_during_a_write_leaves_temporaries_that_the_next_write_removes(t
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     left = sorted(os.listdir(tmp_path))
-    assert left == [".batch0.nllbench-partial", ".out.nc.nllbench-partial"]
-    # and the random-named temporaries of earlier versions
-    (tmp_path / ".out.nc.k2j4_x9a.tmp").write_text("old")
-    (tmp_path / ".batch0.a8sd9f_k").mkdir()
+    token = rf"{proc.pid}-[0-9a-f]{{8}}"
+    expected = [r"\.batch0\.nllbench-lock", rf"\.batch0\.nllbench-partial\.{token}"]
+    expected += [r"\.out\.nc\.nllbench-lock", rf"\.out\.nc\.nllbench-partial\.{token}"]
+    assert len(left) == 4 and all(re.fullmatch(e, n) for e, n in zip(expected, left, strict=True)), left
+    # names a user might choose beside the output are never taken for temporaries (earlier versions'
+    # fixed and random-named temporaries included)
+    mine = [".out.nc.nllbench-partial", ".out.nc.backup01", ".out.nc.k2j4_x9a.tmp"]
+    for name in mine:
+        (tmp_path / name).write_text("the user's")
     with committed_together(
         Output(tmp_path / "out.nc", "-o"), Output(tmp_path / "batch0", "--output-dir", directory=True)
     ) as (f, b):
         f.write_text("whole")
         (b / "seed0.nc").write_text("whole")
-    assert sorted(os.listdir(tmp_path)) == ["batch0", "out.nc"]
+    assert sorted(os.listdir(tmp_path)) == sorted(["batch0", "out.nc", *mine])
     assert (tmp_path / "out.nc").read_text() == "whole"
 
 
@@ -501,7 +507,7 @@ def test_temporaries_never_nest(tmp_path):
         with atomic_file(tmp) as inner:
             assert inner == tmp
             inner.write_text("whole")
-        assert sorted(os.listdir(tmp_path)) == [tmp.name]
+        assert sorted(os.listdir(tmp_path)) == [".post.nc.nllbench-lock", tmp.name]
     assert sorted(os.listdir(tmp_path)) == ["post.nc"] and out.read_text() == "whole"
     # and a directory written inside a command's temporary directory
     with committed_together(Output(tmp_path / "tables", "--out-dir", directory=True)) as (tmp,):
@@ -514,9 +520,10 @@ def test_temporaries_never_nest(tmp_path):
 
 def test_a_killed_runs_temporaries_are_removed_by_the_next_write_into_the_directory(tmp_path):
     # left by a run killed while writing other targets; no live writer holds the directory
-    (tmp_path / ".other.nc.nllbench-partial").write_text("half")
-    (tmp_path / ".batch0.nllbench-partial").mkdir()
-    (tmp_path / ".tables.nllbench-old").mkdir()
+    (tmp_path / ".other.nc.nllbench-partial.123-0a1b2c3d").write_text("half")
+    (tmp_path / ".other.nc.nllbench-lock").write_text("")
+    (tmp_path / ".batch0.nllbench-partial.123-0a1b2c3d").mkdir()
+    (tmp_path / ".tables.nllbench-old.4567-99aabbcc").mkdir()
     (tmp_path / "keep.txt").write_text("not ours")
     with committed_together(Output(tmp_path / "new.csv", "-o")) as (tmp,):
         tmp.write_text("x")

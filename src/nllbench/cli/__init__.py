@@ -124,6 +124,29 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, argpa
     return parser, args
 
 
+def _refuse_special_files(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, before any work, a path argument that names a FIFO, device node or socket, or a
+    directory that holds one (:func:`nllbench.store.check_regular_input`).
+
+    Reading a FIFO blocks until something writes into it, and an output
+    renamed over a device node replaces it; every argument value that names
+    such a path is refused with its option (its name in ``--help`` for a
+    positional argument), whether the command reads or writes it.
+    """
+    from nllbench.store import check_regular_input
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    names = {}
+    for a in sub.choices[args.command]._actions:
+        names.setdefault(
+            a.dest, min(a.option_strings, key=len) if a.option_strings else a.metavar or a.dest.upper()
+        )
+    for dest, value in vars(args).items():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v:
+                check_regular_input(v, names.get(dest, dest))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; exit status 2 with a one-line message on bad input (no traceback)."""
     try:
@@ -132,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nllbench: error: {exc}", file=sys.stderr)
         return 2
     try:
+        _refuse_special_files(parser, args)
         return args.func(args)
     except KeyError as exc:
         print(

@@ -29,14 +29,18 @@ PROBABILITY = number(0, 1)
 
 @contextmanager
 def checked_outputs(
-    *targets: tuple[str, str | None, bool | str],
+    *targets: tuple,
     inputs: Sequence[tuple[str, str | os.PathLike | None]] = (),
 ):
     """Every output of a command, given as (option, path or None, False for a file or, for a
-    directory, what it holds: True or a kind such as ``"posterior files"``).
+    directory, what it holds: True or a kind such as ``"posterior files"``), and for a file whose
+    name the command made from another output's (the default ``--summary``), that output's path.
 
     A directory that nllbench wrote with outputs of another kind is not
-    replaced (:func:`nllbench.store.check_replaceable`).
+    replaced (:func:`nllbench.store.check_replaceable`), nor is a file named
+    after another output that nllbench did not write with it
+    (:func:`nllbench.store.check_beside`). Another live command writing one
+    of the outputs is refused, naming it (:class:`nllbench.store.OutputBusy`).
 
     Yields the temporary path of each given target (None for absent ones).
     ``inputs`` are the (option or argument name, path or None) of everything the
@@ -49,7 +53,7 @@ def checked_outputs(
     """
     from nllbench.store import Output, committed_together
 
-    for option, path, directory in targets:
+    for option, path, directory, *_ in targets:
         if path is not None:  # "" or "." would name no output
             names_a_file(path, option, "directory" if directory else "file")
             if not directory and Path(path).is_dir():  # said first: before what the directory holds
@@ -57,15 +61,21 @@ def checked_outputs(
                     f"{option} {str(path)!r}: expected a file path, but {str(path)!r} is a directory"
                 )
     given = [
-        Output(Path(path), option, bool(directory), directory if isinstance(directory, str) else "")
-        for option, path, directory in targets
+        Output(
+            Path(path),
+            option,
+            bool(directory),
+            directory if isinstance(directory, str) else "",
+            Path(beside[0]) if beside and beside[0] is not None else None,
+        )
+        for option, path, directory, *beside in targets
         if path is not None
     ]
     _check_not_nested(given)
     read = [(option, path) for option, path in inputs if path is not None]
     with committed_together(*given, inputs=read) as tmps:
         it = iter(tmps)
-        yield [next(it) if path is not None else None for _, path, _ in targets]
+        yield [next(it) if target[1] is not None else None for target in targets]
 
 
 def _check_not_nested(outputs) -> None:
@@ -260,12 +270,17 @@ def warner(command: str):
 
 
 def seed_files(directory: str) -> list[Path]:
-    """The seed<N>.nc files of a batch's input directory, by seed."""
+    """The seed<N>.nc files of a batch's input directory, by seed (each a regular file)."""
+    from nllbench.store import non_regular_kind
+
     files = sorted(
         Path(directory).glob("seed*.nc"), key=lambda p: int(p.stem[4:]) if p.stem[4:].isdigit() else -1
     )
     if not files:
         raise ValueError(f"{directory}: no seed*.nc files found")
+    for f in files:
+        if what := non_regular_kind(f):
+            raise ValueError(f"{str(f)!r}: expected a regular file, got {what}")
     return files
 
 

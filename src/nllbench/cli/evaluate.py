@@ -74,10 +74,13 @@ def warn_empty(row: dict, path) -> None:
 def one_run_outputs(args: argparse.Namespace, extra: tuple[str, str | None]):
     """(summary path, outputs) of one evaluate or score run: -o, --summary, and ``extra`` (option, path).
 
-    The summary defaults to ``<output>.summary.csv``; the outputs are as :func:`checked_outputs` takes them.
+    The summary defaults to ``<output>.summary.csv`` (then an existing one is replaced only when
+    nllbench wrote it with the output); the outputs are as :func:`checked_outputs` takes them.
     """
     summary_path = args.summary or str(Path(names_a_file(args.output, "-o")).with_suffix("")) + ".summary.csv"
-    return summary_path, (("-o", args.output, False), ("--summary", summary_path, False), (*extra, False))
+    beside = None if args.summary else args.output  # a default summary replaces only nllbench's own
+    summary = ("--summary", summary_path, False, beside)
+    return summary_path, (("-o", args.output, False), summary, (*extra, False))
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -72,13 +72,14 @@ def _checked_plot(args: argparse.Namespace) -> int:
 
     given = Path(names_a_file(args.output, "-o"))
     paths = dict.fromkeys([given, given.with_suffix(".png"), given.with_suffix(".pdf")])  # errors: -o first
-    outputs = [Output(p, "-o") for p in paths]
+    primary = given if given.suffix in (".png", ".pdf") else given.with_suffix(".png")
+    outputs = [Output(p, "-o", beside=None if p in (given, primary) else primary) for p in paths]
     inputs = _plot_inputs(args)
     check_not_an_input(outputs, inputs)
     created = []
     try:
         for o in outputs:
-            created += check_output(o.path, "-o")
+            created += check_output(o.path, "-o", beside=o.beside)
         require_files(inputs)
         if args.figure == "timing" and args.timing:
             check_text_file(args.timing, "--timing", "a timing table from 'nllbench timing' (CSV)")

@@ -5,6 +5,7 @@
 * :mod:`~nllbench.store.metrics`: metrics files (one evaluated run);
 * :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
 * :mod:`~nllbench.store.atomic`: the one atomic-write helper every output goes through;
+* :mod:`~nllbench.store.locks`: its locks (one writer per output), non-regular files and full disks;
 * :mod:`~nllbench.store.provenance`: software versions and the truth digest.
 
 The NetCDF schema (dimension and variable names, the ragged-array
@@ -17,6 +18,7 @@ from nllbench.store.atomic import (
     Output,
     atomic_directory,
     atomic_file,
+    check_beside,
     check_not_an_input,
     check_output,
     check_replaceable,
@@ -28,6 +30,7 @@ from nllbench.store.atomic import (
     save_figure,
     write_text,
 )
+from nllbench.store.locks import DiskFull, OutputBusy, check_regular_input, lock_name, non_regular_kind
 from nllbench.store.metrics import read_calibration_counts, read_metrics, write_metrics
 from nllbench.store.posterior import Posterior, read_posterior, write_posterior
 from nllbench.store.provenance import provenance_record, software_versions, truth_digest
@@ -51,6 +54,8 @@ from nllbench.store.tables import (
 
 __all__ = [
     "MARKER",
+    "DiskFull",
+    "OutputBusy",
     "SCENARIO_IDENTITY",
     "SCHEMA_VERSION",
     "STATE_NAMES_4D",
@@ -64,6 +69,10 @@ __all__ = [
     "atomic_file",
     "check_not_an_input",
     "check_output",
+    "check_regular_input",
+    "check_beside",
+    "lock_name",
+    "non_regular_kind",
     "check_replaceable",
     "committed_together",
     "is_temporary",

@@ -126,20 +126,16 @@ def save(fig, path: str | Path, provenance: dict | None = None) -> list[Path]:
     """Write ``path`` (.png) and the same stem as .pdf, atomically, with provenance metadata.
 
     A figure with a caption (:func:`captioned`) also gets it as
-    ``<stem>.caption.txt`` (:func:`caption_path`), written atomically after
+    ``<stem>.caption.txt`` (:func:`caption_path`), written together with
     the figure: the text the workflow's report shows under the figure, so
     the figure reads on its own outside the report too.
     """
-    from nllbench.store import provenance_record, save_figure, write_text
+    from nllbench.store import provenance_record, save_figure
 
     desc = json.dumps(provenance_record(provenance), sort_keys=True)
-    written = save_figure(
-        fig, path, {".png": {"Description": desc}, ".pdf": {"Subject": desc, "CreationDate": None}}
-    )
+    meta = {".png": {"Description": desc}, ".pdf": {"Subject": desc, "CreationDate": None}}
     caption = getattr(fig, CAPTION_ATTRIBUTE, None)
-    if caption:
-        written.append(write_text(caption_path(path), caption))
-    return written
+    return save_figure(fig, path, meta, caption=caption or None)
 
 
 def pick(summary, **filters):
