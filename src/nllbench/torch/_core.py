@@ -164,6 +164,8 @@ def matched_sum(
 ) -> torch.Tensor:
     """(B,) ``sum_{l matched} pair[b, h_b, A(l), l]`` over live truths sent to an output (detached)."""
     B, H, N, M = pair.shape
+    if N == 0:
+        return torch.zeros(B, dtype=pair.dtype, device=pair.device)
     b = torch.arange(B, device=pair.device)
     take = truth_mask & (cols < N)
     k = torch.where(take, cols, torch.zeros_like(cols))
