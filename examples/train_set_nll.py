@@ -6,10 +6,12 @@ Usage (the numbers in docs/torch.md, "What training on the NLL changes")::
     python examples/train_set_nll.py --smoke        # a few steps, to check that it runs
 
 Scenes: 0 to 4 objects uniform on the box [0, 10]^2; each detected with probability 0.85, its
-measurement the position plus N(0, 0.5^2 I); Poisson clutter of mean 3, uniform on the box. The
+measurement the position plus N(0, 0.5^2 I) and an amplitude N(1.5, 1); Poisson clutter of mean 3,
+uniform on the box, amplitude N(0, 1) (so that existence is uncertain, and learnable). The
 network (in the spirit of MT3v2, Pinto et al. 2022, but one frame and small enough for a CPU): a
-transformer encoder over the measurements, a decoder of N = 16 learned queries, and per query an
-existence logit, a mean and diagonal variances: a multi-Bernoulli. Every density is scored with a
+transformer encoder over the measurements, and per measurement an existence logit, a mean (the
+measurement plus an offset) and diagonal variances: a multi-Bernoulli of one Bernoulli per
+measurement (padded measurements are padded outputs). Every density is scored with a
 fixed Poisson part for the undetected objects, uniform on the box with mean 0.3 (= 2 objects x
 0.15 missed), in training (set NLL) and in evaluation (both networks).
 
@@ -47,80 +49,83 @@ import nllbench as nb
 import nllbench.torch as nbt
 
 BOX = (np.zeros(2), np.full(2, 10.0))
-P_D, SIGMA, CLUTTER, MAX_OBJECTS, N_QUERIES = 0.85, 0.5, 3.0, 4, 16
+P_D, SIGMA, CLUTTER, MAX_OBJECTS, AMPLITUDE = 0.85, 0.5, 3.0, 4, 1.5
 PPP_RATE = 0.3  # expected undetected objects: E[n] (1 - P_D) = 2 x 0.15
 C_GOSPA = 2.0
 
 
 def scenes(rng: np.random.Generator, n: int):
-    """n scenes: (measurements (n, L, 2), measurement mask (n, L), list of truths (M_b, 2))."""
+    """n scenes: (measurements (n, L, 3): position / 10 and amplitude, mask (n, L), truths [(M_b, 2)])."""
     meas, truths = [], []
     for _ in range(n):
         x = rng.uniform(0.0, 10.0, (rng.integers(0, MAX_OBJECTS + 1), 2))
         z = x[rng.random(len(x)) < P_D]
-        z = z + rng.normal(0.0, SIGMA, z.shape)
-        clutter = rng.uniform(0.0, 10.0, (rng.poisson(CLUTTER), 2))
-        z = rng.permutation(np.vstack([z, clutter]))
-        meas.append(z)
+        z = np.hstack([z + rng.normal(0.0, SIGMA, z.shape), rng.normal(AMPLITUDE, 1.0, (len(z), 1))])
+        n_clutter = rng.poisson(CLUTTER)
+        clutter = np.hstack([rng.uniform(0.0, 10.0, (n_clutter, 2)), rng.normal(0.0, 1.0, (n_clutter, 1))])
+        meas.append(rng.permutation(np.vstack([z, clutter])))
         truths.append(x)
     L = max(1, max(len(z) for z in meas))
-    Z = np.zeros((n, L, 2))
+    Z = np.zeros((n, L, 3))
     mask = np.zeros((n, L), dtype=bool)
     for i, z in enumerate(meas):
         Z[i, : len(z)], mask[i, : len(z)] = z, True
-    return torch.tensor(Z / 10.0, dtype=torch.float32), torch.tensor(mask), truths
+    Z[..., :2] /= 10.0
+    return torch.tensor(Z, dtype=torch.float32), torch.tensor(mask), truths
 
 
 class SetPredictor(torch.nn.Module):
-    """Measurements in, N Bernoullis (logit, mean, variances) out: a small encoder-decoder transformer."""
+    """Measurements in, one Bernoulli per measurement out (logit, mean, variances): a small transformer.
 
-    def __init__(self, width: int = 64, queries: int = N_QUERIES) -> None:
+    Each measurement attends to the others (self-attention over the set, as MT3v2's encoder does)
+    and becomes a Bernoulli: existence logit, mean = the measurement plus a predicted offset,
+    diagonal variances. Padded measurements give padded outputs (``output_mask``).
+    """
+
+    def __init__(self, width: int = 64) -> None:
         super().__init__()
         self.embed = torch.nn.Sequential(
-            torch.nn.Linear(2, width), torch.nn.ReLU(), torch.nn.Linear(width, width)
+            torch.nn.Linear(3, width), torch.nn.ReLU(), torch.nn.Linear(width, width)
         )
         enc = torch.nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True)
-        dec = torch.nn.TransformerDecoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True)
         self.encoder = torch.nn.TransformerEncoder(enc, 2, enable_nested_tensor=False)
-        self.decoder = torch.nn.TransformerDecoder(dec, 2)
-        self.queries = torch.nn.Parameter(torch.randn(queries, width) * 0.1)
         self.head = torch.nn.Linear(width, 5)
 
     def forward(self, z: torch.Tensor, mask: torch.Tensor):
-        memory = self.encoder(self.embed(z), src_key_padding_mask=~mask)
-        q = self.queries.expand(z.shape[0], -1, -1)
-        out = self.head(self.decoder(q, memory, memory_key_padding_mask=~mask))
+        out = self.head(self.encoder(self.embed(z), src_key_padding_mask=~mask))
         logits = out[..., 0]
-        means = 10.0 * torch.sigmoid(out[..., 1:3])
+        means = 10.0 * z[..., :2] + out[..., 1:3]
         variances = torch.nn.functional.softplus(out[..., 3:5]) + 1e-3
         return logits, means, variances
 
 
-def hungarian_loss(logits, means, variances, truths):
+def hungarian_loss(logits, means, variances, mask, truths):
     """MT3v2's recipe: one Hungarian match on -log(r N), Gaussian NLL of the pairs + BCE of all logits."""
-    B, N = logits.shape
     nll_pairs, n_truths = logits.new_zeros(()), 0
     target = torch.zeros_like(logits)
     for b, y in enumerate(truths):
-        if len(y) == 0:
+        live = torch.nonzero(mask[b]).flatten()
+        if len(y) == 0 or live.numel() == 0:
             continue
         yt = torch.as_tensor(y, dtype=means.dtype)
-        dist = torch.distributions.Normal(means[b][:, None, :], variances[b][:, None, :].sqrt())
-        log_p = dist.log_prob(yt[None]).sum(-1)  # (N, M)
-        cost = -(log_p + torch.nn.functional.logsigmoid(logits[b])[:, None])
+        dist = torch.distributions.Normal(means[b, live][:, None, :], variances[b, live][:, None, :].sqrt())
+        log_p = dist.log_prob(yt[None]).sum(-1)  # (N_b, M_b)
+        cost = -(log_p + torch.nn.functional.logsigmoid(logits[b, live])[:, None])
         k, m = linear_sum_assignment(cost.detach().numpy())
         nll_pairs = nll_pairs - log_p[k, m].sum()
         n_truths += len(y)
-        target[b, k] = 1.0
-    bce = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
+        target[b, live[k]] = 1.0
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(logits[mask], target[mask])
     return nll_pairs / max(n_truths, 1) + bce
 
 
-def set_nll_loss(logits, means, variances, truths):
+def set_nll_loss(logits, means, variances, mask, truths):
+    """``nllbench.torch.set_nll``: the PMB's NLL at the true set (the fixed Poisson part), Q = 8."""
     out = nbt.set_nll(
         logits,
         means,
         variances=variances,
+        output_mask=mask,
         truth=[torch.as_tensor(y) for y in truths],
         poisson=nbt.UniformPoisson(PPP_RATE, *BOX),
         q=8,
@@ -138,7 +143,7 @@ def train(loss_name: str, seed: int, steps: int, batch: int, log_every: int) -> 
     t0 = time.perf_counter()
     for step in range(steps):
         z, mask, truths = scenes(rng, batch)
-        loss = loss_fn(*net(z, mask), truths)
+        loss = loss_fn(*net(z, mask), mask, truths)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
@@ -190,7 +195,11 @@ def evaluate(net: SetPredictor, test, seed: int) -> list[dict]:
     with torch.no_grad():
         logits, means, variances = (t.double().numpy() for t in net(z, mask))
     rng = np.random.default_rng(seed)
-    return [scene_scores(logits[i], means[i], variances[i], truths[i], rng) for i in range(len(truths))]
+    live = mask.numpy()
+    return [
+        scene_scores(logits[i][live[i]], means[i][live[i]], variances[i][live[i]], truths[i], rng)
+        for i in range(len(truths))
+    ]
 
 
 def summary(rows: list[dict]) -> dict:
