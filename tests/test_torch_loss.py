@@ -3,6 +3,7 @@ infinite samples never give a NaN gradient, and the lean import stays lean."""
 
 from __future__ import annotations
 
+import doctest
 import importlib
 import json
 import math
@@ -180,7 +181,13 @@ def test_masked_outputs_are_left_out_of_the_density():
     assert_matches(out, ref)
 
 
-def test_k1_reductions_and_the_module():
+def test_doctests():
+    from nllbench.torch import loss
+
+    assert doctest.testmod(loss).failed == 0
+
+
+def test_reductions_and_the_module():
     rng = np.random.default_rng(9)
     logits, means, cov_param, _, truth = random_batch(rng)
     t = torch.as_tensor
@@ -209,18 +216,18 @@ def test_k1_reductions_and_the_module():
 @pytest.mark.parametrize("cholesky", [False, True])
 def test_gradients_equal_finite_differences(cholesky):
     rng = np.random.default_rng(21 + cholesky)
-    logits, means, cov_param, _, truth = random_batch(rng, B=3, N=3, sizes=(2, 3, 1), cholesky=cholesky)
-    logits[..., 0] = rng.normal(0, 1, 3)
+    logits, means, cov_param, _, truth = random_batch(rng, B=2, N=3, sizes=(2, 3), cholesky=cholesky)
+    logits[..., 0] = rng.normal(0, 1, 2)
     truth_t = [torch.tensor(y) for y in truth]
     parts = (
-        torch.tensor([[-0.5, -1.0], [0.0, -2.0], [-1.0, -0.3]], dtype=torch.float64),
-        torch.tensor(rng.uniform(0, 4, (3, 2, 2))),
+        torch.tensor([[-0.5, -1.0], [0.0, -2.0]], dtype=torch.float64),
+        torch.tensor(rng.uniform(0, 4, (2, 2, 2))),
     )
 
     def f(lg, mu, cp, rate, log_w, ppp_mu):
         poisson = [
             nbt.UniformPoisson(rate, *BOX),
-            nbt.GaussianPoisson(log_w, ppp_mu, variances=torch.ones(3, 2, 2)),
+            nbt.GaussianPoisson(log_w, ppp_mu, variances=torch.ones(2, 2, 2)),
         ]
         cov_kw = {"scale_tril": cp} if cholesky else {"variances": cp}
         return nbt.set_nll(lg, mu, truth=truth_t, poisson=poisson, q=4, reduction="sum", **cov_kw).loss
@@ -228,7 +235,7 @@ def test_gradients_equal_finite_differences(cholesky):
     args = [torch.tensor(a, requires_grad=True) for a in (logits, means, cov_param)]
     if cholesky:
         args[2] = torch.tensor(np.tril(cov_param), requires_grad=True)
-    args += [torch.tensor([0.7, 0.3, 1.2], dtype=torch.float64, requires_grad=True)] + [
+    args += [torch.tensor([0.7, 1.2], dtype=torch.float64, requires_grad=True)] + [
         p.clone().requires_grad_() for p in parts
     ]
     assert torch.autograd.gradcheck(f, args, eps=1e-6, atol=1e-6, rtol=1e-5)
@@ -320,7 +327,7 @@ def test_an_infinite_sample_raises_is_skipped_or_kept_without_a_nan_gradient():
     assert skip.infinite.tolist() == [False, True, False]
     assert skip.per_sample[1] == math.inf and skip.missed[1] == math.inf and skip.localization[1] == 0
     finite = skip.per_sample[[0, 2]]
-    assert float(skip.loss) == pytest.approx(float(finite.mean()))
+    assert skip.loss.item() == pytest.approx(finite.detach().mean().item())
     skip.loss.backward()
     assert torch.isfinite(logits.grad).all() and torch.isfinite(means.grad).all()
     assert logits.grad[1].item() == 0.0
