@@ -153,7 +153,7 @@ def log_likelihood(
 def best_association(terms: torch.Tensor, ranked: Ranked) -> tuple[torch.Tensor, torch.Tensor]:
     """(best hypothesis (B,), its best association's columns (B, M)): the largest listed term."""
     B, H, q = terms.shape
-    flat = torch.nan_to_num(terms.detach(), neginf=-math.inf).flatten(1).argmax(dim=1)
+    flat = terms.detach().flatten(1).argmax(dim=1)  # an infeasible sample's (all -inf) is unused
     h = flat // q
     best = ranked.columns[torch.arange(B, device=terms.device), h, flat % q]
     return h, best

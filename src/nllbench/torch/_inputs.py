@@ -74,9 +74,8 @@ def covariance(variances, scale_tril, lead: tuple, d: int, device, prefix: str =
             f"{prefix}variances, {prefix}scale_tril: expected exactly one of them, got "
             + ("both" if variances is not None else "neither")
         )
-    dims = ", ".join(["B", "H", "N"][-len(lead) :]) if len(lead) <= 3 else "..."
     if variances is not None:
-        var = as_float64(variances, prefix + "variances", device, f"({dims}, d)")
+        var = as_float64(variances, prefix + "variances", device, "(..., d)")
         check_shape(var, prefix + "variances", (*lead, d), "(..., d) like the means")
         check_finite(var, prefix + "variances")
         if not (var > 0).all():
