@@ -333,13 +333,13 @@ def test_an_infinite_sample_raises_is_skipped_or_kept_without_a_nan_gradient():
     assert logits.grad[1].item() == 0.0
     logits.grad = None
     keep = nbt.set_nll(logits, means, infinite="keep", reduction="sum", **kw)
-    assert float(keep.loss) == math.inf
+    assert keep.loss.item() == math.inf
     keep.loss.backward()
     assert torch.isfinite(logits.grad).all() and logits.grad[0].item() != 0.0
     alone = nbt.set_nll(
         logits[1:2], means[1:2], variances=torch.ones(1, 1, 2), truth=truth[1:2], infinite="skip"
     )
-    assert float(alone.loss) == 0.0 and alone.loss.requires_grad
+    assert alone.loss.item() == 0.0 and alone.loss.requires_grad
 
 
 def test_a_truth_outside_the_box_with_no_outputs_is_infinite_and_a_zero_rate_has_finite_gradients():
@@ -355,10 +355,10 @@ def test_a_truth_outside_the_box_with_no_outputs_is_infinite_and_a_zero_rate_has
         reduction="sum",
     )
     assert out.infinite.tolist() == [True, False]
-    assert float(out.per_sample[1]) == pytest.approx(1.0 + math.log(36.0))
+    assert out.per_sample[1].item() == pytest.approx(1.0 + math.log(36.0))
     out.loss.backward()
     assert torch.isfinite(rate.grad).all()
-    assert nb.nll(nb.PPP.uniform(1.0, *BOX), [[1.0, 1.0]]).value == pytest.approx(float(out.per_sample[1]))
+    assert nb.nll(nb.PPP.uniform(1.0, *BOX), [[1.0, 1.0]]).value == pytest.approx(out.per_sample[1].item())
 
 
 def test_large_logits_do_not_crash_and_float32_inputs_get_float32_gradients():
@@ -367,7 +367,7 @@ def test_large_logits_do_not_crash_and_float32_inputs_get_float32_gradients():
     out = nbt.set_nll(logits, means, variances=torch.ones(1, 3, 2), truth=[torch.tensor([[0.0, 0.1]])])
     out.loss.backward()
     assert out.loss.dtype == torch.float64 and logits.grad.dtype == torch.float32
-    assert torch.isfinite(logits.grad).all() and math.isfinite(float(out.loss))
+    assert torch.isfinite(logits.grad).all() and math.isfinite(out.loss.item())
 
 
 @pytest.mark.parametrize(
