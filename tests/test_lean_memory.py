@@ -54,7 +54,7 @@ def run(tmp_path_factory):
 
 def test_import_nllbench_loads_no_numerical_library():
     loaded = modules_after("import nllbench")
-    assert not loaded & {"numpy", "scipy", "numba", "xarray", "pandas", "pyarrow", "matplotlib"}
+    assert not loaded & {"numpy", "scipy", "numba", "xarray", "pandas", "pyarrow", "matplotlib", "torch"}
 
 
 def test_public_names_import_on_first_use():
