@@ -23,10 +23,11 @@ import warnings
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
+from nllbench.measures.declarations import declared_scores
 from nllbench.trackers.tracks import TrackTable, TruthTable
 
 #: Summary keys of the identity measures: not applicable to a tracks table without ``id``.
-IDENTITY_MEASURES = ("mota", "switches", "idf1", "tgospa", "tgospa_switches", "hota", "assa")
+IDENTITY_MEASURES = tuple(s.name for s in declared_scores() if s.needs_identities)
 #: Per-frame columns of the identity measures (left out of the per-frame table without ``id``).
 IDENTITY_FRAME_COLUMNS = ("clear_switches",)
 

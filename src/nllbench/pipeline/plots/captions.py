@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
 from nllbench.pipeline.plots.style import MEASURE_LABEL, inf_note, join_words, plural
 
@@ -36,8 +37,8 @@ INFINITE_TERM_REASON = {
 #: Reference filters whose point estimates carry no lasting track identity (docs/evaluation.md).
 NO_IDENTITY = frozenset({"phd", "cphd"})
 
-#: Names of measures in captions beyond the figures' own (MEASURE_LABEL).
-LABELS = {"deta": "DetA", "assa": "AssA", "tgospa_localization": "T-GOSPA localisation", "idf1": "IDF1"}
+#: Names of measures in captions beyond the figures' own (MEASURE_LABEL): their declarations' captions.
+LABELS = {s.name: s.caption for s in declared_scores() if s.caption}
 
 #: Why the PHD and CPHD estimates have no lasting identities (docs/evaluation.md).
 NO_IDENTITY_WHY = (
