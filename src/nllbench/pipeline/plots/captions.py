@@ -20,7 +20,7 @@ import numpy as np
 
 from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
-from nllbench.pipeline.plots.style import MEASURE_LABEL, inf_note, join_words, plural
+from nllbench.pipeline.plots.style import MEASURE_LABEL, calibration_note, inf_note, join_words, plural
 
 #: Why an NLL term is +inf (the decomposition names the term; docs/evaluation.md).
 INFINITE_TERM_REASON = {
@@ -402,8 +402,6 @@ def calibration_caption(summary, q: int) -> str:
             if spread.max() == 0
             else f"GOSPA moves with s by up to {num(spread.max())}."
         )
-    from nllbench.pipeline.plots.calibration import calibration_note
-
     clauses = []
     for f, g in nll.groupby("filter", sort=True):
         note = calibration_note(g, len(clutters))

@@ -331,3 +331,18 @@ def require_measures(table, measures, name: str) -> None:
         raise ValueError(
             f"{name}: no rows for {missing} (metrics files written before T-GOSPA/HOTA/calibration?)"
         )
+
+
+def calibration_note(rows, n_clutter: int) -> str:
+    """ " (NLL inf at clutter 50: 1/6 seeds at every s)" of one filter's NLL rows over clutter and s."""
+    per: dict[str, list[float]] = {}
+    for clutter, g in rows.groupby("clutter", sort=True):
+        note = inf_note(g, "cov_scale", "s =", "every s").removeprefix(" (NLL inf in ").removesuffix(")")
+        if note:
+            per.setdefault(note, []).append(float(clutter))
+    clauses = [
+        ("every clutter rate" if len(cs) == n_clutter > 1 else f"clutter {join_words(f'{c:g}' for c in cs)}")
+        + f": {note}"
+        for note, cs in per.items()
+    ]
+    return f" (NLL inf at {'; '.join(clauses)})" if clauses else ""
