@@ -15,9 +15,9 @@ from _tgospa_reference import tgospa as frozen
 from test_tgospa import random_case
 
 from nllbench.measures._sequences import labelled_sequence
-from nllbench.measures._tgospa import close as close_module
-from nllbench.measures._tgospa import group, solver
 from nllbench.measures.tgospa import tgospa
+from nllbench.measures.tracks._tgospa import close as close_module
+from nllbench.measures.tracks._tgospa import group, solver
 
 
 def case(seed: int):

@@ -162,7 +162,7 @@ class MeasureDeclaration:
     needs_identities : bool
         Whether it reads track identities (labels of the estimates or Bernoullis).
     settings : tuple of str
-        The fields of :class:`nllbench.measures.evaluate.EvaluationSettings` it owns.
+        The fields of :class:`nllbench.measures.run.evaluate.EvaluationSettings` it owns.
     """
 
     name: str

@@ -65,7 +65,7 @@ MEASURE_RUN = variables_of(("measure",), RUN, tabulated=True)
 #: Per-step proper scores beyond the NLL of a metrics file (``step``; present when the evaluation
 #: computed them, ``proper_scores``): the set energy score and its Monte Carlo standard error, the
 #: quadratic intensity score (absent where it has no closed form) and the cardinality RPS
-#: (:mod:`nllbench.measures.proper_run`, docs/scores.md).
+#: (:mod:`nllbench.measures.scores.proper_run`, docs/scores.md).
 PROPER_STEP = variables_of(("proper",), STEP)
 #: Their run means (metrics-file scalars and per-run table measures, q = 0) and the standard error
 #: of the energy score's run mean.

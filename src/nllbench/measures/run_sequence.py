@@ -1,50 +1,7 @@
-"""The whole-run measures of a run's point estimates: identities made unique, then CLEAR MOT, IDF1,
-trajectory GOSPA and HOTA over every step at once (:func:`nllbench.measures.evaluate.evaluate_runs`)."""
+"""The old import path, kept working: this module is :mod:`nllbench.measures.run.run_sequence`."""
 
-from __future__ import annotations
+import sys
 
-import numpy as np
+from nllbench.measures.run import run_sequence as _moved
 
-from nllbench.measures.hota import hota
-from nllbench.measures.metrics import clear_mot, identity_scores
-from nllbench.measures.tgospa import tgospa
-
-
-def fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
-    """Give a fresh negative identity to every estimate with no label (< 0) or a repeated one.
-
-    A label that an earlier estimate of the same step already carries (a PHD
-    component split over measurements) cannot name two tracks. ``labels`` is
-    changed in place; returns it and the next unused fresh identity.
-    """
-    _, first = np.unique(labels, return_index=True)
-    repeated = np.ones(labels.size, dtype=bool)
-    repeated[first] = False
-    for i in np.flatnonzero((labels < 0) | repeated):
-        labels[i] = fresh
-        fresh -= 1
-    return labels, fresh
-
-
-def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings):
-    """The whole-run measures on the distance columns: CLEAR MOT, identity scores, trajectory GOSPA, HOTA.
-
-    ``truth_pts``, ``est_pts``: (K,) sequences of (n_k, d) points; ``truth_ids``, ``est_ids``: their
-    (n_k,) identities; ``settings``: the run's
-    :class:`~nllbench.measures.evaluate.EvaluationSettings` (threshold, cut-off, p, gamma, HOTA zero,
-    CLEAR MOT rule). Returns ``(ClearMOTResult, IdentityResult, TGOSPAResult, HOTAResult)``.
-
-    ``est_covs`` (the estimates' covariance blocks per step, or None) make the
-    matching measures' distance Mahalanobis; trajectory GOSPA stays Euclidean.
-    """
-    gate = settings.threshold
-    if settings.strict_threshold:  # d < t is d <= the float below t
-        gate = float(np.nextafter(gate, 0.0))
-    cm = clear_mot(
-        truth_pts, truth_ids, est_pts, est_ids, gate, rule=settings.clear_rule, estimate_covs=est_covs
-    )
-    ids = identity_scores(truth_pts, truth_ids, est_pts, est_ids, gate, estimate_covs=est_covs)
-    tg = tgospa(truth_pts, truth_ids, est_pts, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
-    zero = settings.hota_threshold or settings.threshold
-    ho = hota(truth_pts, truth_ids, est_pts, est_ids, zero, estimate_covs=est_covs)
-    return cm, ids, tg, ho
+sys.modules[__name__] = _moved

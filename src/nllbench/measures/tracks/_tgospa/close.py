@@ -1,9 +1,9 @@
 """The close entries of a true and an estimated labelled sequence: step 1 of the exact trajectory-GOSPA
-minimum (:mod:`nllbench.measures._tgospa.solver`).
+minimum (:mod:`nllbench.measures.tracks._tgospa.solver`).
 
 An entry (frame, truth, estimate) is *close* when both exist and their distance d is below the
 cut-off c; its gain d^p - c^p < 0 is what pairing them there saves. The solver, a group of
-colliding truths (:mod:`nllbench.measures._tgospa.group`) and the joint Viterbi read them as a
+colliding truths (:mod:`nllbench.measures.tracks._tgospa.group`) and the joint Viterbi read them as a
 :class:`Close`.
 """
 

@@ -1,10 +1,11 @@
-"""One group of colliding true trajectories solved jointly (:mod:`nllbench.measures._tgospa.solver`, step 4).
+"""One group of colliding true trajectories solved jointly (step 4 of
+:mod:`nllbench.measures.tracks._tgospa.solver`).
 
 Lagrangian prices on the contested (estimate, frame) cells, each member's
 cheapest path on its own at those prices (forward and time-reversed
 recursions, :func:`_own`), a feasible joint path (:func:`_greedy`), the
 member states a joint path within the bounds can take (:func:`_survivors`),
-and the joint Viterbi over them (:mod:`nllbench.measures._tgospa.joint`).
+and the joint Viterbi over them (:mod:`nllbench.measures.tracks._tgospa.joint`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from nllbench.measures._tgospa.close import Close
-from nllbench.measures._tgospa.joint import (
+from nllbench.measures.tracks._tgospa.close import Close
+from nllbench.measures.tracks._tgospa.joint import (
     _N,
     _U,
     _edge_values,

@@ -1,15 +1,15 @@
 """The exact trajectory-GOSPA minimum, in time and memory linear in the frames.
 
-Used by :func:`nllbench.measures.tgospa.tgospa`.
+Used by :func:`nllbench.measures.tracks.tgospa.tgospa`.
 
 Notation: K frames, truths i, estimates j; a *pair* (i, j) is one that is
 close (both exist, d < c) in some frame; its gain there is d^p - c^p < 0
 (pairing saves that much), 0 elsewhere; a switch costs ``switch`` =
 gamma^p (half of it to or from none). The minimum of the module docstring
-of :mod:`nllbench.measures.tgospa` is found in four steps.
+of :mod:`nllbench.measures.tracks.tgospa` is found in four steps.
 
-1. **Spans** (:func:`nllbench.measures._tgospa.close.close_entries`). Label j is worth holding for truth i
-   only on the span [f0, f1] of the frames where (i, j) is close, on all of
+1. **Spans** (:func:`nllbench.measures.tracks._tgospa.close.close_entries`). Label j is worth
+   holding for truth i only on the span [f0, f1] of the frames where (i, j) is close, on all of
    [0, f0) (a *pre-hold*: no switch is paid before the first frame) or on
    all of (f1, K) (a *post-hold*): elsewhere, replacing j by none never costs
    more, as s(a, j) + s(j, b) >= s(a, 0) + s(0, b) unless a = b = j, and it
@@ -22,11 +22,11 @@ of :mod:`nllbench.measures.tgospa` is found in four steps.
    estimate in any frame they are feasible, hence optimal.
 3. **Groups** (:func:`exact_assignment`). Truths whose paths collide are
    grouped, and each group is solved jointly with the estimates' capacity
-   among its members (:func:`nllbench.measures._tgospa.group.solve_group`); groups that then collide with
-   others are merged and solved again, until no two collide. The groups'
+   among its members (:func:`nllbench.measures.tracks._tgospa.group.solve_group`); groups that
+   then collide with others are merged and solved again, until no two collide. The groups'
    minima sum to a lower bound (only constraints between groups are
    dropped) attained by a feasible assignment: the minimum.
-4. **A group** (:mod:`nllbench.measures._tgospa.group`). Lagrangian prices lam >= 0 on
+4. **A group** (:mod:`nllbench.measures.tracks._tgospa.group`). Lagrangian prices lam >= 0 on
    (estimate, frame) make each member's own problem dearer where the
    estimate is contested; the members' priced minima less sum(lam) are a
    lower bound LB (weak duality), improved by subgradient steps. Given a
@@ -38,7 +38,7 @@ of :mod:`nllbench.measures.tgospa` is found in four steps.
    that can meet another at that frame, each over the stretch around such
    frames bounded by frames where it has a single kept state (every path it
    can take passes there, so its cost splits there;
-   :mod:`nllbench.measures._tgospa.joint`). When
+   :mod:`nllbench.measures.tracks._tgospa.joint`). When
    the joint states would be too many after the price steps, the group is
    solved as a mixed-integer programme of size linear in the frames
    (:func:`_group_milp`, HiGHS with zero gap) instead; :class:`SolveStats`
@@ -59,9 +59,9 @@ from scipy import sparse
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse.csgraph import connected_components
 
-from nllbench.measures._tgospa.close import Close
-from nllbench.measures._tgospa.group import solve_group
-from nllbench.measures._tgospa.joint import _F, _N, _U
+from nllbench.measures.tracks._tgospa.close import Close
+from nllbench.measures.tracks._tgospa.group import solve_group
+from nllbench.measures.tracks._tgospa.joint import _F, _N, _U
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,677 @@
+"""Evaluation of a run: NLL over time next to GOSPA, OSPA, CLEAR MOT and IDF1, with the Theorem 1 check.
+
+``evaluate_run`` takes one posterior per step and the truth, and returns a
+:class:`RunMetrics` of per-step arrays and run-level scores. The paper's
+settings are the defaults: Euclidean distance on position, GOSPA/OSPA cut-off
+2 and p = 1, CLEAR MOT / identity threshold 2 (inclusive).
+
+Distance of the point measures: Euclidean on the first ``distance_dims``
+state columns (2: x, y, which for a 3-D state x, y, z, ... is the bird's-eye
+centre distance of the driving benchmarks; 3: x, y, z), or, with
+``distance="mahalanobis"``, the Mahalanobis distance under each estimate's
+covariance block on those columns for the matching measures (CLEAR MOT,
+identity, HOTA). GOSPA, OSPA and trajectory GOSPA stay Euclidean on those
+columns: they are metrics, and a distance that depends on which argument
+carries the covariance is not one. The NLL's position marginal and the
+Theorem 1 check stay on x, y. Named conventions (Argoverse 2, nuScenes, a
+chi-square gate) are in :mod:`nllbench.measures.run.presets`.
+
+Conventions
+-----------
+* NLL: on the position marginal by default (comparable with GOSPA), or on
+  the full state; one value per Q (per-hypothesis budget unless asked). An
+  impossible truth gives +inf; run means are +inf when any step is, and the
+  number of such steps is reported next to the mean over the finite ones.
+* Point estimates: :func:`nllbench.filters.estimates.estimate` by the rule in
+  ``settings.estimator`` (default per family: PHD weight >= 0.5, CPHD MAP
+  cardinality, PMBM family best hypothesis with r > 0.4), or the filter's own
+  estimates extracted at update time when given. Steps where the estimator
+  returns nothing while the posterior expects at least one object (rounded)
+  are counted (``estimator_empty_steps``), never silently passed over.
+  Estimates without a label, or whose label an estimate of the same step
+  already carries, get a fresh identity at every step.
+* Proper scores (``settings.proper_scores``): the set energy score (with its
+  Monte Carlo standard error), the intensity score and the cardinality RPS
+  per step, on the same density and marginal as the NLL; finite where the
+  NLL is infinite (:mod:`nllbench.measures.scores.proper_run`, docs/scores.md).
+* Theorem 1: for each step, the PMB of the theorem built from the step's
+  estimates (positions) in the scene's field of view; both sides and their
+  difference are recorded. Truth objects outside the field of view (where the
+  theorem's PPP is zero) are left out of that check and counted.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from nllbench.engine.assignment import check_q
+from nllbench.engine.nll import nll, nll_many
+from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
+from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
+from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
+from nllbench.measures.likelihood.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
+from nllbench.measures.names import NLL_STEP
+from nllbench.measures.point.metrics import (
+    CLEAR_RULES,
+    ClearMOTResult,
+    GOSPAResult,
+    IdentityResult,
+    gospa,
+    ospa,
+)
+from nllbench.measures.run.run_sequence import fresh_identities, sequence_measures
+from nllbench.measures.scores.proper import MAX_SAMPLES
+from nllbench.measures.scores.proper_run import ProperScores, step_proper_scores
+from nllbench.measures.tracks.hota import HOTAResult
+from nllbench.measures.tracks.tgospa import TGOSPAResult
+from nllbench.options import MAX_Q, option
+
+#: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
+DISTANCES = ("euclidean", "mahalanobis")
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """What to compute and how (defaults: the paper's settings).
+
+    qs : Murty budgets for the NLL.
+    marginal : "position" (x, y) or "full" (the whole state) for the NLL.
+    cutoff, p : GOSPA / OSPA cut-off and order.
+    threshold : CLEAR MOT / identity matching threshold (inclusive).
+    existence_threshold : estimator threshold on r (PMBM family).
+    cov_scale, temper : calibration probes applied to every posterior first
+        (1 = none): covariances times ``cov_scale``; existence probabilities
+        tempered about ``existence_threshold`` (estimates do not move).
+    theorem_rho : rho of the Theorem 1 check (c = -2 log(1 - rho)).
+    theorem_scale : its metric scale (None: the scale at which k = rho).
+    budget : "hypothesis" (the paper) or "global" Murty budget.
+    exact : also compute the exact NLL (every association) where the subset
+        DP is tractable; steps where it is not are flagged, not guessed.
+    tgospa_gamma : trajectory-GOSPA switch cost (None: ``cutoff``); its
+        cut-off and order are ``cutoff`` and ``p``.
+    hota_threshold : distance at which the HOTA similarity reaches 0 (None: ``threshold``).
+    estimator : point-estimation rule (:data:`nllbench.filters.estimates.RULES`;
+        None: the family's default).
+    estimate_at : "posterior" (estimates from the stored posterior) or
+        "update" (the filter's own, extracted before pruning and merging).
+    proper_scores : also the set energy score, the intensity score and the
+        cardinality RPS per step (:mod:`nllbench.measures.scores.proper_run`,
+        docs/scores.md), on the density and marginal the NLL is evaluated on.
+    kernel_cov : s of their kernel covariance R = s I, in the evaluated
+        marginal's units squared (None: (cutoff / 2)^2, :attr:`kernel_variance`).
+    energy_samples : samples per step of the energy score.
+    distance : "euclidean" or "mahalanobis" (the matching measures' distance; module notes).
+    distance_dims : the number of leading state columns every distance of the
+        point measures is on (2: x, y, the bird's-eye view of a 3-D state).
+    clear_rule : CLEAR MOT matching, "motmetrics" (py-motmetrics, nuScenes) or
+        "trackeval" (TrackEval, Argoverse 2); see :func:`~nllbench.measures.point.metrics.clear_mot`.
+    strict_threshold : CLEAR MOT and identity pairs match when d < ``threshold``
+        (the nuScenes devkit) instead of d <= ``threshold``.
+    """
+
+    # each field with an option is a command-line flag and config key (nllbench.options)
+    qs: tuple[int, ...] = option(
+        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, high=MAX_Q, many=True, name="q"
+    )
+    marginal: str = option(
+        "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
+    )
+    cutoff: float = option(2.0, "GOSPA/OSPA cut-off c", "number", low=0, open_low=True)
+    p: float = option(1.0, "GOSPA/OSPA order p", "number", low=1)
+    threshold: float = option(2.0, "MOTA/MOTP/IDF1 matching threshold", "number", low=0, open_low=True)
+    existence_threshold: float = option(
+        DEFAULT_EXISTENCE_THRESHOLD, "estimator threshold on r", "number", low=0, high=1, open_high=True
+    )
+    cov_scale: float = option(
+        1.0, "probe: scale every covariance by s", "number", low=0, open_low=True, config=False
+    )
+    temper: float = option(
+        1.0, "probe: temper existence probabilities", "number", low=0, open_low=True, config=False
+    )
+    theorem_rho: float = option(
+        0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
+    )
+    theorem_scale: float | None = option(
+        None, "metric scale of the Theorem 1 check (default: the scale at which k = rho)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
+    budget: str = option(
+        "hypothesis",
+        "Murty budget per hypothesis (the paper) or global",
+        "choice",
+        choices=("hypothesis", "global"),
+    )
+    exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
+    tgospa_gamma: float | None = option(
+        None, "trajectory-GOSPA switch cost (default: --cutoff)", "number", low=0, open_low=True, config=False
+    )
+    hota_threshold: float | None = option(
+        None, "distance at which the HOTA similarity reaches 0 (default: --threshold)", "number",
+        low=0, open_low=True, config=False,
+    )  # fmt: skip
+    estimator: str | None = option(
+        None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
+    )
+    estimate_at: str = "posterior"
+    distance: str = option(
+        "euclidean", "distance of CLEAR MOT, IDF1 and HOTA matching (GOSPA stays Euclidean)", "choice",
+        choices=DISTANCES, config=False,
+    )  # fmt: skip
+    distance_dims: int = option(
+        2, "leading state columns the point measures' distances are on (2: bird's-eye x, y)", "integer",
+        low=1, high=1000, config=False,
+    )  # fmt: skip
+    clear_rule: str = option(
+        "motmetrics", "CLEAR MOT matching rule: py-motmetrics (nuScenes) or TrackEval (Argoverse 2)",
+        "choice", choices=CLEAR_RULES, config=False,
+    )  # fmt: skip
+    strict_threshold: bool = option(
+        False, "CLEAR MOT and IDF1 pairs match when d < threshold (nuScenes) instead of d <= threshold",
+        "bool", config=False,
+    )  # fmt: skip
+    proper_scores: bool = option(
+        True, "also the set energy, intensity and cardinality scores (docs/scores.md)", "bool"
+    )
+    kernel_cov: float | None = option(
+        None,
+        "kernel covariance s of those scores, R = s I in position units squared (default: (cutoff/2)^2)",
+        "number",
+        low=0,
+        open_low=True,
+    )
+    energy_samples: int = option(
+        100, "samples per step of the energy score", "integer", low=2, high=MAX_SAMPLES
+    )
+
+    @property
+    def kernel_variance(self) -> float:
+        """s of the proper scores' kernel covariance R = s I: ``kernel_cov``, or (cutoff / 2)^2.
+
+        The default makes the kernel's standard deviation half the GOSPA
+        cut-off c: an estimate at distance c from an object is 2 kernel
+        standard deviations away (k = exp(-2) = 0.14), where GOSPA too stops
+        counting it as that object (docs/scores.md).
+        """
+        return float(self.kernel_cov) if self.kernel_cov is not None else (self.cutoff / 2.0) ** 2
+
+    def __post_init__(self) -> None:
+        n = self.energy_samples
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
+            raise ValueError(f"energy_samples: expected an integer in [2, {MAX_SAMPLES}], got {n!r}")
+        k = self.kernel_cov
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, float, np.number))
+                              or not (math.isfinite(k) and k > 0)):  # fmt: skip
+            raise ValueError(f"kernel_cov: expected a positive number or None, got {k!r}")
+        if self.estimator is not None and self.estimator not in RULES:
+            raise ValueError(f"estimator: expected one of {RULES} or None, got {self.estimator!r}")
+        if self.estimate_at not in ("posterior", "update"):
+            raise ValueError(f"estimate_at: expected 'posterior' or 'update', got {self.estimate_at!r}")
+        if isinstance(self.qs, (str, bytes)) or not hasattr(self.qs, "__iter__"):
+            raise ValueError(
+                f"qs: expected a sequence of distinct positive integers, got {self.qs!r} "
+                "(allowed: 1 to 2**63 - 1)"
+            )
+        qs = tuple(check_q(q, f"qs[{i}]") for i, q in enumerate(self.qs))
+        if not qs or len(set(qs)) != len(qs):
+            raise ValueError(f"qs: expected distinct positive integers, got {self.qs!r}")
+        object.__setattr__(self, "qs", tuple(sorted(qs)))
+        if self.marginal not in ("position", "full"):
+            raise ValueError(f"marginal: expected 'position' or 'full', got {self.marginal!r}")
+        if self.distance not in DISTANCES:
+            raise ValueError(f"distance: expected one of {DISTANCES}, got {self.distance!r}")
+        if self.clear_rule not in CLEAR_RULES:
+            raise ValueError(f"clear_rule: expected one of {CLEAR_RULES}, got {self.clear_rule!r}")
+        dims = self.distance_dims
+        if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1:
+            raise ValueError(f"distance_dims: expected a positive integer, got {dims!r}")
+        object.__setattr__(self, "distance_dims", int(dims))
+        if not isinstance(self.strict_threshold, (bool, np.bool_)):
+            raise TypeError(f"strict_threshold: expected True or False, got {self.strict_threshold!r}")
+        object.__setattr__(self, "strict_threshold", bool(self.strict_threshold))
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """Per-step arrays (K = steps, Q = len(qs)) and run-level scores.
+
+    nll : dict term -> (K, Q) float, terms "value", "lower", "upper" and
+        the decomposition (see :data:`nllbench.measures.names.NLL_TERMS`); nll_exact : (K, Q) bool.
+    gospa, gospa_localization, gospa_missed, gospa_false, ospa : (K,)
+    n_truth, n_estimates : (K,) int
+    clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
+    theorem1_lhs, theorem1_rhs, theorem1_difference : (K,); theorem1_excluded : (K,) int
+    seconds : wall time of the evaluation; nll_seconds : of which the Murty NLL for all Q
+    tgospa : trajectory GOSPA of the estimates (per-frame decomposition inside)
+    hota : HOTA of the estimates
+    calibration : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CalibrationCounts`
+        (of the density the NLL is evaluated on; the Q = max(qs) best association)
+    cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
+    proper : the set energy, intensity and cardinality scores per step
+        (:class:`~nllbench.measures.scores.proper_run.ProperScores`); None unless ``settings.proper_scores``
+    trajectory : the run's trajectory NLL (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`),
+        or None (not asked, or a posterior without labels); attached after the evaluation
+    """
+
+    qs: tuple[int, ...]
+    nll: dict[str, np.ndarray]
+    nll_exact: np.ndarray
+    gospa: np.ndarray
+    gospa_localization: np.ndarray
+    gospa_missed: np.ndarray
+    gospa_false: np.ndarray
+    ospa: np.ndarray
+    n_truth: np.ndarray
+    n_estimates: np.ndarray
+    clear: ClearMOTResult
+    identity: IdentityResult
+    theorem1_lhs: np.ndarray
+    theorem1_rhs: np.ndarray
+    theorem1_difference: np.ndarray
+    theorem1_excluded: np.ndarray
+    seconds: float
+    settings: EvaluationSettings
+    nll_exact_value: np.ndarray | None = None
+    nll_exact_available: np.ndarray | None = None
+    nll_seconds: float = 0.0
+    tgospa: TGOSPAResult | None = None
+    hota: HOTAResult | None = None
+    calibration: tuple[CalibrationCounts, ...] = ()
+    cardinality: tuple[CardinalityScore, ...] = ()
+    estimator_empty_steps: int = 0
+    proper: ProperScores | None = None
+    trajectory: object | None = None
+
+    @property
+    def steps(self) -> int:
+        return self.gospa.shape[0]
+
+    def calibration_total(self) -> CalibrationCounts:
+        """The run's calibration counts: the per-step counts pooled."""
+        return sum(self.calibration, CalibrationCounts.empty())
+
+    def summary(self) -> dict:
+        """One row of run-level numbers (means over steps; NLL per Q).
+
+        Deterministic: wall times are not part of it (see ``seconds``).
+        """
+        row: dict = {"steps": self.steps}
+        for j, q in enumerate(self.qs):
+            values = self.nll["value"][:, j]
+            finite = np.isfinite(values)
+            row[f"nll_q{q}"] = float(np.mean(values)) if finite.all() else math.inf
+            row[f"nll_finite_mean_q{q}"] = float(np.mean(values[finite])) if finite.any() else math.inf
+            row[f"nll_infinite_steps_q{q}"] = int((~finite).sum())
+            row[f"nll_exact_steps_q{q}"] = int(self.nll_exact[:, j].sum())
+        row.update(
+            gospa=float(np.mean(self.gospa)),
+            ospa=float(np.mean(self.ospa)),
+            mota=self.clear.mota,
+            motp=self.clear.motp,
+            switches=self.clear.switches,
+            idf1=self.identity.idf1,
+            theorem1_max_abs_difference=float(np.max(np.abs(self.theorem1_difference), initial=0.0)),
+            estimator_empty_steps=self.estimator_empty_steps,
+        )
+        if self.tgospa is not None:
+            row.update(tgospa=self.tgospa.value, tgospa_switches=self.tgospa.switches)
+        if self.hota is not None:
+            row.update(hota=self.hota.hota, deta=self.hota.deta, assa=self.hota.assa, loca=self.hota.loca)
+        if self.calibration:
+            pooled = self.calibration_total()
+            row.update(
+                cardinality_coverage90=pooled.cardinality_coverage,
+                cardinality_log_score=pooled.cardinality_log_score,
+            )
+        if self.nll_exact_available is not None:
+            row["nll_exact_steps_available"] = int(self.nll_exact_available.sum())
+            if self.nll_exact_available.all():
+                values = self.nll_exact_value
+                row["nll_exact"] = float(np.mean(values)) if np.isfinite(values).all() else math.inf
+        if self.proper is not None:
+            row.update(self.proper.summary())
+        if self.trajectory is not None:
+            row.update(self.trajectory.summary())
+        return row
+
+
+def probed(density, settings: EvaluationSettings):
+    """``density`` under the calibration probes of ``settings``: covariances times
+    ``cov_scale``, then existence tempered by ``temper`` (identity when both are 1)."""
+    if settings.cov_scale != 1.0:
+        density = scale_covariances(density, settings.cov_scale)
+    if settings.temper != 1.0:
+        density = temper_existence(density, settings.temper, settings.existence_threshold)
+    return density
+
+
+def evaluate_run(
+    posteriors: Sequence,
+    truth: Sequence[np.ndarray],
+    truth_ids: Sequence[np.ndarray],
+    fov_low,
+    fov_high,
+    settings: EvaluationSettings = EvaluationSettings(),
+    estimates: Sequence | None = None,
+    seed: int = 0,
+) -> RunMetrics:
+    """Evaluate one run (one posterior and one truth set per step).
+
+    ``estimates`` (one (states (k, d), labels (k,)) pair per step), if given,
+    are the filter's own point estimates and replace the estimator.
+    ``seed`` (the run's) seeds the energy score's samples: step k draws from
+    ``numpy.random.default_rng([seed, k])``.
+    """
+    return evaluate_runs(posteriors, truth, truth_ids, fov_low, fov_high, [settings], estimates, seed)[0]
+
+
+def evaluation_grid(qs, cov_scales, probe_q: int) -> list[tuple[int, float]]:
+    """The (Q, covariance scale) pairs of a study: every Q at scale 1, ``probe_q`` at every scale (sorted)."""
+    pairs = {(int(q), 1.0) for q in qs} | {(int(probe_q), float(s)) for s in cov_scales}
+    return sorted(pairs)
+
+
+def grid_settings(settings: EvaluationSettings, grid) -> list[EvaluationSettings]:
+    """One settings per (Q, scale) pair of ``grid``: ``qs = (Q,)``, that scale.
+
+    The exact NLL (if ``settings.exact``) does not depend on Q or the probe:
+    it is asked for once, at the smallest Q at scale 1. The proper scores (if
+    ``settings.proper_scores``) do not depend on Q: they too are computed
+    once, for the unprobed posterior, in the same cell.
+    """
+    grid = [(int(q), float(s)) for q, s in grid]
+    at_one = [q for q, s in grid if s == 1.0]
+    first = min(at_one) if at_one else None
+    return [
+        replace(
+            settings,
+            qs=(q,),
+            cov_scale=s,
+            exact=settings.exact and s == 1.0 and q == first,
+            proper_scores=settings.proper_scores and s == 1.0 and q == first,
+        )
+        for q, s in grid
+    ]
+
+
+#: Fields in which the settings of one :func:`evaluate_runs` call may differ.
+VARYING = ("qs", "cov_scale", "exact", "proper_scores")
+
+
+def evaluate_runs(
+    posteriors: Sequence,
+    truth: Sequence[np.ndarray],
+    truth_ids: Sequence[np.ndarray],
+    fov_low,
+    fov_high,
+    settings: Sequence[EvaluationSettings],
+    estimates: Sequence | None = None,
+    seed: int = 0,
+) -> list[RunMetrics]:
+    """``[evaluate_run(..., s, seed=seed) for s in settings]``, computing what they share once.
+
+    The settings may differ only in ``qs``, ``cov_scale``, ``exact`` and
+    ``proper_scores`` (:data:`VARYING`). Per step, the posterior is ranked once per covariance
+    scale for the union of the Qs asked at that scale (:func:`nllbench.engine.nll.nll_many`:
+    the Q best associations are prefixes of one ranking, equal to separate
+    calls to the last bit); the exact NLL is computed once per scale; the
+    point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
+    MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
+    moves no estimate (the estimators read weights, existence probabilities
+    and means only); the proper scores once per covariance scale that some
+    settings ask them at (their cardinality RPS once for all scales). Each
+    result equals the separate evaluation's value for value; ``seconds`` is
+    the whole shared evaluation's wall time and ``nll_seconds`` that of the
+    Murty NLL at its scale.
+    """
+    settings = list(settings)
+    _check_shared(settings)
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed: expected the run's seed, a non-negative integer, got {seed!r}")
+    K, first = len(posteriors), settings[0]
+    if estimates is not None and len(estimates) != K:
+        raise ValueError(f"estimates: expected {K} steps like the posterior, got {len(estimates)}")
+    if len(truth) != K or len(truth_ids) != K:
+        raise ValueError(f"truth: expected {K} steps like the posterior, got {len(truth)}")
+    t0 = time.perf_counter()
+    lo = np.asarray(fov_low, dtype=float)
+    hi = np.asarray(fov_high, dtype=float)
+    scale = first.theorem_scale or scale_for_k_equal_rho(first.theorem_rho, lo.size)
+    groups = _scale_groups(settings)
+    proper_at = {s.cov_scale for s in settings if s.proper_scores}
+    steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
+    for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
+        X = _truth_states(X, density, k)
+        base, y = _evaluated_density(density, X, first)
+        nlls, card, rps = {}, None, None
+        for s, (qs, exact) in groups.items():
+            nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
+            card = nlls[s].cardinality
+            if s in proper_at:
+                t_proper = time.perf_counter()
+                dens_eval = base if s == 1.0 else scale_covariances(base, s)
+                step = step_proper_scores(
+                    dens_eval, y, first.kernel_variance, first.energy_samples, seed, k, rps
+                )
+                propers[s].append(step)
+                rps = step.rps
+                proper_seconds[s] += time.perf_counter() - t_proper
+        steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+    proper = {
+        s: ProperScores.of_steps(v, first.kernel_variance, first.energy_samples, seed, proper_seconds[s])
+        for s, v in propers.items()
+    }
+    est_pts = [pt.points for _, pt in steps]
+    est_ids, fresh = [], -1
+    for _, pt in steps:  # fresh identities are numbered across the whole run
+        labels, fresh = fresh_identities(pt.labels, fresh)
+        est_ids.append(labels)
+    truth_pts = [pt.truth_points for _, pt in steps]
+    est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
+    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
+    seconds = time.perf_counter() - t0
+    return [
+        replace(
+            _run_metrics(steps, s, sequence, seconds), proper=proper[s.cov_scale] if s.proper_scores else None
+        )
+        for s in settings
+    ]
+
+
+def _check_shared(settings: list[EvaluationSettings]) -> None:
+    """Settings of one :func:`evaluate_runs` call: at least one, equal outside :data:`VARYING`."""
+    if not settings:
+        raise ValueError("settings: expected at least one EvaluationSettings, got none")
+    shared = {f.name for f in fields(EvaluationSettings)} - set(VARYING)
+    for i, s in enumerate(settings[1:], start=1):
+        for name in sorted(shared):
+            if getattr(s, name) != getattr(settings[0], name):
+                raise ValueError(
+                    f"settings[{i}].{name}: expected {getattr(settings[0], name)!r} like settings[0]"
+                    f" (only {', '.join(VARYING)} may differ), got {getattr(s, name)!r}"
+                )
+
+
+def _scale_groups(settings: list[EvaluationSettings]) -> dict[float, tuple[tuple[int, ...], bool]]:
+    """Covariance scale -> (every Q asked at that scale, sorted; whether any asks the exact NLL)."""
+    groups: dict[float, tuple[set, bool]] = {}
+    for s in settings:
+        qs, exact = groups.get(s.cov_scale, (set(), False))
+        groups[s.cov_scale] = (qs | set(s.qs), exact or s.exact)
+    return {s: (tuple(sorted(qs)), exact) for s, (qs, exact) in groups.items()}
+
+
+@dataclass(frozen=True)
+class _StepNLL:
+    """The NLL part of one step at one covariance scale, for every Q asked at that scale."""
+
+    nll: dict  # Q -> NLLResult
+    cardinality: CardinalityScore
+    calibration: dict  # Q -> CalibrationCounts at that Q's best association
+    exact_value: float | None  # None: not asked, or intractable
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _StepPoints:
+    """The point estimates of one step and the single-frame measures of them (labels not yet relabelled)."""
+
+    states: np.ndarray  # (m, d) estimates
+    labels: np.ndarray  # (m,) their labels, as given
+    estimator_empty: bool
+    truth_points: np.ndarray  # (n, e) the truth on the distance columns (e = distance_dims)
+    points: np.ndarray  # (m, e) the estimates on them
+    covs: np.ndarray | None  # (m, e, e) the estimates' covariance blocks there (None: not Gaussian)
+    gospa: GOSPAResult  # on the distance columns
+    ospa: float
+    theorem1: Theorem1Result  # on the truth inside the field of view
+    theorem1_excluded: int
+
+
+def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
+    """The (tempered) density the NLL is evaluated on, before any covariance scale, and the truth on it.
+
+    The position marginal (or the full state) of the tempered posterior. A
+    covariance scale commutes with both (it multiplies covariances only; the
+    marginal takes their blocks, tempering touches r only), so each scale is
+    applied to this one marginal: the same numbers as scaling first.
+    """
+    density = probed(density, replace(settings, cov_scale=1.0))
+    if settings.marginal == "position":
+        return marginal(density, POSITION), X[:, list(POSITION)]
+    return density, X
+
+
+def _step_nll(
+    base, y, settings: EvaluationSettings, cov_scale: float, qs, exact: bool, card: CardinalityScore | None
+) -> _StepNLL:
+    """One step's NLL for every Q in ``qs`` at ``cov_scale`` of ``base``, with its calibration counts.
+
+    ``card``: the step's cardinality score if already computed at another
+    scale (a covariance scale moves no weight or existence probability, so
+    the cardinality distribution is the same).
+    """
+    dens_eval = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
+    t_nll = time.perf_counter()
+    results = dict(zip(qs, nll_many(dens_eval, y, qs, budget=settings.budget), strict=True))
+    seconds = time.perf_counter() - t_nll
+    card = card if card is not None else cardinality_score(dens_eval, y.shape[0])
+    calibration = {q: step_counts(dens_eval, y, r, card) for q, r in results.items()}
+    exact_value = _exact_nll(dens_eval, y) if exact else None
+    return _StepNLL(results, card, calibration, exact_value, seconds)
+
+
+def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
+    """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and their measures."""
+    density = probed(density, replace(settings, cov_scale=1.0))
+    states, labels, covs = _step_estimates(density, k, estimates, settings)
+    empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
+    pos, truth_pos = states[:, list(POSITION)], X[:, list(POSITION)]
+    e = settings.distance_dims
+    if e > X.shape[1]:
+        raise ValueError(f"distance_dims: expected at most {X.shape[1]} (the state dimension), got {e}")
+    pts, truth_pts = states[:, :e], X[:, :e]
+    if settings.distance == "mahalanobis" and covs is None:
+        source = "the filter's own estimates" if estimates is not None else "the posterior is not Gaussian"
+        raise ValueError(
+            f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
+        )
+    inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
+    return _StepPoints(
+        states,
+        labels,
+        bool(empty),
+        truth_pts,
+        pts,
+        None if covs is None else covs[:, :e, :e],
+        gospa(pts, truth_pts, c=settings.cutoff, p=settings.p),
+        ospa(pts, truth_pts, c=settings.cutoff, p=settings.p).value,
+        theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
+        int((~inside).sum()),
+    )
+
+
+def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) -> RunMetrics:
+    """The :class:`RunMetrics` of ``settings`` from the shared per-step parts."""
+    clear, identity, tgospa_result, hota_result = sequence
+    K, Q = len(steps), len(settings.qs)
+    nlls = [nlls[settings.cov_scale] for nlls, _ in steps]
+    points = [pt for _, pt in steps]
+    last = settings.qs[-1]  # calibration and the exact NLL's fallback: at the largest Q
+
+    def per_step(get, dtype=float, of=points):
+        return np.array([get(x) for x in of], dtype=dtype).reshape(K)
+
+    def per_step_q(name, dtype=float):
+        return np.array([[getattr(n.nll[q], name) for q in settings.qs] for n in nlls], dtype=dtype).reshape(
+            K, Q
+        )
+
+    def exact(n):
+        return n.nll[last].value if n.exact_value is None else n.exact_value
+
+    return RunMetrics(
+        settings.qs,
+        {name: per_step_q(name) for name in NLL_STEP},
+        per_step_q("exact", bool),
+        per_step(lambda pt: pt.gospa.value),
+        per_step(lambda pt: pt.gospa.localization),
+        per_step(lambda pt: pt.gospa.missed),
+        per_step(lambda pt: pt.gospa.false),
+        per_step(lambda pt: pt.ospa),
+        per_step(lambda pt: pt.truth_points.shape[0], np.int64),
+        per_step(lambda pt: pt.states.shape[0], np.int64),
+        clear,
+        identity,
+        per_step(lambda pt: pt.theorem1.lhs),
+        per_step(lambda pt: pt.theorem1.rhs),
+        per_step(lambda pt: pt.theorem1.difference),
+        per_step(lambda pt: pt.theorem1_excluded, np.int64),
+        seconds,
+        settings,
+        per_step(exact, of=nlls) if settings.exact else None,
+        per_step(lambda n: n.exact_value is not None, bool, of=nlls) if settings.exact else None,
+        sum(n.seconds for n in nlls),
+        tgospa_result,
+        hota_result,
+        tuple(n.calibration[last] for n in nlls),
+        tuple(n.cardinality for n in nlls),
+        sum(pt.estimator_empty for pt in points),
+    )
+
+
+def _truth_states(X, density, k: int) -> np.ndarray:
+    """Step ``k``'s truth as a (n, d) float array of the posterior's dimension."""
+    X = np.asarray(X, dtype=float)
+    if X.size == 0:
+        X = np.empty((0, density.dim))
+    if X.ndim != 2 or X.shape[1] != density.dim:
+        raise ValueError(
+            f"truth: step {k}: expected states of dimension {density.dim} like the posterior, "
+            f"got shape {X.shape}"
+        )
+    return X
+
+
+def _exact_nll(density, y: np.ndarray) -> float | None:
+    """The exact NLL, or None where the subset DP is intractable (flagged, not guessed)."""
+    try:
+        return nll(density, y, method="exact").value
+    except ValueError:
+        return None
+
+
+def _step_estimates(density, k: int, estimates: Sequence | None, settings: EvaluationSettings):
+    """Step ``k``'s states (m, d), a writable copy of their labels (m,), their covariances (m, d, d) or None.
+
+    The filter's own estimates when given (no covariances), else the estimator's.
+    """
+    if estimates is None:
+        est = estimate(density, settings.existence_threshold, settings.estimator)
+        return est.states, est.labels.copy(), est.covs
+    states, labels = (np.asarray(a) for a in estimates[k])
+    return states.reshape(-1, density.dim), labels.astype(np.int64).copy(), None
