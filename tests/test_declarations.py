@@ -130,3 +130,43 @@ def test_reading_the_declarations_loads_no_numerical_library_beyond_numpy():
     )
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert not loaded & {"scipy", "numba", "xarray", "pandas", "matplotlib"}
+
+
+def test_a_file_without_an_optional_measure_still_reads_and_tabulates(tmp_path, monkeypatch):
+    """A measure declared ``required=False`` (one added later, say) may be absent from a metrics file."""
+    import numpy as np
+    import xarray as xr
+
+    import nllbench as nb
+    from nllbench.measures.evaluate import evaluate_run
+    from nllbench.pipeline import collect
+    from nllbench.store import SchemaError, read_metrics, write_metrics
+    from nllbench.store import metrics as store_metrics
+
+    truth = [np.array([[1.0, 2.0, 0.0, 0.0]]), np.array([[1.5, 2.5, 0.0, 0.0]])]
+    posts = [nb.MultiBernoulli.gaussian([0.9], x + 0.1, np.eye(4)[None]) for x in truth]
+    run = evaluate_run(
+        posts, truth, [np.array([0]), np.array([0])], [0.0, 0.0], [10.0, 10.0], EvaluationSettings(qs=(1,))
+    )
+    full, path = tmp_path / "seed0.nc", tmp_path / "seed1.nc"
+    write_metrics(run, full, {"seed": 0, "scenario": "s", "filter": "f"})
+    with xr.open_dataset(full, decode_cf=False) as ds:
+        ds.load().drop_vars(list(d.OSPA.names())).to_netcdf(path, engine="scipy", format="NETCDF3_64BIT")
+    with pytest.raises(SchemaError, match="variable 'ospa' is missing"):
+        read_metrics(path)  # OSPA is required: every metrics file has it
+    optional = frozenset(d.OSPA.names())  # as if OSPA had been added after this file was written
+    monkeypatch.setattr(store_metrics, "OPTIONAL_VARIABLES", optional)
+    monkeypatch.setattr(collect, "OPTIONAL_VARIABLES", optional)
+    ds = read_metrics(path)
+    base = collect.run_labels(ds, path)
+    assert {r[1] for r in collect.step_records(ds, base)} & optional == set()
+    assert "gospa" in {r[1] for r in collect.step_records(ds, base)}
+    rows = {r["measure"] for r in collect.run_rows(ds, base)}
+    assert "ospa_mean" not in rows and {"gospa_mean", "mota", "nll"} <= rows
+    with_ospa = {r["measure"] for r in collect.run_rows(read_metrics(full), base)}
+    assert with_ospa - rows == {"ospa_mean"}
+
+
+def test_the_optional_variables_are_those_of_measures_not_required():
+    assert names.OPTIONAL_VARIABLES == {n for m in d.MEASURES if not m.required for n in m.names()}
+    assert {"energy_score", "trajectory_nll"} <= names.OPTIONAL_VARIABLES

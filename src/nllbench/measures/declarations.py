@@ -163,6 +163,11 @@ class MeasureDeclaration:
         Whether it reads track identities (labels of the estimates or Bernoullis).
     settings : tuple of str
         The fields of :class:`nllbench.measures.run.evaluate.EvaluationSettings` it owns.
+    required : bool
+        Whether every metrics file has its variables. False for a measure computed only when
+        asked (the proper scores, the trajectory NLL) and for one added after metrics files were
+        written without it: the reader and the tables skip its variables where a file lacks
+        them (absent, never NaN), so older files still read.
     """
 
     name: str
@@ -173,6 +178,7 @@ class MeasureDeclaration:
     posteriors: frozenset[str] = EVERY_POSTERIOR
     needs_identities: bool = False
     settings: tuple[str, ...] = ()
+    required: bool = True
 
     def names(self, dims: tuple[str, ...] | None = None, tabulated: bool | None = None) -> tuple[str, ...]:
         """The names of its variables (of dimensions ``dims``, tabulated or not, when given), in order."""
@@ -487,6 +493,7 @@ ENERGY_SCORE = MeasureDeclaration(
     ),
     scores=(Score("energy_score_mean", "energy score", better="lower"),),
     settings=("proper_scores", "kernel_cov", "energy_samples"),
+    required=False,
 )
 
 INTENSITY_SCORE = MeasureDeclaration(
@@ -498,6 +505,7 @@ INTENSITY_SCORE = MeasureDeclaration(
         _share("intensity_score_mean", "mean quadratic intensity score over steps", RUN),
     ),
     scores=(Score("intensity_score_mean", "intensity score", better="lower"),),
+    required=False,
 )
 
 CARDINALITY_RPS = MeasureDeclaration(
@@ -509,6 +517,7 @@ CARDINALITY_RPS = MeasureDeclaration(
         _share("cardinality_rps_mean", "mean cardinality ranked probability score over steps", RUN),
     ),
     scores=(Score("cardinality_rps_mean", "card. RPS", better="lower"),),
+    required=False,
 )
 
 _WINDOW = ("trajectory_window",)
@@ -542,6 +551,7 @@ TRAJECTORY_NLL = MeasureDeclaration(
     ),
     posteriors=frozenset({"pmbm"}),
     needs_identities=True,
+    required=False,
 )
 
 #: Every measure of nllbench, in the order their variables are written and their scores listed.

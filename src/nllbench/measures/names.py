@@ -88,3 +88,7 @@ TRAJECTORY_WINDOW = variables_of(("trajectory",), ("trajectory_window",))
 METRICS_VARIABLES: dict[str, MetricsVariable] = {
     v.name: v.described for v in (*COORDINATES, *(v for m in MEASURES for v in m.variables))
 }
+
+#: The variables of the measures a metrics file may lack (declared ``required=False``): the
+#: reader does not ask for them and the tables skip them where a file has none.
+OPTIONAL_VARIABLES = frozenset(n for m in MEASURES if not m.required for n in m.names())
