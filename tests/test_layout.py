@@ -24,6 +24,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import nllbench as nb
 from nllbench.measures.hota import hota
 from nllbench.measures.metrics import gospa
@@ -216,3 +218,23 @@ def test_imports_inside_functions_and_relative_imports_count():
     assert imports("from .nll import nll", "nllbench.engine", is_package=True) == [
         (1, "nllbench.engine.nll", "nll")
     ]
+
+
+def test_the_old_paths_of_the_moved_measures_modules_are_the_moved_modules():
+    """``nllbench.measures.<old>`` (before the layout by family) imports as the moved module itself."""
+    import importlib
+
+    import nllbench.measures as measures
+
+    for old, new in measures.MOVED.items():
+        assert not is_module(f"nllbench.measures.{old}"), f"{old}: both paths exist as files"
+        assert is_module(f"nllbench.measures.{new}"), new
+        moved = importlib.import_module(f"nllbench.measures.{new}")
+        assert importlib.import_module(f"nllbench.measures.{old}") is moved
+        assert getattr(measures, old) is moved  # `from nllbench.measures import <old>` too
+    from nllbench.measures.evaluate import EvaluationSettings
+    from nllbench.measures.run.evaluate import EvaluationSettings as moved_class
+
+    assert EvaluationSettings is moved_class
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("nllbench.measures.no_such_module")

@@ -31,7 +31,7 @@ from nllbench.store._netcdf import SchemaError, attrs_out, header, open_dataset,
 
 
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
-    """Write a :class:`nllbench.measures.evaluate.RunMetrics` to a metrics file (schema version 3).
+    """Write a :class:`nllbench.measures.run.evaluate.RunMetrics` to a metrics file (schema version 3).
 
     One named variable per measure, as :func:`read_metrics` returns them:
     ``nll_<term>(step, q)`` for value, lower, upper and the decomposition,

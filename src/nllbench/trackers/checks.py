@@ -134,7 +134,7 @@ SPREAD_FACTOR = 10.0
 def unit_check(tracks: TrackTable, truth: TruthTable, frames: np.ndarray, settings) -> dict:
     """The distance settings used, which are defaults, the data's scale; warns when they disagree.
 
-    ``settings``: an :class:`~nllbench.measures.evaluate.EvaluationSettings`, or a dict of the
+    ``settings``: an :class:`~nllbench.measures.run.evaluate.EvaluationSettings`, or a dict of the
     distance settings used (``{"threshold": 2.0}`` for the score calibration's matching).
 
     A setting equal to :data:`DEFAULT_DISTANCE` (or left None and resolved to
