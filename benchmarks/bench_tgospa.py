@@ -5,7 +5,7 @@ ratios' median and minimum, the worst round, are printed):
 
 * 1,000 frames x 40 true trajectories (births, deaths, estimated with
   noise, gaps, identity swaps and one-frame false tracks): the solver of
-  :mod:`nllbench.measures._tgospa_solver` against the exact MILP over per-pair
+  :mod:`nllbench.measures.tracks._tgospa` against the exact MILP over per-pair
   spans that ``tgospa`` used before (frozen in ``tests/_tgospa_reference.py``),
   values compared to 1e-12 relative; and against per-frame GOSPA
   (``nb.gospa`` on every frame of the same scene), the floor a trajectory
@@ -15,7 +15,7 @@ ratios' median and minimum, the worst round, are printed):
   all sizes of a series interleaved in each round, with the fitted exponent
   (least-squares slope of log time on log size, of the medians and of each
   round) and how the minimum was reached
-  (:class:`~nllbench.measures._tgospa_solver.SolveStats`: conflicts, groups);
+  (:class:`~nllbench.measures.tracks._tgospa.SolveStats`: conflicts, groups);
   in frames on two scenes: the benchmark's, whose conflicts grow about as
   K^1.6 (it swaps identities of absent objects too: a swap with a dead
   object hands a present one the label the dead truth holds, at no cost, to
@@ -47,9 +47,9 @@ from pathlib import Path
 import numpy as np
 
 import nllbench as nb
-from nllbench.measures import _tgospa_solver as solver
 from nllbench.measures._sequences import labelled_sequence
 from nllbench.measures.tgospa import tgospa
+from nllbench.measures.tracks import _tgospa as solver
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))

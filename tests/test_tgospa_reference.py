@@ -14,10 +14,10 @@ import pytest
 from _tgospa_reference import tgospa as frozen
 from test_tgospa import random_case
 
-from nllbench.measures import _tgospa_group as group
-from nllbench.measures import _tgospa_solver as solver
 from nllbench.measures._sequences import labelled_sequence
 from nllbench.measures.tgospa import tgospa
+from nllbench.measures.tracks._tgospa import close as close_module
+from nllbench.measures.tracks._tgospa import group, solver
 
 
 def case(seed: int):
@@ -61,7 +61,7 @@ def test_the_joint_route_runs_in_these_cases():
         (T, TI, E, EI), c, p, gamma = case(seed)
         X = labelled_sequence(T, TI, "truth", "truth_ids")
         Y = labelled_sequence(E, EI, "estimates", "estimate_ids", frames=X.frames)
-        _, stats = solver.exact_assignment(solver.close_entries(X, Y, c, p), gamma**p)
+        _, stats = solver.exact_assignment(close_module.close_entries(X, Y, c, p), gamma**p)
         joint += bool(stats.groups)
     assert joint >= 5
 

@@ -30,20 +30,20 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on 
     )
     from nllbench.engine.nll import NLLResult, nll, nll_many
     from nllbench.engine.sampling import SetSamples, sample
-    from nllbench.measures.hota import HOTAResult, hota
-    from nllbench.measures.metrics import GOSPAResult, gospa
-    from nllbench.measures.pgospa import PGOSPAResult, pgospa
-    from nllbench.measures.presets import preset_settings
-    from nllbench.measures.proper import (
+    from nllbench.measures.likelihood.theorem1 import Theorem1Result, theorem1, theorem1_pmb
+    from nllbench.measures.point.metrics import GOSPAResult, gospa
+    from nllbench.measures.point.pgospa import PGOSPAResult, pgospa
+    from nllbench.measures.run.presets import preset_settings
+    from nllbench.measures.scores.proper import (
         EnergyScoreResult,
         IntensityScoreResult,
         cardinality_rps,
         energy_score,
         intensity_score,
     )
-    from nllbench.measures.ptgospa import PTGOSPAResult, ptgospa
-    from nllbench.measures.tgospa import TGOSPAResult, tgospa
-    from nllbench.measures.theorem1 import Theorem1Result, theorem1, theorem1_pmb
+    from nllbench.measures.tracks.hota import HOTAResult, hota
+    from nllbench.measures.tracks.ptgospa import PTGOSPAResult, ptgospa
+    from nllbench.measures.tracks.tgospa import TGOSPAResult, tgospa
     from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
     from nllbench.trackers.scoring import FillIns, ScoreResult, score
     from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
@@ -66,20 +66,20 @@ _SOURCES = {
     ),
     "nllbench.engine.nll": ("NLLResult", "nll", "nll_many"),
     "nllbench.engine.sampling": ("SetSamples", "sample"),
-    "nllbench.measures.hota": ("HOTAResult", "hota"),
-    "nllbench.measures.metrics": ("GOSPAResult", "gospa"),
-    "nllbench.measures.pgospa": ("PGOSPAResult", "pgospa"),
-    "nllbench.measures.presets": ("preset_settings",),
-    "nllbench.measures.ptgospa": ("PTGOSPAResult", "ptgospa"),
-    "nllbench.measures.proper": (
+    "nllbench.measures.tracks.hota": ("HOTAResult", "hota"),
+    "nllbench.measures.tracks.ptgospa": ("PTGOSPAResult", "ptgospa"),
+    "nllbench.measures.point.metrics": ("GOSPAResult", "gospa"),
+    "nllbench.measures.point.pgospa": ("PGOSPAResult", "pgospa"),
+    "nllbench.measures.run.presets": ("preset_settings",),
+    "nllbench.measures.scores.proper": (
         "EnergyScoreResult",
         "IntensityScoreResult",
         "cardinality_rps",
         "energy_score",
         "intensity_score",
     ),
-    "nllbench.measures.tgospa": ("TGOSPAResult", "tgospa"),
-    "nllbench.measures.theorem1": ("Theorem1Result", "theorem1", "theorem1_pmb"),
+    "nllbench.measures.tracks.tgospa": ("TGOSPAResult", "tgospa"),
+    "nllbench.measures.likelihood.theorem1": ("Theorem1Result", "theorem1", "theorem1_pmb"),
     "nllbench.store": ("SchemaError", "read_metrics", "read_posterior", "read_scenario", "write_posterior"),
     "nllbench.trackers.scoring": ("FillIns", "ScoreResult", "score"),
     "nllbench.trackers.trajectory": ("TrajectoryNLLResult", "trajectory_nll"),

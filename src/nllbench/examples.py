@@ -31,7 +31,7 @@ import numpy as np
 from nllbench.engine.densities import PMBM, PPP, MultiBernoulli, as_pmbm
 from nllbench.engine.nll import NLLResult, nll
 from nllbench.filters.estimates import estimate
-from nllbench.measures.metrics import ClearMOTFrame, GOSPAResult, clear_mot_frame, gospa
+from nllbench.measures.point.metrics import ClearMOTFrame, GOSPAResult, clear_mot_frame, gospa
 
 #: Settings of the paper's comparison: cut-off / threshold 2, p = 1, alpha = 2.
 PAPER_CUTOFF = 2.0

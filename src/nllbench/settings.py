@@ -2,7 +2,7 @@
 
 The frozen settings dataclasses (:class:`nllbench.filters.PMBMSettings`,
 :class:`nllbench.filters.PHDSettings`, :class:`FilterRunSettings`,
-:class:`nllbench.measures.evaluate.EvaluationSettings`) hold the only defaults;
+:class:`nllbench.measures.run.evaluate.EvaluationSettings`) hold the only defaults;
 each field that a user sets carries its option (:func:`nllbench.options.option`),
 from which :mod:`nllbench.options` builds the command-line options and the
 dataclass. This module sits above the filters and the measures and sees them
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from nllbench.filters import PHDSettings, PMBMSettings
 from nllbench.filters.estimates import RULES
-from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.options import MAX_CPHD_CARD, option, options_of
 
 

@@ -32,7 +32,7 @@ def parsed_evaluation_settings(args):
 
     A value given twice in ``--q`` or ``--cov-scales`` is refused, named (a typo, never merged).
     """
-    from nllbench.measures.evaluate import EvaluationSettings
+    from nllbench.measures.run.evaluate import EvaluationSettings
     from nllbench.options import refuse_repeats
 
     refuse_repeats(args.q or (), "--q", "Q")
@@ -119,7 +119,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, check: dict) -> int:
     """The batch form of ``evaluate``: one directory, or one per (Q, scale) of a grid (--cov-scales)."""
-    from nllbench.measures.evaluate import grid_settings
+    from nllbench.measures.run.evaluate import grid_settings
     from nllbench.pipeline.runs import evaluate_file_many
     from nllbench.pipeline.workflow import fmt
     from nllbench.store import write_summary_csv
@@ -155,7 +155,7 @@ def _evaluate_batch(args: argparse.Namespace, settings, config: dict | None, che
 
 def _evaluation_grid(args: argparse.Namespace, settings) -> list[tuple[int, float]]:
     """The (Q, scale) pairs of a batch: one (with --cov-scale) or the grid (with --cov-scales)."""
-    from nllbench.measures.evaluate import evaluation_grid
+    from nllbench.measures.run.evaluate import evaluation_grid
 
     fields = ("{q}" in args.output_dir) + ("{cov}" in args.output_dir)
     if args.cov_scales is None:
@@ -198,8 +198,8 @@ def _timing_rows(item: str, done: list, jobs: list) -> list[dict]:
 
 
 def add_evaluation_options(parser: argparse.ArgumentParser, skip=()) -> None:
-    """The options of :class:`~nllbench.measures.evaluate.EvaluationSettings` shared by evaluate and score."""
-    from nllbench.measures.evaluate import EvaluationSettings
+    """The options of :class:`~nllbench.measures.run.evaluate.EvaluationSettings` (evaluate's and score's)."""
+    from nllbench.measures.run.evaluate import EvaluationSettings
 
     add_options(parser, EvaluationSettings, skip=skip)
     parser.add_argument(

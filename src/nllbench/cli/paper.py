@@ -29,7 +29,7 @@ def _example(args: argparse.Namespace) -> int:
 
 
 def _theorem1(args: argparse.Namespace) -> int:
-    from nllbench.measures.theorem1 import theorem1
+    from nllbench.measures.likelihood.theorem1 import theorem1
 
     if args.dim * math.log(args.size) >= math.log(sys.float_info.max):
         raise ValueError(

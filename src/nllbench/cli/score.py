@@ -349,14 +349,14 @@ def _stonesoup_pair(args: argparse.Namespace, tracks, truth):
 def preset_of(args: argparse.Namespace, settings):
     """``settings`` with ``--preset``'s convention; a setting given other than its default overrides it.
 
-    (:func:`nllbench.measures.presets.preset_settings` with the changed settings as overrides.)
+    (:func:`nllbench.measures.run.presets.preset_settings` with the changed settings as overrides.)
     """
     if getattr(args, "preset", None) is None:
         return settings
     from dataclasses import fields
 
-    from nllbench.measures.evaluate import EvaluationSettings
-    from nllbench.measures.presets import preset_settings
+    from nllbench.measures.run.evaluate import EvaluationSettings
+    from nllbench.measures.run.presets import preset_settings
 
     default = EvaluationSettings()
     changed = {
@@ -520,7 +520,7 @@ def add_parsers(sub) -> None:
 
 def add_mot_options(sc) -> None:
     """``score``'s MOTChallenge, constant-existence and preset options."""
-    from nllbench.measures.presets import PRESETS
+    from nllbench.measures.run.presets import PRESETS
 
     sc.add_argument(
         "--format",

@@ -60,7 +60,7 @@ def _colliding_tgospa() -> None:
     which a short evaluate does not reach."""
     import numpy as np
 
-    from nllbench.measures.tgospa import tgospa
+    from nllbench.measures.tracks.tgospa import tgospa
 
     truth = [np.array([[0.0, 0.0], [0.2, 0.0]])] * 4
     estimates = [np.array([[0.1, 0.0]])] * 4

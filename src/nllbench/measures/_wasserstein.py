@@ -1,6 +1,6 @@
 """The 2-Wasserstein distance between Gaussians, batched over all pairs of two families.
 
-Used by :mod:`nllbench.measures.pgospa` and :mod:`nllbench.measures.ptgospa`.
+Used by :mod:`nllbench.measures.point.pgospa` and :mod:`nllbench.measures.tracks.ptgospa`.
 
 For N(m1, S1) and N(m2, S2) (Givens and Shortt, "A class of Wasserstein
 metrics for probability distributions", Michigan Math. J. 31, 1984):

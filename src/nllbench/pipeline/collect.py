@@ -34,6 +34,7 @@ from nllbench.measures.names import (
     NLL_STEP,
     NLL_STEP_MEASURES,
     NLL_TERMS,
+    OPTIONAL_VARIABLES,
     POINT_RUN,
     PROPER_RUN,
     PROPER_STEP,
@@ -87,7 +88,8 @@ def step_records(ds, base: dict) -> list[tuple[dict, str, np.ndarray, np.ndarray
     if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
         out.append(({**base, "q": 0}, "nll_exact", steps, ds["nll_exact_value"].values))
     for name in POINT_STEP:
-        out.append(({**base, "q": 0}, name, steps, ds[name].values))
+        if name in ds.variables or name not in OPTIONAL_VARIABLES:  # a measure added later: absent
+            out.append(({**base, "q": 0}, name, steps, ds[name].values))
     for name in PROPER_STEP:  # the proper scores, where the run has them
         if name in ds.variables:
             out.append(({**base, "q": 0}, name, steps, ds[name].values))
@@ -97,7 +99,11 @@ def step_records(ds, base: dict) -> list[tuple[dict, str, np.ndarray, np.ndarray
 def run_rows(ds, base: dict) -> list[dict]:
     """One metrics file's per-run rows: the NLL per Q, then the Q-independent measures (q = 0)."""
     rows = _nll_run_rows(ds, base)
-    rows += [{**base, "q": 0, "measure": name, "value": float(ds[name].values)} for name in POINT_RUN]
+    rows += [
+        {**base, "q": 0, "measure": name, "value": float(ds[name].values)}
+        for name in POINT_RUN
+        if name in ds.variables or name not in OPTIONAL_VARIABLES
+    ]
     rows.append({**base, "q": 0, "measure": "switches", "value": float(ds["clear_total_switches"].values)})
     return rows + _measure_run_rows(ds, base) + _trajectory_run_rows(ds, base)
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nllbench.measures.evaluate import VARYING
+from nllbench.measures.run.evaluate import VARYING
 
 #: File attributes that label a run (with the probe below), as named in the tables.
 RUN_ATTRIBUTES = (("scenario", "scenario"), ("seed", "seed"), ("filter", "filter"),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import NLL_TERM_MEASURES, PROPER_SCORES
 from nllbench.pipeline.report_notes import (
     SETTING,
@@ -39,7 +40,8 @@ TERM_MEANING = {
     "nll_mixture": "mixture term (the weight of the best global hypothesis)",
     "nll_association": "association term (association uncertainty)",
 }
-LABEL = {"nll": "NLL", "gospa_mean": "GOSPA", "mota": "MOTA", "trajectory_nll": "trajectory NLL"}
+#: The leaderboard's column headings (the ranked measures' declarations).
+LABEL = {s.name: s.leaderboard for s in declared_scores() if s.leaderboard}
 #: The leaderboard cell of a filter without a trajectory NLL (a PHD/CPHD: no track labels).
 TRAJECTORY_NA = (
     '<td data-sort="" title="not applicable: the posterior has no track labels (PHD/CPHD),'

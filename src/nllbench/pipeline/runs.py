@@ -18,8 +18,8 @@ import numpy as np
 
 from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
-from nllbench.measures.evaluate import EvaluationSettings, evaluate_runs
-from nllbench.measures.trajectory import trajectory_attrs
+from nllbench.measures.likelihood.trajectory import trajectory_attrs
+from nllbench.measures.run.evaluate import EvaluationSettings, evaluate_runs
 from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 from nllbench.store import (
     ScenarioData,
@@ -209,7 +209,7 @@ def _estimation_settings(post, settings: EvaluationSettings, path) -> Evaluation
 def run_seed(attrs: dict) -> int:
     """The run's seed recorded in a posterior or scenario file's attributes (0 when there is none).
 
-    It seeds the samples of the run's energy score (:func:`nllbench.measures.evaluate.evaluate_runs`).
+    It seeds the samples of the run's energy score (:func:`nllbench.measures.run.evaluate.evaluate_runs`).
     """
     seed = attrs.get("seed")
     return int(seed) if seed is not None and int(seed) >= 0 else 0
@@ -248,7 +248,7 @@ def evaluate_file_many(
     """:func:`evaluate_file` for several (metrics path, settings, provenance) triples of one run.
 
     The posterior and scenario are read once and what the settings share is
-    computed once (:func:`nllbench.measures.evaluate.evaluate_runs`: they may differ in
+    computed once (:func:`nllbench.measures.run.evaluate.evaluate_runs`: they may differ in
     ``qs``, ``cov_scale``, ``exact`` and ``proper_scores``). Each metrics file equals the one
     :func:`evaluate_file` writes with its settings. Returns one (summary row,
     seconds, NLL seconds) per triple; the seconds are the shared evaluation's.
@@ -313,8 +313,8 @@ def evaluate_file_many(
 
 def _trajectory_runs(post, data: ScenarioData, settings) -> list | str:
     """The trajectory NLL of a labelled filter's posteriors per settings, or why it does not apply
-    (:func:`nllbench.measures.trajectory_posterior.posterior_trajectory_runs`)."""
-    from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
+    (:func:`nllbench.measures.likelihood.trajectory_posterior.posterior_trajectory_runs`)."""
+    from nllbench.measures.likelihood.trajectory_posterior import posterior_trajectory_runs
 
     return posterior_trajectory_runs(
         post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings

@@ -58,41 +58,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nllbench.measures.names import PROPER_SCORES
+from nllbench.measures.declarations import declared_scores
 from nllbench.pipeline.cube import KEYS
 
 BOOTSTRAP_SEED = 20210916  # fixed: the same runs give the same intervals, whatever the job order
 BOOTSTRAP_RESAMPLES = 4000
-# the direction in which each measure is better (rankings, paired comparisons)
-BETTER_LOW = {
-    "nll": True,
-    "nll_exact": True,
-    "gospa_mean": True,
-    "ospa_mean": True,
-    "mota": False,
-    "motp": True,
-    "idf1": False,
-    "tgospa": True,
-    "hota": False,
-    "deta": False,
-    "assa": False,
-    "loca": False,
-    "brier": True,
-    "ece": True,
-    "cardinality_log_score_mean": True,
-    # the proper scores beyond the NLL (docs/scores.md): energy, intensity, cardinality RPS
-    **dict.fromkeys(PROPER_SCORES, True),
-    "trajectory_nll": True,
-    "trajectory_nll_exact": True,
-}
+# the direction in which each measure is better (rankings, paired comparisons): every declared score
+# with a direction (nllbench.measures.declarations), True where lower is better
+BETTER_LOW = {s.name: s.better == "lower" for s in declared_scores() if s.better is not None}
 # scores whose ideal is a value, not an end (ANEES: the state dimension; inside-ellipse share:
 # 0.95; interval coverage: 0.90): compared in paired.csv, never ranked
-PAIRED_ONLY = ["anees", "nees_inside95_share", "cardinality_coverage90"]
+PAIRED_ONLY = [s.name for s in declared_scores() if s.ideal]
 # measures ranked in the leaderboard (tables/ranking.csv ranks every measure of BETTER_LOW); the NLL and the
 # trajectory NLL at the leaderboard's Q, the others at q = 0
-RANKED = ["nll", "gospa_mean", "mota", "trajectory_nll"]
+RANKED = [s.name for s in declared_scores() if s.leaderboard]
 #: Measures that depend on the Murty budget Q (their rows carry it; the others have q = 0).
-Q_MEASURES = ("nll", "trajectory_nll")
+Q_MEASURES = tuple(s.name for s in declared_scores() if s.q_dependent)
 
 
 def quantile(values, p: float) -> float:

@@ -80,7 +80,7 @@ class Sweep:
 
     def evaluations(self) -> list[tuple[int, float]]:
         """(q, cov_scale) pairs evaluated: every q at scale 1, the probe q at every scale."""
-        from nllbench.measures.evaluate import evaluation_grid
+        from nllbench.measures.run.evaluate import evaluation_grid
 
         return evaluation_grid(self.qs, self.cov_scales, self.probe_q)
 
@@ -348,7 +348,7 @@ def score_settings(config: dict, name: str, q, cov_scale, batch) -> str:
 
     The ``evaluation`` section as for :func:`evaluate_settings`, for this one
     Q and scale (the exact NLL and the proper scores at the smallest Q at
-    scale 1 only, as :func:`nllbench.measures.evaluate.grid_settings` asks them
+    scale 1 only, as :func:`nllbench.measures.run.evaluate.grid_settings` asks them
     of the filters), with the tracker's name (``tracker``) and, recorded only,
     its config entry (``entry``) and ``batch``: the provenance stored in its
     metrics files.

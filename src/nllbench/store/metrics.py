@@ -20,6 +20,7 @@ from nllbench.measures.names import (
     METRIC_STEP_VARIABLES,
     METRICS_VARIABLES,
     NLL_STEP,
+    OPTIONAL_VARIABLES,
     POINT_RUN,
     PROPER_RUN,
     PROPER_STEP,
@@ -66,7 +67,7 @@ METRICS_DECLARED: dict[str, Declared] = {
 
 
 def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -> None:
-    """Write a :class:`nllbench.measures.evaluate.RunMetrics` to a metrics file (schema version 3).
+    """Write a :class:`nllbench.measures.run.evaluate.RunMetrics` to a metrics file (schema version 3).
 
     One named variable per measure, as :func:`read_metrics` returns them:
     ``nll_<term>(step, q)`` for value, lower, upper and the decomposition,
@@ -536,7 +537,7 @@ def read_metrics(path: str | os.PathLike):
         *POINT_RUN,
         "clear_total_switches",
     )
-    for name in required:
+    for name in (n for n in required if n not in OPTIONAL_VARIABLES):  # a measure added later: may lack
         if name not in ds.variables:
             raise SchemaError(f"{path}: variable {name!r} is missing")
         values = np.asarray(ds.variables[name].values)  # the Variable: no DataArray built per check

@@ -23,10 +23,11 @@ import warnings
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
+from nllbench.measures.declarations import declared_scores
 from nllbench.trackers.tracks import TrackTable, TruthTable
 
 #: Summary keys of the identity measures: not applicable to a tracks table without ``id``.
-IDENTITY_MEASURES = ("mota", "switches", "idf1", "tgospa", "tgospa_switches", "hota", "assa")
+IDENTITY_MEASURES = tuple(s.name for s in declared_scores() if s.needs_identities)
 #: Per-frame columns of the identity measures (left out of the per-frame table without ``id``).
 IDENTITY_FRAME_COLUMNS = ("clear_switches",)
 
@@ -133,7 +134,7 @@ SPREAD_FACTOR = 10.0
 def unit_check(tracks: TrackTable, truth: TruthTable, frames: np.ndarray, settings) -> dict:
     """The distance settings used, which are defaults, the data's scale; warns when they disagree.
 
-    ``settings``: an :class:`~nllbench.measures.evaluate.EvaluationSettings`, or a dict of the
+    ``settings``: an :class:`~nllbench.measures.run.evaluate.EvaluationSettings`, or a dict of the
     distance settings used (``{"threshold": 2.0}`` for the score calibration's matching).
 
     A setting equal to :data:`DEFAULT_DISTANCE` (or left None and resolved to

@@ -18,8 +18,8 @@ from scipy.special import expit
 
 from nllbench.engine.nll import nll_many
 from nllbench.engine.transforms import POSITION, marginal
-from nllbench.measures.evaluate import EvaluationSettings, probed
-from nllbench.measures.metrics import gated_matching
+from nllbench.measures.point.metrics import gated_matching
+from nllbench.measures.run.evaluate import EvaluationSettings, probed
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import outside_box, unit_check
 from nllbench.trackers.fillins import ConstantExistence, FillIns, ScoreCalibration
@@ -32,7 +32,7 @@ def detection_outcomes(tracks: TrackTable, truth: TruthTable, threshold: float) 
 
     The CLEAR MOT matching of ``evaluate`` on Euclidean position distance:
     the most pairs with distance <= ``threshold``, then the least summed
-    distance (:func:`nllbench.measures.metrics.gated_matching`). (A capped-cost
+    distance (:func:`nllbench.measures.point.metrics.gated_matching`). (A capped-cost
     assignment is not that rule: it can trade a third match for two exact ones.)
     """
     out = np.zeros(tracks.frame.size)

@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.measures.trajectory import trajectory_attrs
+from nllbench.measures.likelihood.trajectory import trajectory_attrs
+from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.run import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE

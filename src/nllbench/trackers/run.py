@@ -1,7 +1,7 @@
 """Score a tracker's tables in memory: the NLL and every measure of ``evaluate`` (:func:`score`).
 
 The per-frame densities (:mod:`nllbench.trackers.build`) go through
-:func:`nllbench.measures.evaluate.evaluate_run`, the same code as ``nllbench
+:func:`nllbench.measures.run.evaluate.evaluate_run`, the same code as ``nllbench
 evaluate``; :class:`ScoreResult` holds its metrics, the frames and the
 provenance of every fill-in.
 """
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
-from nllbench.measures.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.names import NLL_TERMS, PROPER_STEP
-from nllbench.measures.presets import preset_settings
+from nllbench.measures.run.evaluate import EvaluationSettings, RunMetrics, evaluate_run
+from nllbench.measures.run.presets import preset_settings
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
     IDENTITY_FRAME_COLUMNS,
@@ -165,7 +165,7 @@ def score(
     fill : the fill-ins (:class:`FillIns`)
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, proper scores, ...)
     preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
-        distance and thresholds (:func:`nllbench.measures.presets.preset_settings`)
+        distance and thresholds (:func:`nllbench.measures.run.presets.preset_settings`)
     trajectory : :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` or None: also the
         trajectory NLL on the same frames (``metrics.trajectory``; ``docs/trajectory.md``)
     seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``

@@ -16,7 +16,7 @@ tracker does not report is filled in, explicitly:
   infinite, and a warning says so), or a constant r fitted as the share of a
   calibration set's rows that match a truth (:func:`fit_constant_existence`).
 
-The densities then go through :func:`nllbench.measures.evaluate.evaluate_run`, the
+The densities then go through :func:`nllbench.measures.run.evaluate.evaluate_run`, the
 same code as ``nllbench evaluate``, so the metrics file has the same layout.
 
 This module gathers the public names of scoring; each job has its own module:

@@ -8,8 +8,8 @@ label, each truth ``id`` a trajectory. The density, its normalisation and the
 fill-ins are in ``docs/trajectory.md``; the engine is
 :mod:`nllbench.engine.trajectory`. This module reads and lays out the tables
 (:func:`prepare`); what follows from the arrays (the window statistics, the
-result, a run's windows) is :mod:`nllbench.measures.trajectory`, shared with
-the reference filters' posteriors (:mod:`nllbench.measures.trajectory_posterior`).
+result, a run's windows) is :mod:`nllbench.measures.likelihood.trajectory`, shared with
+the reference filters' posteriors (:mod:`nllbench.measures.likelihood.trajectory_posterior`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from nllbench.engine.assignment import check_q
 from nllbench.engine.densities import Gaussians, log_box_volume
 from nllbench.engine.transforms import POSITION, temper_probabilities
-from nllbench.measures.trajectory import (  # the arrays' part, shared with the reference filters'
+from nllbench.measures.likelihood.trajectory import (  # the arrays' part, shared with the reference filters'
     TrajectoryInput,
     TrajectoryNLLResult,
     score_statistics,
@@ -90,7 +90,7 @@ def prepare(
     """Validate the tables and lay them out for the engine (see :func:`trajectory_nll`).
 
     ``cov_scale`` and ``temper`` = (tau, about) are the evaluation's calibration probes
-    (:func:`nllbench.measures.evaluate.probed`): every covariance times ``cov_scale``, every
+    (:func:`nllbench.measures.run.evaluate.probed`): every covariance times ``cov_scale``, every
     existence probability tempered about ``about`` (:func:`nllbench.engine.transforms.temper_existence`).
     """
     if mixture not in _MIXTURES:
@@ -202,7 +202,7 @@ def prepared(tracks, truth, *, q, undetected, unlisted_presence, **kw) -> tuple[
     """The tables laid out (:func:`prepare` with ``kw``) and the checked parameters, in that order.
 
     Returns ``(inp, scoring)``: ``scoring`` holds the keywords of
-    :func:`~nllbench.measures.trajectory.score_statistics` but ``exact``: ``q``,
+    :func:`~nllbench.measures.likelihood.trajectory.score_statistics` but ``exact``: ``q``,
     ``rate``, ``presence``, ``unlisted_presence`` (R) and ``fill_ins`` (the
     provenance: the tables' fill-ins, the parameters and Q; callers may add keys).
     """

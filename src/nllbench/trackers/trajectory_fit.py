@@ -16,7 +16,7 @@ from nllbench.engine.trajectory import (
     association_problem_from_weights,
     trajectory_weights,
 )
-from nllbench.measures.trajectory import windows_table  # noqa: F401 - one row per window, kept here too
+from nllbench.measures.likelihood.trajectory import windows_table  # noqa: F401 - one row per window, kept here too
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.tracks import DEFAULT_STATE
 from nllbench.trackers.trajectory import (
@@ -40,8 +40,8 @@ def _window_bounds(n_frames: int, window) -> list[tuple[int, int]]:
 def scored_windows(inp, window, score, **kw):
     """``(k0, k1, score(...))`` of each window ``[k0, k1)`` of ``window`` frames (None: one window).
 
-    ``score`` is :func:`~nllbench.measures.trajectory.score_statistics` or
-    :func:`~nllbench.measures.trajectory.score_window`, called with the
+    ``score`` is :func:`~nllbench.measures.likelihood.trajectory.score_statistics` or
+    :func:`~nllbench.measures.likelihood.trajectory.score_window`, called with the
     window's statistics, labels, truths, frames and spans and ``kw``.
     """
     for k0, k1 in _window_bounds(inp.frames.size, window):

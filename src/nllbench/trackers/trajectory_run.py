@@ -4,7 +4,7 @@ and :class:`TrajectoryOptions`.
 A run is scored as one window of all its frames or as consecutive windows of
 K frames (``--window K``); each window's value is
 :func:`nllbench.trackers.trajectory.trajectory_nll` of that window, and the
-run's value (:class:`nllbench.measures.trajectory.TrajectoryRun`) is their sum:
+run's value (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`) is their sum:
 the ``-log`` likelihood of the density that scores the windows independently.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nllbench.measures.trajectory import TrajectoryRun, score_window
+from nllbench.measures.likelihood.trajectory import TrajectoryRun, score_window
 
 
 def trajectory_of_tables(

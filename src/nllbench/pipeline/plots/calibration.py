@@ -8,6 +8,7 @@ import numpy as np
 import nllbench.pipeline.plots.captions as captions
 import nllbench.pipeline.plots.captions_calibration as captions_calibration
 import nllbench.pipeline.plots.style as style
+from nllbench.pipeline.plots.style import calibration_note
 
 
 def probe_q(summary) -> int:
@@ -53,27 +54,6 @@ def fig_calibration(summary, q: int | None = None):
     style.legend_outside(fig, handles, labels)
     fig.suptitle(f"NLL: {style.ROBUST[3]}; GOSPA: {style.MEAN[3]}", fontsize=8)
     return style.captioned(fig, captions.calibration_caption(summary, q))
-
-
-def calibration_note(rows, n_clutter: int) -> str:
-    """ " (NLL inf at clutter 50: 1/6 seeds at every s)" of one filter's NLL rows over clutter and s."""
-    per: dict[str, list[float]] = {}
-    for clutter, g in rows.groupby("clutter", sort=True):
-        note = (
-            style.inf_note(g, "cov_scale", "s =", "every s").removeprefix(" (NLL inf in ").removesuffix(")")
-        )
-        if note:
-            per.setdefault(note, []).append(float(clutter))
-    clauses = [
-        (
-            "every clutter rate"
-            if len(cs) == n_clutter > 1
-            else f"clutter {style.join_words(f'{c:g}' for c in cs)}"
-        )
-        + f": {note}"
-        for note, cs in per.items()
-    ]
-    return f" (NLL inf at {'; '.join(clauses)})" if clauses else ""
 
 
 #: A reliability line is drawn through at least this many non-empty bins (markers alone below it).

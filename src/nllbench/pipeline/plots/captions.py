@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
+from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
-from nllbench.pipeline.plots.style import MEASURE_LABEL, inf_note, join_words, plural
+from nllbench.pipeline.plots.style import MEASURE_LABEL, calibration_note, inf_note, join_words, plural
 
 #: Why an NLL term is +inf (the decomposition names the term; docs/evaluation.md).
 INFINITE_TERM_REASON = {
@@ -36,8 +37,8 @@ INFINITE_TERM_REASON = {
 #: Reference filters whose point estimates carry no lasting track identity (docs/evaluation.md).
 NO_IDENTITY = frozenset({"phd", "cphd"})
 
-#: Names of measures in captions beyond the figures' own (MEASURE_LABEL).
-LABELS = {"deta": "DetA", "assa": "AssA", "tgospa_localization": "T-GOSPA localisation", "idf1": "IDF1"}
+#: Names of measures in captions beyond the figures' own (MEASURE_LABEL): their declarations' captions.
+LABELS = {s.name: s.caption for s in declared_scores() if s.caption}
 
 #: Why the PHD and CPHD estimates have no lasting identities (docs/evaluation.md).
 NO_IDENTITY_WHY = (
@@ -401,8 +402,6 @@ def calibration_caption(summary, q: int) -> str:
             if spread.max() == 0
             else f"GOSPA moves with s by up to {num(spread.max())}."
         )
-    from nllbench.pipeline.plots.calibration import calibration_note
-
     clauses = []
     for f, g in nll.groupby("filter", sort=True):
         note = calibration_note(g, len(clutters))

@@ -20,28 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
 
-MEASURE_LABEL = {
-    "nll": "NLL",
-    "gospa_mean": "GOSPA",
-    "ospa_mean": "OSPA",
-    "mota": "MOTA",
-    "motp": "MOTP",
-    "idf1": "IDF1",
-    "tgospa": "T-GOSPA",
-    "hota": "HOTA",
-    # the proper scores beyond the NLL (docs/scores.md)
-    "energy_score_mean": "energy score",
-    "intensity_score_mean": "intensity score",
-    "cardinality_rps_mean": "card. RPS",
-}
+#: The short name of each measure in figures (its declaration's label).
+MEASURE_LABEL = {s.name: s.label for s in declared_scores() if s.label}
 # axis labels with units: NLL in nats (natural log), distances in the scenario's position units
-AXIS_LABEL = {
-    "nll": "NLL per step (nats)",
-    "gospa_mean": "GOSPA per step (position units)",
-    "mota": "MOTA (fraction)",
-}
+AXIS_LABEL = {s.name: s.axis for s in declared_scores() if s.axis}
 
 
 @dataclass(frozen=True)
@@ -342,3 +327,18 @@ def require_measures(table, measures, name: str) -> None:
         raise ValueError(
             f"{name}: no rows for {missing} (metrics files written before T-GOSPA/HOTA/calibration?)"
         )
+
+
+def calibration_note(rows, n_clutter: int) -> str:
+    """ " (NLL inf at clutter 50: 1/6 seeds at every s)" of one filter's NLL rows over clutter and s."""
+    per: dict[str, list[float]] = {}
+    for clutter, g in rows.groupby("clutter", sort=True):
+        note = inf_note(g, "cov_scale", "s =", "every s").removeprefix(" (NLL inf in ").removesuffix(")")
+        if note:
+            per.setdefault(note, []).append(float(clutter))
+    clauses = [
+        ("every clutter rate" if len(cs) == n_clutter > 1 else f"clutter {join_words(f'{c:g}' for c in cs)}")
+        + f": {note}"
+        for note, cs in per.items()
+    ]
+    return f" (NLL inf at {'; '.join(clauses)})" if clauses else ""

@@ -4,7 +4,7 @@ Xia, García-Fernández, Karlsson, Ge, Svensson, Yuan, "Probabilistic
 Trajectory GOSPA: A Metric for Uncertainty-Aware Multi-Object Tracking
 Performance Evaluation", arXiv:2506.15148 (IEEE MFI 2025): trajectory GOSPA
 (:mod:`nllbench.measures.tgospa`) with P-GOSPA's per-frame cost
-(:mod:`nllbench.measures.pgospa`). At frame k, true trajectory i is a
+(:mod:`nllbench.measures.point.pgospa`). At frame k, true trajectory i is a
 Bernoulli of existence r_i^k and Gaussian N(m_i^k, P_i^k) (r_i^k = 0 where it
 is not listed), and likewise estimate j. Over assignment sequences pi^1..pi^K
 (each maps every true trajectory to an estimate or to none, injectively):
@@ -40,9 +40,9 @@ import numpy as np
 
 from nllbench.engine import validate as v
 from nllbench.measures._sequences import LabelledSequence, labelled_sequence
-from nllbench.measures._tgospa_solver import Close, exact_assignment
 from nllbench.measures._wasserstein import check_psd, psd_sqrt, w2, w2_frames
-from nllbench.measures.tgospa import _solve
+from nllbench.measures.tracks._tgospa import Close, exact_assignment
+from nllbench.measures.tracks.tgospa import _solve
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ identity, HOTA). GOSPA, OSPA and trajectory GOSPA stay Euclidean on those
 columns: they are metrics, and a distance that depends on which argument
 carries the covariance is not one. The NLL's position marginal and the
 Theorem 1 check stay on x, y. Named conventions (Argoverse 2, nuScenes, a
-chi-square gate) are in :mod:`nllbench.measures.presets`.
+chi-square gate) are in :mod:`nllbench.measures.run.presets`.
 
 Conventions
 -----------
@@ -33,7 +33,7 @@ Conventions
 * Proper scores (``settings.proper_scores``): the set energy score (with its
   Monte Carlo standard error), the intensity score and the cardinality RPS
   per step, on the same density and marginal as the NLL; finite where the
-  NLL is infinite (:mod:`nllbench.measures.proper_run`, docs/scores.md).
+  NLL is infinite (:mod:`nllbench.measures.scores.proper_run`, docs/scores.md).
 * Theorem 1: for each step, the PMB of the theorem built from the step's
   estimates (positions) in the scene's field of view; both sides and their
   difference are recorded. Truth objects outside the field of view (where the
@@ -54,8 +54,9 @@ from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.measures.hota import HOTAResult
-from nllbench.measures.metrics import (
+from nllbench.measures.likelihood.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
+from nllbench.measures.names import NLL_STEP
+from nllbench.measures.point.metrics import (
     CLEAR_RULES,
     ClearMOTResult,
     GOSPAResult,
@@ -63,12 +64,11 @@ from nllbench.measures.metrics import (
     gospa,
     ospa,
 )
-from nllbench.measures.names import NLL_STEP
-from nllbench.measures.proper import MAX_SAMPLES
-from nllbench.measures.proper_run import ProperScores, step_proper_scores
-from nllbench.measures.run_sequence import fresh_identities, sequence_measures
-from nllbench.measures.tgospa import TGOSPAResult
-from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
+from nllbench.measures.run.run_sequence import fresh_identities, sequence_measures
+from nllbench.measures.scores.proper import MAX_SAMPLES
+from nllbench.measures.scores.proper_run import ProperScores, step_proper_scores
+from nllbench.measures.tracks.hota import HOTAResult
+from nllbench.measures.tracks.tgospa import TGOSPAResult
 from nllbench.options import MAX_Q, option
 
 #: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
@@ -100,7 +100,7 @@ class EvaluationSettings:
     estimate_at : "posterior" (estimates from the stored posterior) or
         "update" (the filter's own, extracted before pruning and merging).
     proper_scores : also the set energy score, the intensity score and the
-        cardinality RPS per step (:mod:`nllbench.measures.proper_run`,
+        cardinality RPS per step (:mod:`nllbench.measures.scores.proper_run`,
         docs/scores.md), on the density and marginal the NLL is evaluated on.
     kernel_cov : s of their kernel covariance R = s I, in the evaluated
         marginal's units squared (None: (cutoff / 2)^2, :attr:`kernel_variance`).
@@ -109,7 +109,7 @@ class EvaluationSettings:
     distance_dims : the number of leading state columns every distance of the
         point measures is on (2: x, y, the bird's-eye view of a 3-D state).
     clear_rule : CLEAR MOT matching, "motmetrics" (py-motmetrics, nuScenes) or
-        "trackeval" (TrackEval, Argoverse 2); see :func:`~nllbench.measures.metrics.clear_mot`.
+        "trackeval" (TrackEval, Argoverse 2); see :func:`~nllbench.measures.point.metrics.clear_mot`.
     strict_threshold : CLEAR MOT and identity pairs match when d < ``threshold``
         (the nuScenes devkit) instead of d <= ``threshold``.
     """
@@ -252,8 +252,8 @@ class RunMetrics:
         (of the density the NLL is evaluated on; the Q = max(qs) best association)
     cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
     proper : the set energy, intensity and cardinality scores per step
-        (:class:`~nllbench.measures.proper_run.ProperScores`); None unless ``settings.proper_scores``
-    trajectory : the run's trajectory NLL (:class:`nllbench.measures.trajectory.TrajectoryRun`),
+        (:class:`~nllbench.measures.scores.proper_run.ProperScores`); None unless ``settings.proper_scores``
+    trajectory : the run's trajectory NLL (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`),
         or None (not asked, or a posterior without labels); attached after the evaluation
     """
 

@@ -1,13 +1,13 @@
 """The whole-run measures of a run's point estimates: identities made unique, then CLEAR MOT, IDF1,
-trajectory GOSPA and HOTA over every step at once (:func:`nllbench.measures.evaluate.evaluate_runs`)."""
+trajectory GOSPA and HOTA over every step at once (:func:`nllbench.measures.run.evaluate.evaluate_runs`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from nllbench.measures.hota import hota
-from nllbench.measures.metrics import clear_mot, identity_scores
-from nllbench.measures.tgospa import tgospa
+from nllbench.measures.point.metrics import clear_mot, identity_scores
+from nllbench.measures.tracks.hota import hota
+from nllbench.measures.tracks.tgospa import tgospa
 
 
 def fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
@@ -31,7 +31,7 @@ def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings
 
     ``truth_pts``, ``est_pts``: (K,) sequences of (n_k, d) points; ``truth_ids``, ``est_ids``: their
     (n_k,) identities; ``settings``: the run's
-    :class:`~nllbench.measures.evaluate.EvaluationSettings` (threshold, cut-off, p, gamma, HOTA zero,
+    :class:`~nllbench.measures.run.evaluate.EvaluationSettings` (threshold, cut-off, p, gamma, HOTA zero,
     CLEAR MOT rule). Returns ``(ClearMOTResult, IdentityResult, TGOSPAResult, HOTAResult)``.
 
     ``est_covs`` (the estimates' covariance blocks per step, or None) make the

@@ -2,7 +2,7 @@
 
 What the trajectory NLL of a labelled tracks table (:func:`nllbench.trackers.trajectory.trajectory_nll`,
 which reads and validates the tables) and of a labelled filter's posteriors
-(:mod:`nllbench.measures.trajectory_posterior`, the pipeline's) share once both are arrays:
+(:mod:`nllbench.measures.likelihood.trajectory_posterior`, the pipeline's) share once both are arrays:
 
 * :class:`TrajectoryInput`: the rows and truths sorted by frame, with their Gaussians;
 * :func:`window_statistics`: the engine's parameter-free statistics of a window of frames;

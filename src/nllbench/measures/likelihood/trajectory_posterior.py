@@ -31,7 +31,12 @@ import numpy as np
 
 from nllbench.engine.densities import PMBM, Gaussians, MultiBernoulli, log_box_volume
 from nllbench.engine.transforms import POSITION
-from nllbench.measures.trajectory import TrajectoryInput, TrajectoryRun, score_window, window_statistics
+from nllbench.measures.likelihood.trajectory import (
+    TrajectoryInput,
+    TrajectoryRun,
+    score_window,
+    window_statistics,
+)
 
 #: Why a posterior sequence has no trajectory NLL: no Bernoullis (an intensity or i.i.d. cluster).
 NOT_LABELLED = (
@@ -264,8 +269,8 @@ def posterior_trajectory_runs(posteriors, truth, truth_ids, fov_low, fov_high, s
     posteriors : sequence of PMBM-family densities (one per step, K steps)
     truth, truth_ids : per step, (n_k, d) states and (n_k,) identities
     fov_low, fov_high : the scene's position box (the undetected trajectories are uniform on it)
-    settings : sequence of :class:`~nllbench.measures.evaluate.EvaluationSettings`
-        As for :func:`~nllbench.measures.evaluate.evaluate_runs` (they may differ in ``qs``,
+    settings : sequence of :class:`~nllbench.measures.run.evaluate.EvaluationSettings`
+        As for :func:`~nllbench.measures.run.evaluate.evaluate_runs` (they may differ in ``qs``,
         ``cov_scale`` and ``exact``); each gets its value at its largest Q, with the exact
         value when it asks for one (left out, with the reason, where intractable).
 
@@ -274,7 +279,7 @@ def posterior_trajectory_runs(posteriors, truth, truth_ids, fov_low, fov_high, s
     list of TrajectoryRun (one window of all steps), aligned with ``settings``; or a str saying why the
     posteriors have no trajectory NLL (PHD / CPHD; :data:`NOT_LABELLED`).
     """
-    from nllbench.measures.evaluate import probed
+    from nllbench.measures.run.evaluate import probed
 
     settings = list(settings)
     why = not_applicable_reason(posteriors)

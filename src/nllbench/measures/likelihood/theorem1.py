@@ -34,7 +34,7 @@ from nllbench.engine.densities import (
     log_box_volume,
 )
 from nllbench.engine.nll import NLLResult, nll
-from nllbench.measures.metrics import GOSPAResult, gospa
+from nllbench.measures.point.metrics import GOSPAResult, gospa
 
 
 @dataclass(frozen=True)

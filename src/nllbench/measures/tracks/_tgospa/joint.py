@@ -1,4 +1,4 @@
-"""The joint Viterbi over the kept member states of a group (:mod:`nllbench.measures._tgospa_group`).
+"""The joint Viterbi over the kept member states of a group (:mod:`nllbench.measures.tracks._tgospa.group`).
 
 A member's state at a frame is one of: none, a label on its span, a label
 pre-held (before its span, entered free at its first frame) or post-held

@@ -35,8 +35,8 @@ from nllbench.engine.densities import (
     as_pmbm,
 )
 from nllbench.engine.sampling import SetSamples, sample
-from nllbench.measures import _mean_embedding as me
-from nllbench.measures._set_kernel import block_gram, cross_sums
+from nllbench.measures.scores import _mean_embedding as me
+from nllbench.measures.scores._set_kernel import block_gram, cross_sums
 
 #: Samples drawn from a density by :func:`energy_score` unless told otherwise.
 DEFAULT_SAMPLES = 1000
@@ -514,7 +514,7 @@ def _check_separable(R: np.ndarray, covs: np.ndarray) -> None:
     With a diagonal R the box terms are products of one-dimensional integrals
     for diagonal covariances, and bivariate normal rectangle probabilities
     for correlated ones in 2-D (Owen's T function,
-    :func:`nllbench.measures._mean_embedding.bivariate_normal_cdf`); in more
+    :func:`nllbench.measures.scores._mean_embedding.bivariate_normal_cdf`); in more
     dimensions a correlated Gaussian's box integral is a multivariate normal
     rectangle probability with no closed form.
     """

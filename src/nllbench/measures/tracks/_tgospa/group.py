@@ -1,21 +1,22 @@
-"""One group of colliding true trajectories solved jointly (:mod:`nllbench.measures._tgospa_solver`, step 4).
+"""One group of colliding true trajectories solved jointly (step 4 of
+:mod:`nllbench.measures.tracks._tgospa.solver`).
 
 Lagrangian prices on the contested (estimate, frame) cells, each member's
 cheapest path on its own at those prices (forward and time-reversed
 recursions, :func:`_own`), a feasible joint path (:func:`_greedy`), the
 member states a joint path within the bounds can take (:func:`_survivors`),
-and the joint Viterbi over them (:mod:`nllbench.measures._tgospa_joint`).
+and the joint Viterbi over them (:mod:`nllbench.measures.tracks._tgospa.joint`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
 
-from nllbench.measures._tgospa_joint import (
+from nllbench.measures.tracks._tgospa.close import Close
+from nllbench.measures.tracks._tgospa.joint import (
     _N,
     _U,
     _edge_values,
@@ -25,9 +26,6 @@ from nllbench.measures._tgospa_joint import (
     _state_lists,
     _window_dp,
 )
-
-if TYPE_CHECKING:
-    from nllbench.measures._tgospa_solver import Close
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Named evaluation conventions: the driving benchmarks' bird's-eye centre distance and a chi-square gate.
 
-A preset sets the fields of :class:`~nllbench.measures.evaluate.EvaluationSettings`
+A preset sets the fields of :class:`~nllbench.measures.run.evaluate.EvaluationSettings`
 that say how an estimate is compared with a truth; everything else (NLL
 budgets, GOSPA cut-off, probes, ...) is left as given.
 
@@ -45,7 +45,7 @@ If the estimate's covariance is right, d^2 is chi-square distributed with
   gate (the av2 ratio: a 2 m zero distance with a 1 m CLEAR gate).
 
 GOSPA, OSPA and trajectory GOSPA keep the Euclidean distance (they are
-metrics; see :mod:`nllbench.measures.evaluate`).
+metrics; see :mod:`nllbench.measures.run.evaluate`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import fields, replace
 
-from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.run.evaluate import EvaluationSettings
 
 #: The names :func:`preset_settings` knows.
 PRESETS = ("av2", "nuscenes", "mahalanobis")

@@ -549,5 +549,5 @@ def identity_scores(
 
 
 # Trajectory and calibration measures live in their own modules (re-exported here).
-from nllbench.measures.hota import ALPHAS, HOTAResult, hota  # noqa: E402, F401
-from nllbench.measures.tgospa import TGOSPAResult, tgospa  # noqa: E402, F401
+from nllbench.measures.tracks.hota import ALPHAS, HOTAResult, hota  # noqa: E402, F401
+from nllbench.measures.tracks.tgospa import TGOSPAResult, tgospa  # noqa: E402, F401

@@ -18,7 +18,7 @@ is the paper's LP metric, a lower bound that is itself a metric
 
 The exact minimum (``method="exact"``) is found in time and memory linear in
 the frames for a fixed number of trajectories by
-:mod:`nllbench.measures._tgospa_solver`: each true trajectory's cheapest
+:mod:`nllbench.measures.tracks._tgospa`: each true trajectory's cheapest
 assignment sequence on its own (a Viterbi recursion over the labels it can
 use, the estimates' capacity dropped), then, where those collide, the
 colliding trajectories jointly (Lagrangian prices on the contested estimates
@@ -36,7 +36,7 @@ from scipy import sparse
 
 from nllbench.engine import validate as v
 from nllbench.measures._sequences import labelled_sequence
-from nllbench.measures._tgospa_solver import Close, _highs, close_entries, exact_assignment
+from nllbench.measures.tracks._tgospa import Close, close_entries, exact_assignment, highs
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def _solve(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.nda
         upper += switch_upper
     A = sparse.vstack(blocks, format="csr")
     integrality = np.concatenate([np.full(nw, int(integer)), np.zeros(ne, dtype=int)])
-    x = _highs(cost, A, np.concatenate(lower), np.concatenate(upper), integrality)
+    x = highs(cost, A, np.concatenate(lower), np.concatenate(upper), integrality)
     w = x[:nw].reshape(K, P)
     return np.round(w) if integer else np.clip(w, 0.0, 1.0)
 

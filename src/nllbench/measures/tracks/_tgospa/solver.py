@@ -1,15 +1,15 @@
 """The exact trajectory-GOSPA minimum, in time and memory linear in the frames.
 
-Used by :func:`nllbench.measures.tgospa.tgospa`.
+Used by :func:`nllbench.measures.tracks.tgospa.tgospa`.
 
 Notation: K frames, truths i, estimates j; a *pair* (i, j) is one that is
 close (both exist, d < c) in some frame; its gain there is d^p - c^p < 0
 (pairing saves that much), 0 elsewhere; a switch costs ``switch`` =
 gamma^p (half of it to or from none). The minimum of the module docstring
-of :mod:`nllbench.measures.tgospa` is found in four steps.
+of :mod:`nllbench.measures.tracks.tgospa` is found in four steps.
 
-1. **Spans** (:func:`close_entries`). Label j is worth holding for truth i
-   only on the span [f0, f1] of the frames where (i, j) is close, on all of
+1. **Spans** (:func:`nllbench.measures.tracks._tgospa.close.close_entries`). Label j is worth
+   holding for truth i only on the span [f0, f1] of the frames where (i, j) is close, on all of
    [0, f0) (a *pre-hold*: no switch is paid before the first frame) or on
    all of (f1, K) (a *post-hold*): elsewhere, replacing j by none never costs
    more, as s(a, j) + s(j, b) >= s(a, 0) + s(0, b) unless a = b = j, and it
@@ -22,11 +22,11 @@ of :mod:`nllbench.measures.tgospa` is found in four steps.
    estimate in any frame they are feasible, hence optimal.
 3. **Groups** (:func:`exact_assignment`). Truths whose paths collide are
    grouped, and each group is solved jointly with the estimates' capacity
-   among its members (:func:`nllbench.measures._tgospa_group.solve_group`); groups that then collide with
-   others are merged and solved again, until no two collide. The groups'
+   among its members (:func:`nllbench.measures.tracks._tgospa.group.solve_group`); groups that
+   then collide with others are merged and solved again, until no two collide. The groups'
    minima sum to a lower bound (only constraints between groups are
    dropped) attained by a feasible assignment: the minimum.
-4. **A group** (:mod:`nllbench.measures._tgospa_group`). Lagrangian prices lam >= 0 on
+4. **A group** (:mod:`nllbench.measures.tracks._tgospa.group`). Lagrangian prices lam >= 0 on
    (estimate, frame) make each member's own problem dearer where the
    estimate is contested; the members' priced minima less sum(lam) are a
    lower bound LB (weak duality), improved by subgradient steps. Given a
@@ -38,7 +38,7 @@ of :mod:`nllbench.measures.tgospa` is found in four steps.
    that can meet another at that frame, each over the stretch around such
    frames bounded by frames where it has a single kept state (every path it
    can take passes there, so its cost splits there;
-   :mod:`nllbench.measures._tgospa_joint`). When
+   :mod:`nllbench.measures.tracks._tgospa.joint`). When
    the joint states would be too many after the price steps, the group is
    solved as a mixed-integer programme of size linear in the frames
    (:func:`_group_milp`, HiGHS with zero gap) instead; :class:`SolveStats`
@@ -59,93 +59,9 @@ from scipy import sparse
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse.csgraph import connected_components
 
-from nllbench.measures._sequences import distances
-from nllbench.measures._tgospa_group import solve_group
-from nllbench.measures._tgospa_joint import _F, _N, _U
-
-
-@dataclass(frozen=True)
-class Close:
-    """The close entries (both exist, d < c), grouped by pair (truth, estimate) and sorted by frame.
-
-    Attributes
-    ----------
-    frame, dist_p, gain : (E,) int64, float, float
-        Frame, d^p and d^p - c^p (< 0) of each entry.
-    ptr : (P + 1,) int64
-        Entries of pair q are ``ptr[q]:ptr[q + 1]``.
-    truth, est : (P,) int64
-        The pair's truth and estimate (indices into the sorted identities);
-        pairs are sorted by (truth, estimate).
-    frames, n, m : int
-        K and the numbers of true and estimated identities.
-    """
-
-    frame: np.ndarray
-    dist_p: np.ndarray
-    gain: np.ndarray
-    ptr: np.ndarray
-    truth: np.ndarray
-    est: np.ndarray
-    frames: int
-    n: int
-    m: int
-
-    @property
-    def first(self) -> np.ndarray:
-        """(P,) the first close frame f0 of each pair."""
-        return self.frame[self.ptr[:-1]]
-
-    @property
-    def last(self) -> np.ndarray:
-        """(P,) the last close frame f1 of each pair."""
-        return self.frame[self.ptr[1:] - 1]
-
-    def pair_of(self) -> np.ndarray:
-        """(E,) the pair of each entry."""
-        return np.repeat(np.arange(self.truth.size, dtype=np.int64), np.diff(self.ptr))
-
-    def lookup(self, frame: np.ndarray, truth: np.ndarray, est: np.ndarray) -> np.ndarray:
-        """The entry of each (frame, truth, estimate), -1 where they are not close."""
-        have = self.truth * self.m + self.est
-        want = truth * self.m + est
-        if have.size == 0:
-            return np.full(want.shape, -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(have, want), have.size - 1)
-        pair = np.where(have[pos] == want, pos, -1)
-        keys = self.pair_of() * self.frames + self.frame  # sorted: by pair, then frame
-        want = np.maximum(pair, 0) * self.frames + frame
-        at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
-        return np.where((pair >= 0) & (keys[at] == want), at, -1)
-
-
-def close_entries(X, Y, c: float, p: float) -> Close:
-    """Every (frame, truth, estimate) of two labelled sequences with both present and d < c.
-
-    d comes from :func:`nllbench.measures._sequences.distances` and d^p from
-    NumPy's power, as in the MILP this replaced (same bits).
-    """
-    K, n, m = X.frames, X.count, Y.count
-    frames, truths, ests, dp = [], [], [], []
-    for k in range(K):
-        d = distances(X.points[k], Y.points[k])
-        rows, cols = np.nonzero(d < c)
-        if rows.size:
-            frames.append(np.full(rows.size, k, dtype=np.int64))
-            truths.append(X.index[k][rows])
-            ests.append(Y.index[k][cols])
-            dp.append(d[rows, cols] ** p)
-    if not frames:
-        empty = np.empty(0, dtype=np.int64)
-        return Close(empty, np.empty(0), np.empty(0), np.zeros(1, dtype=np.int64), empty, empty, K, n, m)
-    frame, truth, est, dist_p = (np.concatenate(a) for a in (frames, truths, ests, dp))
-    key = truth.astype(np.int64) * m + est
-    order = np.lexsort((frame, key))  # by pair, then frame
-    key, frame, dist_p = key[order], frame[order], dist_p[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    ptr = np.append(starts, key.size).astype(np.int64)
-    pair_key = key[starts]
-    return Close(frame, dist_p, dist_p - c**p, ptr, pair_key // m, pair_key % m, K, n, m)
+from nllbench.measures.tracks._tgospa.close import Close
+from nllbench.measures.tracks._tgospa.group import solve_group
+from nllbench.measures.tracks._tgospa.joint import _F, _N, _U
 
 
 @dataclass(frozen=True)
@@ -432,7 +348,7 @@ def _group_milp(close: Close, members: np.ndarray, K: int, switch: float) -> np.
     upper = np.zeros(n_rows + 2 * n_sw)
     cost = np.concatenate([p_cost, np.zeros(n_rows), np.full(n_sw, switch / 2.0)])
     integrality = np.concatenate([np.ones(n_piece, dtype=int), np.zeros(n_rows + n_sw, dtype=int)])
-    x = _highs(cost, sparse.vstack(blocks, format="csr"), lower, upper, integrality)
+    x = highs(cost, sparse.vstack(blocks, format="csr"), lower, upper, integrality)
     chosen = np.flatnonzero(np.round(x[:n_piece]) == 1)
     out = np.full((K, close.n), -1, dtype=np.int64)
     length = p_end[chosen] - p_start[chosen] + 1
@@ -441,7 +357,7 @@ def _group_milp(close: Close, members: np.ndarray, K: int, switch: float) -> np.
     return out[:, members]
 
 
-def _highs(cost, A, lower, upper, integrality) -> np.ndarray:
+def highs(cost, A, lower, upper, integrality) -> np.ndarray:
     """Minimise cost @ x subject to lower <= A x <= upper, 0 <= x <= 1, with HiGHS.
 
     HiGHS stops a MILP within an absolute gap of 1e-6 in the objective even

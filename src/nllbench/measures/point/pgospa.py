@@ -46,7 +46,7 @@ from nllbench.engine.densities import (
     MultiBernoulli,
 )
 from nllbench.measures._wasserstein import psd_sqrt, w2
-from nllbench.measures.metrics import _point_set
+from nllbench.measures.point.metrics import _point_set
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 At step k of a run with seed s, on the density the NLL is evaluated on (the
 position marginal by default, after the calibration probes) and its truth Y_k,
-with the kernel covariance R = kernel_cov * I (:mod:`nllbench.measures.proper`,
+with the kernel covariance R = kernel_cov * I (:mod:`nllbench.measures.scores.proper`,
 ``docs/scores.md``):
 
 * the set energy score ``energy_score(density, Y_k, R, n_samples=N,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.measures.proper import EnergyScoreResult, cardinality_rps, energy_score, intensity_score
+from nllbench.measures.scores.proper import EnergyScoreResult, cardinality_rps, energy_score, intensity_score
 
 
 def step_generator(seed: int, step: int) -> np.random.Generator:

@@ -1,0 +1,3 @@
+"""Likelihoods beyond the per-step NLL (which the engine computes): the Theorem 1 check on the point
+estimates' PMB and the trajectory NLL of a labelled posterior.
+"""
