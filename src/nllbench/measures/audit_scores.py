@@ -159,14 +159,22 @@ def synthetic_density(name: str):
 
 
 def filter_posterior(
-    filter_name: str, scenario: str, step: int, seed: int, max_hypotheses: int = 20, steps: int | None = None
+    filter_name: str,
+    scenario: str,
+    step: int,
+    seed: int,
+    max_hypotheses: int = 20,
+    r_floor: float = 0.02,
+    weight_floor: float = 0.01,
 ):
-    """The position marginal of a reference filter's posterior at ``step`` of a simulated scenario.
+    """The position marginal of a reference filter's posterior at ``step``, made auditable.
 
     The scenario is simulated with ``numpy.random.default_rng(seed)`` for
-    ``steps`` steps (default ``step + 1``) and the filter (``pmbm``, ``pmb``,
-    ``mbm`` or ``mbm01``) run on it with at most ``max_hypotheses`` global
-    hypotheses.
+    ``step + 1`` steps and the filter (``pmbm``, ``pmb``, ``mbm`` or
+    ``mbm01``) run on it with at most ``max_hypotheses`` global hypotheses.
+    The posterior is then :func:`floored`: a Bernoulli or hypothesis rarer
+    than a few draws in a few hundred would make every probe that removes it
+    look better on the draws that do not contain it (``docs/audit.md``, "Rare events").
     """
     from nllbench.filters import PMBMSettings, run_filter
     from nllbench.simulation.scenarios import get_scenario, simulate
@@ -175,10 +183,9 @@ def filter_posterior(
         raise ValueError(
             f"filter: expected a PMBM-family filter (pmbm, pmb, mbm, mbm01), got {filter_name!r}"
         )
-    n_steps = step + 1 if steps is None else steps
-    if not 0 <= step < n_steps:
-        raise ValueError(f"step: expected an integer in [0, {n_steps - 1}], got {step!r}")
-    sc = get_scenario(scenario, steps=n_steps)
+    if not (isinstance(step, int) and step >= 0):
+        raise ValueError(f"step: expected a non-negative integer, got {step!r}")
+    sc = get_scenario(scenario, steps=step + 1)
     sim = simulate(sc, np.random.default_rng(seed))
     posts = run_filter(
         filter_name,
@@ -186,7 +193,28 @@ def filter_posterior(
         sc.model,
         pmbm_settings=PMBMSettings(max_hypotheses=max_hypotheses),
     )
-    return marginal(posts[step])
+    return floored(marginal(posts[step]), r_floor, weight_floor)
+
+
+def floored(density, r_floor: float, weight_floor: float):
+    """``density`` (MB or PMBM) without Bernoullis of r < ``r_floor``, hypotheses of weight < ``weight_floor``.
+
+    The remaining weights are renormalised; the PPP is kept. The result is
+    the audit's known density: truths are drawn from it, not from ``density``.
+    """
+    if not (0 <= r_floor < 1 and 0 <= weight_floor < 1):
+        raise ValueError(
+            f"r_floor, weight_floor: expected numbers in [0, 1), got {r_floor!r}, {weight_floor!r}"
+        )
+    if isinstance(density, MultiBernoulli):
+        return density.subset(np.flatnonzero(density.r >= r_floor))
+    keep = np.flatnonzero(density.weights >= weight_floor)
+    if keep.size == 0:
+        keep = np.array([int(np.argmax(density.weights))])
+    hyps = tuple(density.hypothesis(int(h)) for h in keep)
+    hyps = tuple(mb.subset(np.flatnonzero(mb.r >= r_floor)) for mb in hyps)
+    w = density.weights[keep]
+    return PMBM(density.ppp, hyps, w / w.sum())
 
 
 # ---------------------------------------------------------------------------
