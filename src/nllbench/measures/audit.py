@@ -367,8 +367,53 @@ def overall(family_verdicts: Sequence[FamilyVerdict]) -> dict[str, str]:
     return {m: overall_verdict(vs) for m, vs in by.items()}
 
 
+# ---------------------------------------------------------------------------
+# closed forms (docs/audit.md, "Derivations")
+# ---------------------------------------------------------------------------
+
+
+def expected_nll_bernoulli(r: float, r_est: float, s: float, d: int) -> float:
+    """E_{Y~P} NLL(P', Y) for P one Bernoulli (r, N(m, P)) and P' = (r_est, N(m, s P)), in d dimensions.
+
+    With probability 1 - r the truth is empty (NLL -log(1 - r_est)); else
+    y ~ N(m, P) and NLL = -log r_est + (d log(2 pi) + log det(s P) + tr((s P)^-1 P)) / 2. The terms
+    that do not depend on (r_est, s) (log det P) are left out, so this is the expectation up to the
+    constant r log det(P) / 2:
+
+        -(r log r_est + (1 - r) log(1 - r_est)) + r d (log(2 pi) + log s + 1 / s) / 2,
+
+    a cross-entropy in r_est (smallest at r_est = r) plus a term smallest at s = 1.
+    """
+    with np.errstate(divide="ignore"):
+        bern = -(r * np.log(r_est) if r > 0 else 0.0) - ((1 - r) * np.log1p(-r_est) if r < 1 else 0.0)
+    return float(bern + r * d * (math.log(2 * math.pi) + math.log(s) + 1.0 / s) / 2.0)
+
+
+def expected_pgospa_bernoulli(r: float, r_est: float, s: float, sigma2: float, c: float) -> float:
+    """E_{Y~P} P-GOSPA^2 (p = 2, alpha = 2) against P' for one Bernoulli in 2-D with covariance sigma2 I.
+
+    P = (r, N(m, sigma2 I)), P' = (r_est, N(m, s sigma2 I)). With probability
+    1 - r the truth is empty and the cost is r_est c^2 / 2 (false). Else the
+    truth y is a point at W2^2 = ||y - m||^2 + tr(s sigma2 I) = X + a from P'
+    (X ~ Exp(mean 2 sigma2), a = 2 s sigma2), paired when W2 < c:
+    r_est min(W2^2, c^2) + (1 - r_est) c^2 / 2. So
+
+        E = (1 - r) r_est c^2 / 2 + r [ r_est g(s) + (1 - r_est) c^2 / 2 ],
+        g(s) = E min(X + a, c^2) = a + 2 sigma2 (1 - exp(-(c^2 - a) / (2 sigma2)))  (a < c^2; else c^2),
+
+    linear in r_est (smallest at r_est = 0 or 1, never at r unless the slope
+    c^2 (1 - 2 r) / 2 + r g(s) is 0) and increasing in s (smallest as s -> 0).
+    """
+    a = 2.0 * s * sigma2
+    c2 = c * c
+    g = c2 if a >= c2 else a + 2.0 * sigma2 * (1.0 - math.exp(-(c2 - a) / (2.0 * sigma2)))
+    return float((1 - r) * r_est * c2 / 2 + r * (r_est * g + (1 - r_est) * c2 / 2))
+
+
 __all__ = [
     "FAMILIES",
+    "expected_nll_bernoulli",
+    "expected_pgospa_bernoulli",
     "VERDICTS",
     "AuditRow",
     "FamilyVerdict",
