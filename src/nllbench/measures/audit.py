@@ -182,7 +182,8 @@ class AuditRow:
 class FamilyVerdict:
     """A measure's verdict in one perturbation family of one density.
 
-    ``argmin``: the perturbation value with the smallest expected score;
+    ``argmin``: the perturbation value with the smallest expected score (the
+    honest value where it ties for the smallest);
     ``better``: the values scoring better than the honest density by more
     than z standard errors (sides in ``better_sides``).
     """
@@ -261,8 +262,7 @@ def family_verdict(rows: Sequence[AuditRow], z: float) -> FamilyVerdict:
     """
     first = rows[0]
     others = [r for r in rows if r.side != "honest"]
-    values = np.array([r.expected for r in rows])
-    argmin = float(rows[int(np.nanargmin(np.where(np.isnan(values), np.inf, values)))].value)
+    argmin = _argmin(rows)
     if all(r.delta == 0.0 and r.delta_se == 0.0 for r in others):
         return FamilyVerdict(first.level, first.density, first.measure, first.family, "insensitive", argmin)
     better = [r for r in others if _significant(r, z) < 0]
@@ -288,6 +288,15 @@ def family_verdict(rows: Sequence[AuditRow], z: float) -> FamilyVerdict:
         tuple(r.value for r in better),
         tuple(sorted({r.side for r in better})),
     )
+
+
+def _argmin(rows: Sequence[AuditRow]) -> float:
+    """The value of the smallest expected score; the honest value where it ties for the smallest."""
+    values = np.array([r.expected for r in rows])
+    values = np.where(np.isnan(values), np.inf, values)
+    best = values.min()
+    honest = [r for r, x in zip(rows, values, strict=True) if r.side == "honest" and x == best]
+    return float(honest[0].value if honest else rows[int(np.argmin(values))].value)
 
 
 def _significant(row: AuditRow, z: float) -> int:

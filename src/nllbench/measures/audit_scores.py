@@ -197,7 +197,7 @@ def filter_posterior(
 
 
 def floored(density, r_floor: float, weight_floor: float):
-    """``density`` (MB or PMBM) without Bernoullis of r < ``r_floor``, hypotheses of weight < ``weight_floor``.
+    """``density`` without Bernoullis of r < ``r_floor`` and hypotheses of weight < ``weight_floor``.
 
     The remaining weights are renormalised; the PPP is kept. The result is
     the audit's known density: truths are drawn from it, not from ``density``.

@@ -100,7 +100,7 @@ def fig_audit(verdicts, summary, z: float):
             ax.text(
                 j + 0.5,
                 i + 0.5,
-                _value_text(fam, r.argmin),
+                "=" if r.verdict == "insensitive" else _value_text(fam, r.argmin),
                 ha="center",
                 va="center",
                 fontsize=6.5,
@@ -151,7 +151,8 @@ def fig_audit(verdicts, summary, z: float):
     )
     ax.set_title(
         "Which measures reward honest uncertainty? Expected score over truths drawn from the density;\n"
-        "cell text: the probe value of the smallest expected score (honest: s = 1, tau = 1, shift 0, 0)",
+        "cell text: the probe value of the smallest expected score (honest: s = 1, tau = 1, shift 0, 0;"
+        " '=': every probe scores the same)",
         fontsize=8,
     )
     caption = (
