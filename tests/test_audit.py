@@ -257,6 +257,10 @@ def test_the_shipped_config_loads():
         ({"densities": [{"name": "A", "kind": "synthetic"}]}, r"densities\[0\]: missing key 'density'"),
         ({"densities": [{"name": "A", "kind": "magic"}]}, r"densities\[0\].kind: expected one of"),
         ({"extra": 1}, "config: unknown key 'extra'"),
+        (
+            {"filters": [{"name": "F", "filter": "phd", "scenario": "s", "steps": 9, "seed": 0}]},
+            "expected pmbm",
+        ),
     ],
 )
 def test_config_errors_name_the_key(change, message):
@@ -287,3 +291,20 @@ def test_command_writes_its_outputs_and_refuses_foreign_files(tmp_path, capsys):
     assert main(["audit", "--config", str(cfg), "--out-dir", str(foreign), "--quiet"]) == 2
     assert "refusing to replace a directory that nllbench did not write" in capsys.readouterr().err
     assert (foreign / "notes.txt").read_text() == "two years of work\n"
+
+
+@pytest.mark.slow
+def test_command_writes_the_probe_values_each_measure_prefers_on_a_filter_run(tmp_path):
+    config = {
+        "settings": TINY["settings"],
+        "filters": [{"name": "PMB run", "filter": "pmb", "scenario": "williams15", "steps": 3, "seed": 1}],
+    }
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(yaml.safe_dump(config))
+    out = tmp_path / "audit"
+    assert main(["audit", "--config", str(cfg), "--out-dir", str(out), "--quiet"]) == 0
+    prefs = pd.read_csv(out / "filter_preferences.csv").set_index(["measure", "family"])
+    assert set(prefs.index.get_level_values("family")) == {"covariance", "existence"}
+    assert prefs.loc[("gospa", "covariance"), "insensitive"]  # the estimates do not see covariances
+    assert not prefs.loc[("nll", "covariance"), "insensitive"]
+    assert (out / "filters.png").is_file() and not (out / "audit.png").exists()

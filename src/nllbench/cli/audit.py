@@ -21,14 +21,27 @@ OUTPUT_FILES = (
     "audit.pdf",
     "audit.caption.txt",
     "run.json",
+    "filter_rows.csv",
+    "filter_preferences.csv",
+    "filters.png",
+    "filters.pdf",
+    "filters.caption.txt",
 )
 
 
 def _audit(args: argparse.Namespace) -> int:
     import yaml
 
-    from nllbench.pipeline.audit import plan_from_config, rows_table, run_plan, summary_table, verdicts_table
-    from nllbench.pipeline.plots.audit import fig_audit
+    from nllbench.pipeline.audit import (
+        filter_rows_table,
+        plan_from_config,
+        preferences_table,
+        rows_table,
+        run_plan,
+        summary_table,
+        verdicts_table,
+    )
+    from nllbench.pipeline.plots.audit import fig_audit, fig_filter_preferences
     from nllbench.pipeline.plots.style import save
 
     require_files([("--config", args.config)])
@@ -66,7 +79,13 @@ def _audit(args: argparse.Namespace) -> int:
                 "cpus": os.cpu_count(),
             },
         }
-        save(fig_audit(verdicts, summary, plan.settings.z), out / "audit.png", {"audit": record})
+        if run.rows:
+            save(fig_audit(verdicts, summary, plan.settings.z), out / "audit.png", {"audit": record})
+        if run.filter_rows:
+            filter_rows_table(run).to_csv(out / "filter_rows.csv", index=False, float_format="%.10g")
+            prefs = preferences_table(run, plan.settings.z)
+            prefs.to_csv(out / "filter_preferences.csv", index=False, float_format="%.10g")
+            save(fig_filter_preferences(prefs, plan.settings.z), out / "filters.png", {"audit": record})
         (out / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     for _, row in summary.iterrows():
         print(f"{row['measure']:>16}  {row['verdict']}")
@@ -81,7 +100,9 @@ def add_parsers(sub) -> None:
         " scaled, existence tempered, means shifted, a Bernoulli added or dropped) with every measure on the"
         " same truths, and write the expected scores with paired standard errors (rows.csv), the verdict of"
         " each measure per density and probe (verdicts.csv), the overall verdicts (summary.csv), a figure"
-        " (audit.png / .pdf) and the run's settings and timings (run.json) into --out-dir.",
+        " (audit.png / .pdf) and the run's settings and timings (run.json) into --out-dir; with reference"
+        " filters configured, also the probe value each measure prefers on each filter's run"
+        " (filter_rows.csv, filter_preferences.csv, filters.png / .pdf).",
     )
     p.add_argument("--config", required=True, help="the audit configuration (e.g. config/audit/audit.yaml)")
     p.add_argument("--out-dir", required=True, help="directory that receives the audit's files")

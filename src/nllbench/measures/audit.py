@@ -206,6 +206,8 @@ def paired_rows(
     for measure in scores[0]:
         for fam, honest in FAMILIES.items():
             idx = [i for i, p in enumerate(perts) if p.family == fam]
+            if not idx:  # a study of some families only
+                continue
             h = next(i for i in idx if perts[i].value == honest)
             ref = scores[h][measure]
             for i in idx:

@@ -274,34 +274,40 @@ def _ratio(num: float, den: float) -> float:
 
 
 def frame_scores(density, truths: Sequence[np.ndarray], settings: AuditSettings) -> dict[str, MeasureDraws]:
-    """Every frame-level measure of ``density`` at the truths (each (n_i, d)), as :class:`MeasureDraws`."""
+    """Every frame-level measure at the truths (each (n_i, d)), as :class:`MeasureDraws`.
+
+    ``density``: one density (every truth drawn from it) or a list of one
+    density per truth (a filter's posterior per step against the step's truth).
+    """
     n = len(truths)
     s = settings
-    est = estimate(density, DEFAULT_EXISTENCE_THRESHOLD)
+    dens = list(density) if isinstance(density, (list, tuple)) else [density] * n
+    if len(dens) != n:
+        raise ValueError(f"density: expected one density per truth ({n}), got {len(dens)}")
+    cache: dict[int, object] = {}
+    ests = [cache.setdefault(id(d), estimate(d, DEFAULT_EXISTENCE_THRESHOLD)) for d in dens]
     vals: dict[str, list] = {k: [] for k in ("nll", "energy", "intensity", "cardinality_rps", "pgospa")}
     vals.update({"gospa": [], "ospa": [], "cardinality_log": []})
     calib, identity = [], []
-    for i, y in enumerate(truths):
-        res = nll(density, y, q=s.nll_q)
+    for i, (d, est, y) in enumerate(zip(dens, ests, truths, strict=True)):
+        res = nll(d, y, q=s.nll_q)
         vals["nll"].append(res.value)
         rng = np.random.default_rng([s.seed, 1, i])  # the same forecast samples for every perturbation
-        vals["energy"].append(
-            energy_score(density, y, s.kernel_cov, n_samples=s.energy_samples, seed=rng).value
-        )
-        vals["intensity"].append(intensity_score(density, y, s.kernel_cov).value)
-        vals["cardinality_rps"].append(cardinality_rps(density, y.shape[0]))
-        vals["pgospa"].append(pgospa(y, density, c=s.c, p=s.p).value)
+        vals["energy"].append(energy_score(d, y, s.kernel_cov, n_samples=s.energy_samples, seed=rng).value)
+        vals["intensity"].append(intensity_score(d, y, s.kernel_cov).value)
+        vals["cardinality_rps"].append(cardinality_rps(d, y.shape[0]))
+        vals["pgospa"].append(pgospa(y, d, c=s.c, p=s.p).value)
         vals["gospa"].append(gospa(est.states, y, c=s.c, p=s.p).value)
         vals["ospa"].append(ospa(est.states, y, c=s.c, p=s.p).value)
-        card = cardinality_score(density, y.shape[0])
+        card = cardinality_score(d, y.shape[0])
         vals["cardinality_log"].append(card.log_score)
-        calib.append(_calibration_record(step_counts(density, y, res, card), y.shape[1]))
+        calib.append(_calibration_record(step_counts(d, y, res, card), y.shape[1]))
         ids = i * ID_STRIDE + np.arange(y.shape[0])
         eids = i * ID_STRIDE + np.arange(est.states.shape[0])
         r = identity_scores([y], [ids], [est.states], [eids], s.threshold)
         identity.append((r.idtp, y.shape[0], est.states.shape[0]))
     out = {k: mean_draws(v) for k, v in vals.items()}
-    out.update(_sequence_scores(truths, est.states, s))
+    out.update(_sequence_scores(truths, [e.states for e in ests], s))
     ident = np.asarray(identity, dtype=float)
     out["1-idf1"] = jackknife_draws(
         _counts_pooled(ident, lambda t: 1.0 - _ratio(2.0 * t[0], t[1] + t[2])), n, s.blocks
@@ -325,8 +331,8 @@ def _nees_deviation(t: np.ndarray) -> float:
     return abs(math.log(anees_per_dof)) if anees_per_dof > 0 else math.inf
 
 
-def _sequence_scores(truths, states: np.ndarray, s: AuditSettings) -> dict[str, MeasureDraws]:
-    """MOTA, MOTP and HOTA of the (fixed) point estimates against the draws as one sequence.
+def _sequence_scores(truths, states: list, s: AuditSettings) -> dict[str, MeasureDraws]:
+    """MOTA, MOTP and HOTA of the point estimates (one (m_i, d) array per draw) over the draws.
 
     Every draw is a frame; identities are unique per draw (no switch between
     independent draws). CLEAR MOT's per-frame counts give the block sums;
@@ -334,8 +340,8 @@ def _sequence_scores(truths, states: np.ndarray, s: AuditSettings) -> dict[str, 
     """
     n = len(truths)
     tids = [i * ID_STRIDE + np.arange(y.shape[0]) for i, y in enumerate(truths)]
-    eids = [i * ID_STRIDE + np.arange(states.shape[0]) for i in range(n)]
-    est = [states] * n
+    eids = [i * ID_STRIDE + np.arange(x.shape[0]) for i, x in enumerate(states)]
+    est = list(states)
     mot = clear_mot(list(truths), tids, est, eids, s.threshold)
     counts = np.column_stack(
         [

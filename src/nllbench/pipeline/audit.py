@@ -14,10 +14,21 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
-from nllbench.measures.audit import AuditRow, FamilyVerdict, overall, study, verdicts
+from nllbench.measures.audit import (
+    AuditRow,
+    FamilyVerdict,
+    family_verdict,
+    overall,
+    paired_rows,
+    perturb,
+    perturbations,
+    study,
+    verdicts,
+)
 from nllbench.measures.audit_scores import (
     AuditSettings,
     filter_posterior,
+    frame_scores,
     synthetic_density,
     synthetic_trajectory_density,
 )
@@ -32,8 +43,12 @@ DENSITY_KEYS = {
 }
 #: Keys of a trajectory-level density entry.
 TRAJECTORY_KEYS = ({"name", "kind", "frames"}, set())
+#: Keys of a reference-filter entry (part 2: the probes on a filter's run against the simulated truth).
+FILTER_KEYS = ({"name", "filter", "scenario", "steps", "seed"}, {"max_hypotheses"})
+#: The probe families of part 2.
+FILTER_FAMILIES = ("covariance", "existence")
 #: Top-level keys of an audit configuration.
-TOP_KEYS = {"settings", "densities", "trajectories"}
+TOP_KEYS = {"settings", "densities", "trajectories", "filters"}
 
 
 @dataclass(frozen=True)
@@ -64,11 +79,43 @@ class DensitySpec:
 
 
 @dataclass(frozen=True)
+class FilterSpec:
+    """A reference filter run on a simulated scenario (part 2): ``steps`` steps of seed ``seed``."""
+
+    name: str
+    filter: str
+    scenario: str
+    steps: int
+    seed: int
+    max_hypotheses: int = 20
+
+    def run(self) -> tuple[list, list]:
+        """(position-marginal posterior per step, true positions (n_k, 2) per step)."""
+        import numpy as np
+
+        from nllbench.engine.transforms import POSITION, marginal
+        from nllbench.filters import PMBMSettings, run_filter
+        from nllbench.simulation.scenarios import get_scenario, simulate
+
+        sc = get_scenario(self.scenario, steps=self.steps)
+        sim = simulate(sc, np.random.default_rng(self.seed))
+        posts = run_filter(
+            self.filter,
+            sim.measurements,
+            sc.model,
+            pmbm_settings=PMBMSettings(max_hypotheses=self.max_hypotheses),
+        )
+        truths = [np.ascontiguousarray(np.asarray(x, dtype=float)[:, list(POSITION)]) for x in sim.truth]
+        return [marginal(d) for d in posts], truths
+
+
+@dataclass(frozen=True)
 class AuditPlan:
-    """The settings and the densities of one audit run."""
+    """The settings, the densities (part 1) and the reference filters (part 2) of one audit run."""
 
     settings: AuditSettings
     densities: tuple[DensitySpec, ...]
+    filters: tuple[FilterSpec, ...] = ()
 
 
 def _entry(entry, where: str, required: set, optional: set) -> None:
@@ -113,13 +160,34 @@ def plan_from_config(config: dict) -> AuditPlan:
         specs.append(
             DensitySpec("trajectory", str(entry["name"]), "synthetic", (("frames", entry["frames"]),))
         )
-    if not specs:
-        raise ValueError("config: expected at least one entry in densities or trajectories")
-    seen = [s.name for s in specs]
+    filters = []
+    for i, entry in enumerate(config.get("filters") or []):
+        _entry(entry, f"filters[{i}]", *FILTER_KEYS)
+        if entry["filter"] not in ("pmbm", "pmb", "mbm", "mbm01"):
+            raise ValueError(
+                f"filters[{i}].filter: expected pmbm, pmb, mbm or mbm01 (densities with Bernoullis), "
+                f"got {entry['filter']!r}"
+            )
+        steps = entry["steps"]
+        if not (isinstance(steps, int) and steps >= settings.blocks):
+            raise ValueError(f"filters[{i}].steps: expected an integer >= settings.blocks, got {steps!r}")
+        filters.append(
+            FilterSpec(
+                str(entry["name"]),
+                entry["filter"],
+                str(entry["scenario"]),
+                steps,
+                int(entry["seed"]),
+                int(entry.get("max_hypotheses", 20)),
+            )
+        )
+    if not specs and not filters:
+        raise ValueError("config: expected at least one entry in densities, trajectories or filters")
+    seen = [s.name for s in specs] + [f.name for f in filters]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
         raise ValueError(f"densities: expected distinct names, got {dup[0]!r} twice")
-    return AuditPlan(settings, tuple(specs))
+    return AuditPlan(settings, tuple(specs), tuple(filters))
 
 
 @dataclass(frozen=True)
@@ -130,17 +198,45 @@ class AuditRun:
     family_verdicts: tuple[FamilyVerdict, ...]
     overall: dict
     seconds: dict
+    filter_rows: tuple[AuditRow, ...] = ()
 
 
 def run_plan(plan: AuditPlan, progress: Callable[[str], None] | None = None) -> AuditRun:
-    """Run every density of ``plan``; the truths of each come from ``plan.settings.seed``."""
+    """Run every density of ``plan`` (truths from ``plan.settings.seed``), then every filter's probes."""
     rows, seconds = [], {}
     for spec in plan.densities:
         start = time.perf_counter()
         rows.extend(study(spec.level, spec.name, spec.build(), plan.settings, progress))
         seconds[spec.name] = time.perf_counter() - start
     fam = verdicts(rows, plan.settings.z)
-    return AuditRun(tuple(rows), tuple(fam), overall(fam), seconds)
+    frows = []
+    for spec in plan.filters:
+        start = time.perf_counter()
+        frows.extend(filter_probe_rows(spec, plan.settings, progress))
+        seconds[spec.name] = time.perf_counter() - start
+    return AuditRun(tuple(rows), tuple(fam), overall(fam), seconds, tuple(frows))
+
+
+def filter_probe_rows(
+    spec: FilterSpec, settings: AuditSettings, progress: Callable[[str], None] | None = None
+) -> list[AuditRow]:
+    """Part 2: the covariance and existence probes of a filter's posteriors against the simulated truth.
+
+    Every step's posterior is probed alike and scored against that step's
+    true positions by every frame-level measure; the steps play the draws
+    (paired over the probes; they are not independent, so the standard
+    errors are those of steps taken as exchangeable). The truth is not drawn
+    from the posterior: the probe value a measure prefers says how it judges
+    the filter's stated uncertainty, not whether the measure is proper.
+    """
+    posts, truths = spec.run()
+    perts = tuple(p for p in perturbations(settings) if p.family in FILTER_FAMILIES)
+    scores = []
+    for pert in perts:
+        if progress:
+            progress(f"{spec.name}: {pert.family} {pert.value:g}")
+        scores.append(frame_scores([perturb(d, pert, settings) for d in posts], truths, settings))
+    return paired_rows("filter", spec.name, perts, scores)
 
 
 def rows_table(run: AuditRun):
@@ -168,3 +264,39 @@ def summary_table(run: AuditRun):
     import pandas as pd
 
     return pd.DataFrame({"measure": list(run.overall), "verdict": list(run.overall.values())})
+
+
+def filter_rows_table(run: AuditRun):
+    """Part 2, one row per (filter, measure, family, probe value): expected score, SE, paired difference."""
+    import pandas as pd
+
+    return pd.DataFrame([asdict(r) for r in run.filter_rows])
+
+
+def preferences_table(run: AuditRun, z: float):
+    """Part 2, one row per (filter, measure, family): the probe value the measure prefers.
+
+    ``preferred``: the value of the smallest mean score over the steps (the
+    honest value 1 where it ties); ``better``: the values scoring better than
+    the unprobed posterior by more than ``z`` paired SE; ``insensitive``:
+    every probe value scores the same at every step.
+    """
+    import pandas as pd
+
+    groups: dict[tuple, list[AuditRow]] = {}
+    for r in run.filter_rows:
+        groups.setdefault((r.density, r.measure, r.family), []).append(r)
+    out = []
+    for (name, measure, fam), g in groups.items():
+        v = family_verdict(g, z)
+        out.append(
+            {
+                "filter": name,
+                "measure": measure,
+                "family": fam,
+                "preferred": v.argmin,
+                "better": " ".join(f"{x:g}" for x in v.better),
+                "insensitive": v.verdict == "insensitive",
+            }
+        )
+    return pd.DataFrame(out)

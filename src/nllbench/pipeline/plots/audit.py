@@ -163,3 +163,64 @@ def fig_audit(verdicts, summary, z: float):
         "dropped or added. Point-estimate measures do not see covariances (grey)."
     )
     return style.captioned(fig, caption)
+
+
+def fig_filter_preferences(preferences, z: float):
+    """Part 2: the probe value each measure prefers on each reference filter's run.
+
+    Rows are measures, columns (filter, probe family); the colour is
+    log2 of the preferred value (white: the posterior as it is, s = tau = 1;
+    red: a larger covariance or existence pulled towards 0/1; blue: the
+    reverse), the text the value, with ``*`` where it beats the unprobed
+    posterior by more than ``z`` paired SE, and ``=`` where the measure does
+    not see the probe.
+    """
+    plt, _ = style.pyplot()
+    from matplotlib.colors import Normalize
+
+    measures = [m for m in FRAME_MEASURES if m in set(preferences["measure"])]
+    columns = list(dict.fromkeys(zip(preferences["filter"], preferences["family"], strict=True)))
+    index = {(r.filter, r.measure, r.family): r for r in preferences.itertuples()}
+    cmap = plt.get_cmap("RdBu_r")
+    norm = Normalize(-3.0, 3.0)
+    fig, ax = plt.subplots(figsize=(2.6 + 0.55 * len(columns), 1.3 + 0.34 * len(measures)))
+    for i, m in enumerate(measures):
+        for j, (name, fam) in enumerate(columns):
+            r = index.get((name, m, fam))
+            if r is None:
+                continue
+            if r.insensitive:
+                colour, text = "#d9d9d9", "="
+            else:
+                x = float(np.log2(r.preferred))
+                colour = cmap(norm(x))
+                text = _value_text(fam, r.preferred) + ("*" if isinstance(r.better, str) and r.better else "")
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
+            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7)
+    ax.set_xlim(0, len(columns))
+    ax.set_ylim(len(measures), 0)
+    ax.set_yticks(np.arange(len(measures)) + 0.5)
+    ax.set_yticklabels([MEASURE_LABELS.get(m, m) for m in measures], fontsize=8)
+    ax.set_xticks(np.arange(len(columns)) + 0.5)
+    ax.set_xticklabels(
+        [f"{n}\n{'cov. x s' if f == 'covariance' else 'r: tau'}" for n, f in columns], fontsize=7
+    )
+    ax.grid(False)
+    sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+    bar = fig.colorbar(sm, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_ticks([-3, -2, -1, 0, 1, 2, 3])
+    bar.set_ticklabels(["1/8", "1/4", "1/2", "1", "2", "4", "8"])
+    bar.set_label("preferred s or tau", fontsize=8)
+    ax.set_title(
+        "Reference filters: the probe value each measure prefers (mean over the run's steps against the "
+        f"simulated truth)\n* = better than the posterior as it is by > {z:g} paired SE; '=' = does not "
+        "see the probe",
+        fontsize=8,
+    )
+    caption = (
+        "Covariance (every covariance times s) and existence (logit tempered by tau about 1/2) probes of "
+        "each reference filter's posteriors, scored at every step against the simulated truth. A measure "
+        "that prefers s > 1 judges the filter over-confident in its covariances; tau > 1 asks for existence "
+        "nearer 0/1. Steps play the draws (paired, not independent)."
+    )
+    return style.captioned(fig, caption)
