@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +21,12 @@ from nllbench.measures.audit import (
     expected_nll_bernoulli,
     expected_pgospa_bernoulli,
     family_verdict,
+    overall,
     overall_verdict,
     paired_rows,
     perturb,
     perturbations,
+    verdicts,
 )
 from nllbench.measures.audit_scores import (
     AuditSettings,
@@ -207,6 +210,17 @@ def test_family_verdict_names_where_the_minimum_lies_and_a_wrong_density():
         _rows((0.0, -1.0), (0.0, 0.1), values=(0.0, 1.0), sides=("honest", "other"), family="shift"), 2.0
     )
     assert w.verdict == "improper (rewards a wrong density)" and w.argmin == 1.0
+
+
+def test_a_probe_every_measure_ignores_is_a_no_op_and_left_out_of_the_overall_verdict():
+    flat = [replace(r, measure=m) for m in ("nll", "gospa") for r in _rows((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))]
+    strict = [
+        replace(r, measure="nll", family="shift")
+        for r in _rows((0.0, 1.0), (0.0, 0.1), values=(0.0, 1.0), sides=("honest", "other"))
+    ]
+    vs = verdicts(flat + strict, 2.0)
+    assert {v.verdict for v in vs if v.family == "covariance"} == {"no-op"}
+    assert overall(vs)["nll"] == "strictly proper"
 
 
 def test_overall_verdict():

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -68,6 +68,7 @@ VERDICTS = (
     "improper (rewards under-confidence)",
     "improper (rewards over- and under-confidence)",
     "improper (rewards a wrong density)",
+    "no-op",
 )
 
 
@@ -318,8 +319,10 @@ def overall_verdict(verdicts: Sequence[FamilyVerdict]) -> str:
 
     Improper anywhere: improper (naming what it rewards); else strictly
     proper if strictly proper everywhere; else proper (with the families it
-    is insensitive to, when there are).
+    is insensitive to, when there are). "no-op" verdicts (a probe that
+    leaves the density unchanged) are left out.
     """
+    verdicts = [v for v in verdicts if v.verdict != "no-op"]
     kinds = {v.verdict for v in verdicts}
     improper = sorted(k for k in kinds if k.startswith("improper"))
     if improper:
@@ -363,11 +366,22 @@ def study(
 
 
 def verdicts(rows: Sequence[AuditRow], z: float) -> list[FamilyVerdict]:
-    """:func:`family_verdict` of every (level, density, measure, family) in ``rows``."""
+    """:func:`family_verdict` of every (level, density, measure, family) in ``rows``.
+
+    A family in which *every* measure of a density is insensitive (even the
+    NLL's, which sees any change of the density) leaves that density
+    unchanged, e.g. existence tempering of a density whose r are all 0 or 1:
+    its verdicts become "no-op" and say nothing about the measures.
+    """
     groups: dict[tuple, list[AuditRow]] = {}
     for r in rows:
         groups.setdefault((r.level, r.density, r.measure, r.family), []).append(r)
-    return [family_verdict(g, z) for g in groups.values()]
+    out = [family_verdict(g, z) for g in groups.values()]
+    seen: dict[tuple, set] = {}
+    for v in out:
+        seen.setdefault((v.level, v.density, v.family), set()).add(v.verdict)
+    noop = {k for k, kinds in seen.items() if kinds == {"insensitive"}}
+    return [replace(v, verdict="no-op") if (v.level, v.density, v.family) in noop else v for v in out]
 
 
 def overall(family_verdicts: Sequence[FamilyVerdict]) -> dict[str, str]:

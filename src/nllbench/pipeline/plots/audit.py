@@ -49,6 +49,7 @@ VERDICT_COLOURS = {
     "improper (rewards under-confidence)": ("#4575b4", "improper: rewards under-confidence"),
     "improper (rewards over- and under-confidence)": ("#762a83", "improper: rewards over- and under-"),
     "improper (rewards a wrong density)": ("#fdae61", "improper: rewards a shifted / wrong-size density"),
+    "no-op": ("#ffffff", "no-op: the probe leaves this density unchanged"),
 }
 
 
@@ -94,13 +95,14 @@ def fig_audit(verdicts, summary, z: float):
                 continue
             grid[i, j] = names.index(r.verdict)
             colour = VERDICT_COLOURS[r.verdict][0]
-            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
+            edge = "#bbbbbb" if r.verdict == "no-op" else "white"
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor=edge, linewidth=1.5))
             dark = r.verdict.startswith("improper (rewards over") or r.verdict == "strictly proper"
             dark = dark or r.verdict in ("improper (rewards under-confidence)",)
             ax.text(
                 j + 0.5,
                 i + 0.5,
-                "=" if r.verdict == "insensitive" else _value_text(fam, r.argmin),
+                {"insensitive": "=", "no-op": "."}.get(r.verdict, _value_text(fam, r.argmin)),
                 ha="center",
                 va="center",
                 fontsize=6.5,
