@@ -141,7 +141,8 @@ def fig_audit(verdicts, summary, z: float):
     )
     used = sorted({int(v) for v in grid.ravel() if v >= 0})
     handles = [
-        Patch(facecolor=VERDICT_COLOURS[names[k]][0], label=VERDICT_COLOURS[names[k]][1]) for k in used
+        Patch(facecolor=VERDICT_COLOURS[names[k]][0], edgecolor="#bbbbbb", label=VERDICT_COLOURS[names[k]][1])
+        for k in used
     ]
     fig.legend(
         handles=handles,
@@ -198,7 +199,16 @@ def fig_filter_preferences(preferences, z: float):
                 colour = cmap(norm(x))
                 text = _value_text(fam, r.preferred) + ("*" if isinstance(r.better, str) and r.better else "")
             ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
-            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7)
+            dark = not r.insensitive and abs(float(np.log2(r.preferred))) >= 2
+            ax.text(
+                j + 0.5,
+                i + 0.5,
+                text,
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if dark else "black",
+            )
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(measures), 0)
     ax.set_yticks(np.arange(len(measures)) + 0.5)
