@@ -30,11 +30,13 @@ from nllbench.measures.audit import (
 )
 from nllbench.measures.audit_scores import (
     AuditSettings,
+    TrajectoryTruth,
     floored,
     jackknife_draws,
     mean_draws,
     sample_trajectories,
     synthetic_trajectory_density,
+    trajectory_scores,
 )
 from nllbench.pipeline.audit import plan_from_config
 
@@ -322,3 +324,17 @@ def test_command_writes_the_probe_values_each_measure_prefers_on_a_filter_run(tm
     assert prefs.loc[("gospa", "covariance"), "insensitive"]  # the estimates do not see covariances
     assert not prefs.loc[("nll", "covariance"), "insensitive"]
     assert (out / "filters.png").is_file() and not (out / "audit.png").exists()
+
+
+def test_trajectory_nll_of_a_draw_with_an_empty_frame_is_its_closed_form():
+    # one label, two frames: present at frame 0 (r = 0.8, N(0, I)), absent at frame 1 (r = 0.3)
+    seq = (
+        nb.MultiBernoulli.gaussian([0.8], [[0.0, 0.0]], [np.eye(2)], labels=[5]),
+        nb.MultiBernoulli.gaussian([0.3], [[1.0, 0.0]], [np.eye(2)], labels=[5]),
+    )
+    y = np.array([[0.5, -0.5]])
+    draw = TrajectoryTruth((y, np.empty((0, 2))), (np.array([5]), np.empty(0, dtype=np.int64)))
+    s = AuditSettings(n_draws=8, blocks=2)
+    got = trajectory_scores(seq, [draw], s)["trajectory_nll"].estimate
+    log_pdf = -math.log(2 * math.pi) - 0.5 * float(y[0] @ y[0])
+    assert got == pytest.approx(-(math.log(0.8) + log_pdf + math.log(0.7)), abs=1e-12)
