@@ -83,6 +83,7 @@ BATCH_COMMANDS = {
     "score": ["score", "--tracks-dir", "{tracks}", "--scenario-dir", "{sim}", "--existence-one", "--default-std", "1", "--q", "1", "--output-dir", "{out}"],  # noqa: E501
     "aggregate": ["aggregate", "{met}", "--out-dir", "{out}"],
     "example": ["example", "1", "--out-dir", "{out}"],
+    "audit": ["audit", "--config", "{audit}", "--out-dir", "{out}"],
 }  # fmt: skip
 
 
@@ -111,6 +112,7 @@ def test_a_batch_command_never_replaces_a_directory_it_did_not_write(data, tmp_p
         post=data / "post",
         tracks=data / "tracks",
         met=data / "met",
+        audit=Path(__file__).resolve().parents[1] / "config/audit/audit.yaml",
     )
     before = snapshot(data)
     code, err = run([a.format(**names) for a in BATCH_COMMANDS[command]], capsys)

@@ -18,6 +18,8 @@ leaderboard   a self-contained HTML summary of the tables.
 example N     print the paper's Example N (1 or 2): NLL, its decomposition,
               GOSPA, MOTA and MOTP for both trackers.
 theorem1      check Theorem 1 on random sets and print both sides.
+audit         which measures reward honest uncertainty: score known densities and
+              their perturbations with every measure (docs/audit.md).
 warmup        compile the numerical kernels once into numba's cache.
 
 Modules
@@ -27,7 +29,8 @@ One module per command family, each with its commands and their parsers
 :mod:`~nllbench.cli.evaluate`, :mod:`~nllbench.cli.score`,
 :mod:`~nllbench.cli.tables` (aggregate, tables, gospa-table, timing),
 :mod:`~nllbench.cli.report` (plot, leaderboard), :mod:`~nllbench.cli.paper`
-(example, theorem1), :mod:`~nllbench.cli.warmup`; :mod:`~nllbench.cli.common` holds what they share
+(example, theorem1), :mod:`~nllbench.cli.audit`, :mod:`~nllbench.cli.warmup`;
+:mod:`~nllbench.cli.common` holds what they share
 (output checks, progress, batch forms, ``--settings``). This module builds the
 top-level parser and runs a command (:func:`main`, the ``nllbench`` script).
 """
@@ -37,7 +40,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nllbench.cli import data, evaluate, paper, report, score, tables, warmup
+from nllbench.cli import audit, data, evaluate, paper, report, score, tables, warmup
 from nllbench.cli.common import settings_defaults
 
 DESCRIPTION = """\
@@ -106,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"nllbench {version('nllbench')}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for family in (data, evaluate, tables, report, paper, score, warmup):
+    for family in (data, evaluate, tables, report, paper, score, audit, warmup):
         family.add_parsers(sub)
     _with_formatter(p)
     return p

@@ -183,3 +183,98 @@ def _temper(r: np.ndarray, tau: float, about: float) -> np.ndarray:
     # keep strictly inside (0, 1): rounding must not turn a possible object into a sure one
     out[inner] = np.clip(out[inner], np.nextafter(0.0, 1.0), np.nextafter(1.0, 0.0))
     return out
+
+
+def shift_means(density, delta):
+    """Add ``delta`` (d,) to every Gaussian mean (covariances, weights and r unchanged).
+
+    A uniform PPP box is shifted with it. This is the audit's "means shifted"
+    probe (``docs/audit.md``): the shape of the density is kept, its location moved.
+    """
+    shift = np.asarray(delta, dtype=float)
+    if shift.shape != (density.dim,) or not np.all(np.isfinite(shift)):
+        raise ValueError(f"delta: expected {density.dim} finite numbers, got {delta!r}")
+    # a translated Gaussian keeps its covariance and factor: no re-validation
+    return _map(
+        density,
+        lambda g: Gaussians._trusted(g.means + shift, g.covs, g._chol, g._log_diag, g._log_norm),
+        lambda lo, hi: (lo + shift, hi + shift),
+    )
+
+
+def _hypotheses(density) -> tuple[PPP | None, tuple, np.ndarray]:
+    """(ppp, hypotheses, weights) of an MB (one hypothesis, no PPP) or PMBM of Gaussian Bernoullis."""
+    if isinstance(density, MultiBernoulli):
+        return None, (density,), np.ones(1)
+    if isinstance(density, PMBM):
+        return density.ppp, tuple(density.hypothesis(h) for h in range(density.n_hypotheses)), density.weights
+    raise TypeError(f"density: expected MultiBernoulli or PMBM, got {type(density).__name__}")
+
+
+def _rebuilt(density, ppp, hypotheses: tuple, weights: np.ndarray):
+    """``density``'s family (MB or PMBM) from hypotheses (validated: new Bernoullis enter)."""
+    if isinstance(density, MultiBernoulli):
+        return hypotheses[0]
+    return PMBM(ppp, hypotheses, weights)
+
+
+def _gaussian_mb(mb: MultiBernoulli) -> Gaussians:
+    if not isinstance(mb.densities, Gaussians):
+        raise TypeError(f"density: expected Gaussian Bernoulli densities, got {type(mb.densities).__name__}")
+    return mb.densities
+
+
+def add_bernoulli(density, r: float, mean, cov, label: int | None = None):
+    """``density`` with one more Bernoulli (r, N(mean, cov)) in every global hypothesis.
+
+    Parameters
+    ----------
+    density : MultiBernoulli or PMBM with Gaussian Bernoullis
+    r : float in (0, 1]
+    mean : (d,) array_like
+    cov : (d, d) array_like, symmetric positive definite
+    label : int, optional
+        The new Bernoulli's label where the density's Bernoullis carry labels
+        (default: one more than the largest).
+    """
+    r = float(r)
+    if not 0 < r <= 1:
+        raise ValueError(f"r: expected an existence probability in (0, 1], got {r!r}")
+    ppp, hyps, weights = _hypotheses(density)
+    new = Gaussians(np.asarray(mean, dtype=float)[None], np.asarray(cov, dtype=float)[None])
+    if new.dim != density.dim:
+        raise ValueError(f"mean: expected dimension {density.dim} like the density, got {new.dim}")
+    labelled = all(mb.labels is not None for mb in hyps)
+    if labelled and label is None:
+        label = 1 + max((int(mb.labels.max()) for mb in hyps if len(mb)), default=-1)
+    out = []
+    for mb in hyps:
+        g = _gaussian_mb(mb)
+        labels = np.append(mb.labels, label) if labelled else None
+        out.append(
+            MultiBernoulli(
+                np.append(mb.r, r),
+                Gaussians(np.concatenate([g.means, new.means]), np.concatenate([g.covs, new.covs])),
+                labels,
+            )
+        )
+    return _rebuilt(density, ppp, tuple(out), weights)
+
+
+def drop_bernoulli(density):
+    """``density`` without the least likely possible Bernoulli (smallest r > 0) of every global hypothesis.
+
+    Bernoullis with r = 0 (an MBM's placeholders) are passed over: dropping
+    one changes nothing. A hypothesis without a possible Bernoulli stays as
+    it is. Weights, the PPP and the other Bernoullis are unchanged.
+    """
+    ppp, hyps, weights = _hypotheses(density)
+    out = []
+    for mb in hyps:
+        possible = np.flatnonzero(mb.r > 0)
+        if possible.size == 0:
+            out.append(mb)
+            continue
+        keep = np.delete(np.arange(len(mb)), int(possible[np.argmin(mb.r[possible])]))
+        out.append(mb.subset(keep))
+    return _rebuilt(density, ppp, tuple(out), weights)

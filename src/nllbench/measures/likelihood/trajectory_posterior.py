@@ -236,8 +236,12 @@ def posterior_input(
     all_ids = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
     truths, traj = np.unique(all_ids, return_inverse=True)
     truth_frame = np.repeat(np.arange(K), [i.size for i in ids])
-    states = [np.asarray(x, dtype=float).reshape(i.size, -1) for x, i in zip(truth, ids, strict=True)]
     d_full = posteriors[0].dim if K else len(dims)
+    # a frame without truth: (0, d) (reshape(0, -1) is refused by numpy)
+    states = [
+        np.asarray(x, dtype=float).reshape(i.size, -1 if i.size else d_full)
+        for x, i in zip(truth, ids, strict=True)
+    ]
     truth_states = np.concatenate(states)[:, dims] if all_ids.size else np.empty((0, len(dims)))
     if all_ids.size and np.concatenate(states).shape[1] != d_full:
         raise ValueError(f"truth: expected states of dimension {d_full} like the posterior")
