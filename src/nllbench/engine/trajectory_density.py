@@ -148,6 +148,19 @@ class TrajectoryPMBM:
         for name in ("ppp_weight", "ppp_node", "ppp_cut"):
             if getattr(self, name).shape != (J,):
                 raise ValueError(f"{name}: expected shape ({J},), got {getattr(self, name).shape}")
+        parent = self.node_parent
+        if np.any((parent < -1) | (parent >= N)):
+            raise ValueError(f"node_parent: expected node indices in -1..{N - 1}")
+        has = parent >= 0
+        if np.any(self.node_time[parent[has]] != self.node_time[has] - 1):
+            raise ValueError("node_parent: expected each parent one step before its node")
+        if not np.all((self.r_last > 0) & (self.r_last <= 1)):
+            raise ValueError("r_last: expected existence probabilities in (0, 1]")
+        if not np.all(self.ppp_weight >= 0) or not np.all(np.isfinite(self.ppp_weight)):
+            raise ValueError("ppp_weight: expected finite weights >= 0")
+        for p in ("p_survival", "p_detection"):
+            if not 0 <= getattr(self, p) <= 1:
+                raise ValueError(f"{p}: expected a probability in [0, 1], got {getattr(self, p)!r}")
 
     # ------------------------------------------------------------------
     # closed forms of the end time and existence

@@ -435,3 +435,20 @@ def run_tpmbm(
         measurements,
         progress,
     )
+
+
+def run_tpmbm_final(
+    measurements: Sequence[np.ndarray],
+    model: Model,
+    settings: PMBMSettings = PMBMSettings(),
+    progress: Callable[[int], None] | None = None,
+) -> TPMBMState:
+    """The trajectory PMBM filter's last state (the density of the whole run), keeping no earlier state."""
+    state = initial_state(model)
+    for k, Z in enumerate(measurements):
+        if k:
+            state = predict(state, model)
+        state = reduce(correct(state, Z, model, settings), model, settings)
+        if progress:
+            progress(k)
+    return state
