@@ -129,3 +129,46 @@ def test_alive_marginal_equals_the_pmbm_filter(seed):
         for y in (truth[k], truth[k][:1], np.empty((0, 4))):
             na, nb_ = nb.nll(a, y, q=50).value, nb.nll(b, y, q=50).value
             assert na == pytest.approx(nb_, abs=1e-8), (k, len(y))
+
+
+def test_posterior_file_round_trip(tmp_path):
+    """Written and read back, the density gives the same NLL to the last bit, with only reachable nodes."""
+    from nllbench.engine.trajectory_density import truth_trajectories
+    from nllbench.store.trajectory_posterior import (
+        read_trajectory_posterior,
+        reachable_nodes,
+        write_trajectory_posterior,
+    )
+
+    rng = np.random.default_rng(4)
+    model = _model(p_s=0.95, p_d=0.8, clutter=1.0, birth_w=[0.02], initial_w=0.5, q=0.1)
+    Z, truth = _scene(model, 10, rng)
+    density = run_tpmbm(Z, model).states[-1].to_density(model)
+    path = tmp_path / "t.nc"
+    write_trajectory_posterior(density, path, {"filter": "tpmbm"})
+    back, attrs = read_trajectory_posterior(path)
+    assert attrs["filter"] == "tpmbm"
+    kept = reachable_nodes(density.node_parent, np.concatenate([density.node, density.ppp_node]))
+    assert back.node_time.shape[0] == kept.size <= density.node_time.shape[0]
+    truths = truth_trajectories(truth, [np.arange(len(x)) for x in truth])
+    a = trajectory_density_nll(density, truths, q=20)
+    b = trajectory_density_nll(back, truths, q=20)
+    assert a.value == b.value and a.lower == b.lower and a.terms == b.terms
+    assert back.total_undetected() == density.total_undetected()
+
+
+def test_cli_filter_and_evaluate_trajectory(tmp_path, capsys):
+    import json
+
+    from nllbench.cli import main
+
+    scenario, post, record = tmp_path / "s.nc", tmp_path / "t.nc", tmp_path / "r.json"
+    argv = ["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "10", "--clutter-rate", "2"]
+    assert main([*argv, "-o", str(scenario)]) == 0
+    assert main(["filter", "-q", "--filter", "tpmbm", str(scenario), "-o", str(post)]) == 0
+    assert "a trajectory posterior of 10 steps" in capsys.readouterr().out
+    assert main(["evaluate-trajectory", str(post), str(scenario), "--q", "5", "-o", str(record)]) == 0
+    rec = json.loads(record.read_text())
+    assert rec["filter"] == "tpmbm" and rec["lower"] <= rec["value"] == rec["upper"]
+    terms = ("localization", "presence", "false", "undetected", "mixture", "association")
+    assert sum(rec[t] for t in terms) == pytest.approx(rec["value"], abs=1e-6)
