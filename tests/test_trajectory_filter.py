@@ -135,8 +135,8 @@ def test_posterior_file_round_trip(tmp_path):
     """Written and read back, the density gives the same NLL to the last bit, with only reachable nodes."""
     from nllbench.engine.trajectory_density import truth_trajectories
     from nllbench.store.trajectory_posterior import (
-        read_trajectory_posterior,
         reachable_nodes,
+        read_trajectory_posterior,
         write_trajectory_posterior,
     )
 
