@@ -51,52 +51,52 @@ TRAJECTORY_VARIANTS = ("tpmbm",)
 
 
 class NodeStore:
-    """Append-only store of Gaussian nodes (time, parent, mean, cov).
+    """Append-only store of Gaussian nodes (time, parent, mean, cov), in arrays of doubling capacity.
 
     Appending never changes a written node, so every filter state (which only
     refers to nodes written before it) stays valid: the steps remain pure in
-    what they return. ``arrays()`` concatenates the blocks (memoised).
+    what they return. An append costs O(nodes appended) amortised; ``arrays()``
+    returns views of the written prefix (a later append that grows the arrays
+    leaves earlier views on the old, unchanged buffers).
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, capacity: int = 256) -> None:
         self.dim = dim
-        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.size = 0
-        self._cache: tuple | None = None
+        self._time = np.empty(capacity, dtype=np.int64)
+        self._parent = np.empty(capacity, dtype=np.int64)
+        self._mean = np.empty((capacity, dim))
+        self._cov = np.empty((capacity, dim, dim))
 
     def append(self, time, parent, mean, cov) -> np.ndarray:
         """Write nodes; returns their indices."""
         n = mean.shape[0]
-        idx = self.size + np.arange(n)
-        if n:
-            t = np.broadcast_to(np.asarray(time, dtype=np.int64), (n,)).copy()
-            self._blocks.append((t, np.asarray(parent, dtype=np.int64).copy(), mean.copy(), cov.copy()))
-            self.size += n
-            self._cache = None
-        return idx
+        need = self.size + n
+        if need > self._time.shape[0]:
+            cap = max(need, 2 * self._time.shape[0])
+            for name in ("_time", "_parent", "_mean", "_cov"):
+                old = getattr(self, name)
+                new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
+                new[: self.size] = old[: self.size]
+                setattr(self, name, new)
+        sl = slice(self.size, need)
+        self._time[sl] = time
+        self._parent[sl] = parent
+        self._mean[sl] = mean
+        self._cov[sl] = cov
+        self.size = need
+        return np.arange(sl.start, sl.stop)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if self._cache is None or self._cache[0].shape[0] != self.size:
-            if self._blocks:
-                parts = list(zip(*self._blocks, strict=True))
-                self._blocks = [tuple(np.concatenate(p) for p in parts)]
-                self._cache = self._blocks[0]
-            else:
-                d = self.dim
-                self._cache = (
-                    np.empty(0, np.int64),
-                    np.empty(0, np.int64),
-                    np.empty((0, d)),
-                    np.empty((0, d, d)),
-                )
-        return self._cache
+        """(time (N,), parent (N,), mean (N, d), cov (N, d, d)) of the nodes written so far (views)."""
+        n = self.size
+        return self._time[:n], self._parent[:n], self._mean[:n], self._cov[:n]
 
     def gaussians(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        _, _, m, P = self.arrays()
-        return m[idx], P[idx]
+        return self._mean[idx], self._cov[idx]
 
     def parents(self, idx: np.ndarray) -> np.ndarray:
-        return self.arrays()[1][idx]
+        return self._parent[idx]
 
 
 @dataclass(frozen=True)
