@@ -172,3 +172,17 @@ def test_cli_filter_and_evaluate_trajectory(tmp_path, capsys):
     assert rec["filter"] == "tpmbm" and rec["lower"] <= rec["value"] == rec["upper"]
     terms = ("localization", "presence", "false", "undetected", "mixture", "association")
     assert sum(rec[t] for t in terms) == pytest.approx(rec["value"], abs=1e-6)
+
+
+def test_trajectory_estimate_is_the_smoother_mean():
+    """One object, certain detection and survival: the estimate is the smoothed mean sequence."""
+    from nllbench.engine.trajectory_density import estimate_trajectories
+
+    rng = np.random.default_rng(3)
+    model = _model()
+    X, Z = _simulate_one(model, 6, rng)
+    density = run_tpmbm(Z, model).states[-1].to_density(model)
+    states, labels = estimate_trajectories(density)
+    mean, _ = _smoother_joint(model, Z)
+    assert np.concatenate(states) == pytest.approx(mean.reshape(6, 4), abs=1e-9)
+    assert all(len(x) == 1 for x in labels) and len({int(x[0]) for x in labels}) == 1

@@ -517,3 +517,52 @@ def trajectory_density_nll(
         terms["mixture"] = mixture
         terms["association"] = value - (best_cost + mixture)
     return TrajectoryDensityNLL(value, lower, value, exact_value, bool(all(completes)), terms, h_best)
+
+
+def smoothed_means(density: TrajectoryPMBM, nodes: np.ndarray) -> np.ndarray:
+    """(L, d) means of the joint Gaussian of a chain (oldest first): the RTS smoother's means.
+
+    ``mean_L = m_L``; ``mean_s = G_s mean_{s+1} + o_s`` backwards (the kernels of :func:`backward_kernels`).
+    """
+    m, P = density.node_mean[nodes], density.node_cov[nodes]
+    out = np.empty_like(m)
+    out[-1] = m[-1]
+    if nodes.size > 1:
+        G, o, _ = backward_kernels(m[:-1], P[:-1], density.F, density.Q)
+        for s in range(nodes.size - 2, -1, -1):
+            out[s] = G[s] @ out[s + 1] + o[s]
+    return out
+
+
+def estimate_trajectories(density: TrajectoryPMBM, threshold: float = 0.4) -> tuple[list, list]:
+    """Point estimate of the set of trajectories: per step, (states (m_k, d), labels (m_k,)).
+
+    The rule of the MATLAB ``TPMBM_all_estimate1.m``: in the global hypothesis
+    of largest weight, every Bernoulli with existence above ``threshold``; its
+    most probable end time; the mean of its states up to then (here the exact
+    smoothed means of the chain). Labels are the tracks' labels.
+    """
+    K, d = density.time + 1, density.F.shape[0]
+    states: list[list] = [[] for _ in range(K)]
+    labels: list[list] = [[] for _ in range(K)]
+    h = int(np.argmax(density.log_weights))
+    log_r, _ = density.bernoulli_terms()
+    for s in density.assoc[h][density.assoc[h] >= 0].tolist():
+        if not np.exp(log_r[s]) > threshold:
+            continue
+        b = int(density.start[s])
+        ends = np.arange(b, K)
+        lu = log_end_probability(
+            int(density.t_last[s]), int(density.cut[s]), density.time, density.updated,
+            density.p_survival, density.p_detection, ends,
+        )  # fmt: skip
+        e = int(ends[int(np.argmax(lu))])
+        chain = density.chain(int(density.node[s]))[: e - b + 1]
+        means = smoothed_means(density, chain)
+        for i, t in enumerate(range(b, e + 1)):
+            states[t].append(means[i])
+            labels[t].append(int(density.track_labels[density.track[s]]))
+    return (
+        [np.array(x).reshape(-1, d) for x in states],
+        [np.array(x, dtype=np.int64) for x in labels],
+    )
