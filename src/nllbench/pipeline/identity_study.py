@@ -16,9 +16,15 @@ import time
 
 import numpy as np
 
-from nllbench.engine.trajectory_density import trajectory_density_nll, truth_trajectories
-from nllbench.filters import PMBMSettings, run_filter, run_tpmbm_final
+from nllbench.engine.trajectory_density import (
+    estimate_trajectories,
+    trajectory_density_nll,
+    truth_trajectories,
+)
+from nllbench.filters import PMBMSettings, run_filter_full, run_tpmbm_final
 from nllbench.measures.evaluate import EvaluationSettings
+from nllbench.measures.metrics import identity_scores
+from nllbench.measures.tgospa import tgospa
 from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
 from nllbench.simulation.scenarios import get_scenario, simulate, simulate_with_truth
 
@@ -34,6 +40,15 @@ def separated(truth, truth_ids, offsets=SEPARATING_OFFSETS):
         y[:, :2] += offsets[np.asarray(ids) % len(offsets)]
         out.append(y)
     return out
+
+
+def estimate_scores(truth, truth_ids, states, labels, settings: EvaluationSettings = EvaluationSettings()):
+    """(trajectory GOSPA, IDF1) of per-step estimates on position, at the evaluation's defaults."""
+    y = [np.asarray(x)[:, :2] for x in truth]
+    e = [np.asarray(x).reshape(-1, np.shape(x)[-1] if np.size(x) else 4)[:, :2] for x in states]
+    tg = tgospa(y, truth_ids, e, labels, settings.cutoff, settings.p, settings.tgospa_gamma)
+    ids = identity_scores(y, truth_ids, e, labels, settings.threshold)
+    return tg.value, ids.idf1
 
 
 def identity_rows(
@@ -61,24 +76,41 @@ def identity_rows(
             base = dict(seed=seed, condition=condition, clutter_rate=clutter_rate, steps=steps)
             for name in ("pmbm", "pmb"):
                 t0 = time.perf_counter()
-                posts = run_filter(name, sim.measurements, model, pmbm_settings=settings)
+                run = run_filter_full(
+                    name, sim.measurements, model, pmbm_settings=settings, estimate_at="update"
+                )
                 sec = time.perf_counter() - t0
+                posts = run.posteriors
+                tg, idf1 = estimate_scores(
+                    sim.truth,
+                    sim.truth_ids,
+                    [x.states for x in run.estimates],
+                    [x.labels for x in run.estimates],
+                )
+                for measure, value in (("T-GOSPA", tg), ("IDF1", idf1)):
+                    rows.append(dict(base, filter=name, measure=measure, value=value, seconds=sec))
                 for marginal in ("full", "position"):
-                    (run,) = posterior_trajectory_runs(
+                    (traj,) = posterior_trajectory_runs(
                         posts, sim.truth, sim.truth_ids, model.fov_low, model.fov_high,
                         [EvaluationSettings(qs=(q,), marginal=marginal)],
                     )  # fmt: skip
                     rows.append(
-                        dict(base, filter=name, measure=f"labelled-output ({marginal})", value=run.value,
+                        dict(base, filter=name, measure=f"labelled-output ({marginal})", value=traj.value,
                              seconds=sec)
                     )  # fmt: skip
-            t0 = time.perf_counter()
-            state = run_tpmbm_final(sim.measurements, model, settings)
-            sec = time.perf_counter() - t0
-            res = trajectory_density_nll(
-                state.to_density(model), truth_trajectories(sim.truth, sim.truth_ids), q
-            )
-            rows.append(
-                dict(base, filter="tpmbm", measure="trajectory density (full)", value=res.value, seconds=sec)
-            )
+            truths = truth_trajectories(sim.truth, sim.truth_ids)
+            for name, s in (("tpmbm", settings), ("tpmbm-wide", wide)):
+                if s is None:
+                    continue
+                t0 = time.perf_counter()
+                state = run_tpmbm_final(sim.measurements, model, s)
+                sec = time.perf_counter() - t0
+                density = state.to_density(model)
+                res = trajectory_density_nll(density, truths, q)
+                rows.append(
+                    dict(base, filter=name, measure="trajectory density (full)", value=res.value, seconds=sec)
+                )
+                tg, idf1 = estimate_scores(sim.truth, sim.truth_ids, *estimate_trajectories(density))
+                for measure, value in (("T-GOSPA", tg), ("IDF1", idf1)):
+                    rows.append(dict(base, filter=name, measure=measure, value=value, seconds=sec))
     return rows
