@@ -239,3 +239,44 @@ def test_exact_nll_equals_brute_force(seed):
     assert big.value == pytest.approx(want, abs=1e-9)
     assert res.lower <= want + 1e-9 <= res.value + 2e-9
     assert sum(res.terms.values()) == pytest.approx(res.value, abs=1e-9)
+
+
+def test_refusals_name_the_input():
+    rng = np.random.default_rng(0)
+    density = _random_density(rng, 2, True)
+    with pytest.raises(ValueError, match="q: expected a positive integer"):
+        trajectory_density_nll(density, [], q=0)
+    from nllbench.engine.trajectory_density import truth_trajectories
+
+    x = np.zeros((1, 4))
+    with pytest.raises(ValueError, match="trajectory 7 has a gap"):
+        truth_trajectories([x, np.zeros((0, 4)), x], [np.array([7]), np.array([], dtype=int), np.array([7])])
+    fields = {k: getattr(density, k) for k in density.__dataclass_fields__}
+    bad = dict(fields, node_parent=np.where(density.node_parent >= 0, 0, -1))
+    if np.any(
+        density.node_time[bad["node_parent"][bad["node_parent"] >= 0]]
+        != density.node_time[bad["node_parent"] >= 0] - 1
+    ):
+        with pytest.raises(ValueError, match="node_parent: expected each parent one step before"):
+            TrajectoryPMBM(**bad)
+    with pytest.raises(ValueError, match="r_last: expected existence probabilities"):
+        TrajectoryPMBM(**dict(fields, r_last=np.zeros_like(density.r_last)))
+    with pytest.raises(ValueError, match="assoc: expected Bernoulli indices"):
+        TrajectoryPMBM(**dict(fields, assoc=density.assoc + 10))
+
+
+def test_a_truth_never_detected_is_explained_by_the_ended_undetected_part():
+    """An undetected component that was cut keeps its ended trajectories: a truth that ended before the
+    cut has finite likelihood through it alone."""
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        density = _random_density(rng, 4, True, S=0, J=1, H=1)
+        b, cut = int(density.ppp_start[0]), int(density.ppp_cut[0])
+        if cut > b:
+            break
+    else:
+        pytest.fail("no cut component with an ended part drawn")
+    y = TrueTrajectory(b, rng.normal(0, 1, (cut - b, D)))  # ends at cut - 1
+    value = trajectory_density_nll(density, [y], exact=True).exact
+    assert np.isfinite(value)
+    assert value == pytest.approx(_brute_force(density, [y]), abs=1e-9)

@@ -65,6 +65,12 @@ def _log1m(p: float) -> float:
     return math.log1p(-p) if p < 1 else -math.inf
 
 
+_INTEGER_FIELDS = (
+    "node_time", "node_parent", "start", "t_last", "cut", "node", "track", "track_labels", "assoc",
+    "ppp_start", "ppp_node", "ppp_cut",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class TrajectoryPMBM:
     """The posterior of the trajectory PMBM filter over the set of all trajectories up to ``time``.
@@ -122,6 +128,13 @@ class TrajectoryPMBM:
     ppp_cut: np.ndarray
 
     def __post_init__(self) -> None:
+        for name in _INTEGER_FIELDS:
+            arr = np.asarray(getattr(self, name))
+            if arr.size == 0:
+                arr = arr.astype(np.int64)  # an empty list reads as float
+            elif arr.dtype.kind not in "iu":
+                raise TypeError(f"{name}: expected integers, got {arr.dtype}")
+            object.__setattr__(self, name, arr.astype(np.int64, copy=False))
         N = self.node_time.shape[0]
         d = self.F.shape[0]
         if self.node_mean.shape != (N, d) or self.node_cov.shape != (N, d, d):
