@@ -189,7 +189,7 @@ def test_trajectory_estimate_is_the_smoother_mean():
 
 
 def test_identity_study_rows():
-    """The study's rows: every filter and measure on both conditions, finite; the offsets move positions only."""
+    """The study's rows: every filter and measure on both conditions; the offsets move positions only."""
     import pandas as pd
 
     from nllbench.pipeline.identity_study import SEPARATING_OFFSETS, identity_rows, separated
