@@ -172,6 +172,7 @@ def test_cli_filter_and_evaluate_trajectory(tmp_path, capsys):
     assert rec["filter"] == "tpmbm" and rec["lower"] <= rec["value"] == rec["upper"]
     terms = ("localization", "presence", "false", "undetected", "mixture", "association")
     assert sum(rec[t] for t in terms) == pytest.approx(rec["value"], abs=1e-6)
+    assert rec["tgospa"] >= 0 and 0 <= rec["idf1"] <= 1
 
 
 def test_trajectory_estimate_is_the_smoother_mean():

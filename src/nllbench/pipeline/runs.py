@@ -16,7 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.engine.trajectory_density import trajectory_density_nll, truth_trajectories
+from nllbench.engine.trajectory_density import (
+    estimate_trajectories,
+    trajectory_density_nll,
+    truth_trajectories,
+)
 from nllbench.filters import TRAJECTORY_FILTERS, PHDSettings, PMBMSettings, run_filter_full, run_tpmbm_final
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.measures.evaluate import EvaluationSettings, evaluate_runs
@@ -169,7 +173,9 @@ def _trajectory_filter_file(data, scenario_path, filter_name, path, pmbm, progre
 def trajectory_nll_file(posterior_path, scenario_path, q: int = 10, exact: bool = False) -> dict:
     """The exact trajectory NLL of a scenario's truth under a trajectory posterior file, as a record.
 
-    Returns ``{"value", "lower", "upper", "exact", "complete", terms...}``.
+    Returns ``{"value", "lower", "upper", "exact", "complete", terms..., "tgospa", "idf1"}``: the
+    last two of the filter's trajectory estimate (:func:`estimate_trajectories`) on position, at
+    the evaluation's default settings.
     """
     density, attrs = read_trajectory_posterior(posterior_path)
     data = read_scenario(scenario_path)
@@ -178,8 +184,11 @@ def trajectory_nll_file(posterior_path, scenario_path, q: int = 10, exact: bool 
             f"{posterior_path}: the posterior ends at step {density.time}, the scenario "
             f"{scenario_path} has {data.steps} steps (0..{data.steps - 1})"
         )
+    from nllbench.pipeline.identity_study import estimate_scores
+
     truths = truth_trajectories(data.truth, data.truth_ids)
     res = trajectory_density_nll(density, truths, q=q, exact=exact)
+    tg, idf1 = estimate_scores(data.truth, data.truth_ids, *estimate_trajectories(density))
     return {
         "filter": attrs.get("filter", ""),
         "value": res.value,
@@ -189,6 +198,8 @@ def trajectory_nll_file(posterior_path, scenario_path, q: int = 10, exact: bool 
         "complete": res.complete,
         "q": q,
         **res.terms,
+        "tgospa": tg,
+        "idf1": idf1,
     }
 
 
