@@ -167,6 +167,9 @@ def test_cli_filter_and_evaluate_trajectory(tmp_path, capsys):
     assert main([*argv, "-o", str(scenario)]) == 0
     assert main(["filter", "-q", "--filter", "tpmbm", str(scenario), "-o", str(post)]) == 0
     assert "a trajectory posterior of 10 steps" in capsys.readouterr().out
+    refused = ["filter", "-q", "--filter", "tpmbm", "--estimate-at", "update", str(scenario), "-o", str(post)]
+    assert main(refused) != 0
+    assert "writes no per-step estimates" in capsys.readouterr().err
     assert main(["evaluate-trajectory", str(post), str(scenario), "--q", "5", "-o", str(record)]) == 0
     rec = json.loads(record.read_text())
     assert rec["filter"] == "tpmbm" and rec["lower"] <= rec["value"] == rec["upper"]

@@ -99,6 +99,11 @@ def filter_file(
     if data.model is None:
         raise ValueError(f"{scenario_path}: the file has no model (F, Q, H, R, birth); cannot filter it")
     if filter_name in TRAJECTORY_FILTERS:
+        if estimate_at != "posterior" or estimator is not None:
+            raise ValueError(
+                f"estimate_at, estimator: the {filter_name} filter writes no per-step estimates (its"
+                " trajectory estimate comes from the posterior at evaluation); leave them at their defaults"
+            )
         return _trajectory_filter_file(data, scenario_path, filter_name, path, pmbm, progress, config)
     counts = [len(x) for x in data.truth]
     if max_cardinality is None:
