@@ -331,8 +331,12 @@ def _ranked_associations(state, l_miss, l_det, det_index, l_new, new_index, sett
     weights = np.exp(state.log_weights - logsumexp(state.log_weights))
     rows, logw = [], []
     for h in range(state.assoc.shape[0]):
-        present = np.flatnonzero(state.assoc[h] >= 0)
-        s = state.assoc[h, present]
+        held = np.flatnonzero(state.assoc[h] >= 0)
+        s_held = state.assoc[h, held]
+        # Bernoullis that cannot be detected (alive branch cut, or r P(alive) = 0) stay as they are
+        # and leave the assignment problem: its size follows the live trajectories, not all of them
+        live = (l_miss[s_held] != 0.0) | np.isfinite(l_det[s_held]).any(axis=1)
+        present, s = held[live], s_held[live]
         sure = l_miss[s] == -math.inf  # alive surely and P_D = 1: must be detected
         cost = np.full((nz, s.size + nz), np.inf)
         if s.size:
@@ -345,7 +349,7 @@ def _ranked_associations(state, l_miss, l_det, det_index, l_new, new_index, sett
         base = state.log_weights[h] + float(np.sum(l_miss[s][~sure]))
         for c, cols in zip(ranked.costs, ranked.columns, strict=True):
             row = np.full(T + nz, -1)
-            row[present] = s
+            row[held] = s_held
             for j, col in enumerate(cols):
                 if col < s.size:
                     row[present[col]] = det_index[s[col], j]
