@@ -47,4 +47,8 @@ def main(steps=(20, 40, 80), presets=("williams15", "chalmers")) -> None:
 
 
 if __name__ == "__main__":
-    main(*(tuple(int(x) for x in arg.split(",")) for arg in sys.argv[1:2]))
+    args = sys.argv[1:]
+    main(
+        *([tuple(int(x) for x in args[0].split(","))] if args else []),
+        *([tuple(args[1].split(","))] if args[1:] else []),
+    )

@@ -207,3 +207,33 @@ def test_identity_study_rows():
     assert set(table["filter"]) == {"pmbm", "pmb", "tpmbm"}
     assert len(table) == 2 * (2 * 4 + 3)
     assert np.all(np.isfinite(table["value"]))
+
+
+def test_hostile_trajectory_posterior_files_are_refused(tmp_path):
+    """A variable of the wrong kind, a dangling index, another content: SchemaError naming the file."""
+    import xarray as xr
+
+    from nllbench.store import SchemaError
+    from nllbench.store.trajectory_posterior import read_trajectory_posterior, write_trajectory_posterior
+
+    model = _model()
+    X, Z = _simulate_one(model, 3, np.random.default_rng(0))
+    path = tmp_path / "t.nc"
+    write_trajectory_posterior(run_tpmbm(Z, model).states[-1].to_density(model), path)
+    ds = xr.open_dataset(path, decode_cf=False).load()
+    for name, change, match in (
+        ("bern_node", lambda a: a.astype(float), "'bern_node': expected integer values"),
+        ("bern_node", lambda a: a + 1000, "node, ppp_node: expected node indices"),
+        ("bern_r_last", lambda a: a * 0, "r_last: expected existence probabilities"),
+    ):
+        bad = ds.copy()
+        bad[name] = (ds[name].dims, change(ds[name].values))
+        out = tmp_path / f"{name}.nc"
+        bad.to_netcdf(out)
+        with pytest.raises(SchemaError, match=match):
+            read_trajectory_posterior(out)
+    other = ds.copy()
+    other.attrs["content"] = "posterior"
+    other.to_netcdf(tmp_path / "other.nc")
+    with pytest.raises(SchemaError, match="expected a trajectory_posterior file"):
+        read_trajectory_posterior(tmp_path / "other.nc")
