@@ -237,3 +237,30 @@ def test_hostile_trajectory_posterior_files_are_refused(tmp_path):
     other.to_netcdf(tmp_path / "other.nc")
     with pytest.raises(SchemaError, match="expected a trajectory_posterior file"):
         read_trajectory_posterior(tmp_path / "other.nc")
+
+
+def test_setting_aside_ended_bernoullis_changes_nothing(monkeypatch):
+    """Ended Bernoullis held by every hypothesis leave the bookkeeping: the density (its NLL) is the same."""
+    import nllbench.filters.tpmbm as tp
+    from nllbench.engine.trajectory_density import estimate_trajectories, truth_trajectories
+
+    rng = np.random.default_rng(5)
+    model = _model(p_s=0.8, p_d=0.7, clutter=2.0, birth_w=[0.05], initial_w=0.5, q=0.1)
+    settings = PMBMSettings(existence_floor=0.05)
+    Z, truth = _scene(model, 14, rng, n_objects=3)
+    with_aside = run_tpmbm(Z, model, settings).states[-1]
+    assert len(with_aside.ended) > 0
+    monkeypatch.setattr(tp, "_set_aside_ended", lambda state: state)
+    without = run_tpmbm(Z, model, settings).states[-1]
+    assert len(without.ended) == 0
+    # truths the posterior can explain: its own trajectory estimate, moved a little
+    density = without.to_density(model)
+    truths = truth_trajectories(*estimate_trajectories(density))
+    truths = [TrueTrajectory(y.start, y.states + rng.normal(0, 0.3, y.states.shape)) for y in truths]
+    values = []
+    for ys in (truths, truths[:-1]):
+        a = trajectory_density_nll(with_aside.to_density(model), ys, q=30).value
+        b = trajectory_density_nll(density, ys, q=30).value
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-9)
+        values.append(a)
+    assert np.isfinite(values[0])

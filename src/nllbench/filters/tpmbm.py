@@ -100,6 +100,38 @@ class NodeStore:
 
 
 @dataclass(frozen=True)
+class EndedBernoullis:
+    """Bernoullis that ended for good and that every global hypothesis holds: a factor of all of them.
+
+    start, t_last, cut, node, label : (F,) int; r_last : (F,) float (see :class:`TPMBMState`).
+    Their existence and end time no longer change, and they can no longer be
+    detected, so they leave the hypotheses' bookkeeping (whose cost would
+    otherwise grow with every trajectory ever seen) and rejoin every
+    hypothesis in :meth:`TPMBMState.to_density`.
+    """
+
+    start: np.ndarray
+    r_last: np.ndarray
+    t_last: np.ndarray
+    cut: np.ndarray
+    node: np.ndarray
+    label: np.ndarray
+
+    @classmethod
+    def empty(cls) -> EndedBernoullis:
+        e = np.empty(0, dtype=np.int64)
+        return cls(e, np.empty(0), e, e, e, e)
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+    def extended(self, start, r_last, t_last, cut, node, label) -> EndedBernoullis:
+        new = (start, r_last, t_last, cut, node, label)
+        old = (self.start, self.r_last, self.t_last, self.cut, self.node, self.label)
+        return EndedBernoullis(*(np.concatenate([a, b]) for a, b in zip(old, new, strict=True)))
+
+
+@dataclass(frozen=True)
 class TPMBMState:
     """Filter state at step ``time`` (``updated``: after that step's update).
 
@@ -109,6 +141,7 @@ class TPMBMState:
     track_labels (T,), assoc (H, T), log_weights (H,) : global hypotheses
     ppp_start, ppp_weight, ppp_node, ppp_cut : (J,) undetected components
     next_label : int
+    ended : EndedBernoullis held by every hypothesis (not in the pool)
     """
 
     time: int
@@ -128,6 +161,7 @@ class TPMBMState:
     ppp_node: np.ndarray
     ppp_cut: np.ndarray
     next_label: int
+    ended: EndedBernoullis = field(default_factory=EndedBernoullis.empty)
 
     def replace(self, **changes) -> TPMBMState:
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -138,10 +172,16 @@ class TPMBMState:
         """The posterior over the set of all trajectories (normalised hypothesis weights)."""
         t, p, m, P = self.nodes.arrays()
         lw = self.log_weights - logsumexp(self.log_weights)
+        e, S, T, H = self.ended, self.start.shape[0], self.track_labels.shape[0], self.assoc.shape[0]
+        n = len(e)
+        assoc = np.concatenate([self.assoc, np.tile(S + np.arange(n), (H, 1))], axis=1)
         return TrajectoryPMBM(
-            self.time, self.updated, model.F, model.Q, model.p_survival, model.p_detection,
-            t, p, m, P, self.start, self.r_last, self.t_last, self.cut, self.node, self.track,
-            self.track_labels, self.assoc, lw, self.ppp_start, self.ppp_weight, self.ppp_node, self.ppp_cut,
+            self.time, self.updated, model.F, model.Q, model.p_survival, model.p_detection, t, p, m, P,
+            np.concatenate([self.start, e.start]), np.concatenate([self.r_last, e.r_last]),
+            np.concatenate([self.t_last, e.t_last]), np.concatenate([self.cut, e.cut]),
+            np.concatenate([self.node, e.node]), np.concatenate([self.track, T + np.arange(n)]),
+            np.concatenate([self.track_labels, e.label]), assoc, lw,
+            self.ppp_start, self.ppp_weight, self.ppp_node, self.ppp_cut,
         )  # fmt: skip
 
     def alive_marginal(self, model: Model) -> PMBM:
@@ -382,7 +422,7 @@ def reduce(state: TPMBMState, model: Model, settings: PMBMSettings) -> TPMBMStat
     small = np.zeros(state.start.shape[0] + 1, dtype=bool)
     small[:-1] = np.exp(log_r) < settings.existence_floor
     assoc[small[assoc]] = -1
-    out = _compact(state.replace(cut=cut), assoc, lw - logsumexp(lw))
+    out = _set_aside_ended(_compact(state.replace(cut=cut), assoc, lw - logsumexp(lw)))
     # undetected components: the alive branch at or below ppp_floor is cut; empty components go
     a_w = _ppp_alive_weights(out, model)
     ppp_cut = np.where((out.ppp_cut < 0) & (a_w <= settings.ppp_floor), k, out.ppp_cut)
@@ -394,6 +434,35 @@ def reduce(state: TPMBMState, model: Model, settings: PMBMSettings) -> TPMBMStat
         ppp_node=out.ppp_node[left],
         ppp_cut=ppp_cut[left],
     )
+
+
+def _set_aside_ended(state: TPMBMState) -> TPMBMState:
+    """Move tracks whose Bernoulli is the same ended one in every hypothesis to ``state.ended``."""
+    A = state.assoc
+    if A.shape[1] == 0:
+        return state
+    first = A[0]
+    same = np.all(A == first[None, :], axis=0) & (first >= 0)
+    tracks = np.flatnonzero(same)
+    tracks = tracks[state.cut[first[tracks]] >= 0]
+    if tracks.size == 0:
+        return state
+    s = first[tracks]
+    ended = state.ended.extended(
+        state.start[s],
+        state.r_last[s],
+        state.t_last[s],
+        state.cut[s],
+        state.node[s],
+        state.track_labels[tracks],
+    )
+    keep = np.ones(A.shape[1], dtype=bool)
+    keep[tracks] = False
+    # the set-aside tracks' columns leave; _compact drops their Bernoullis and re-indexes the rest
+    out = state.replace(ended=ended)
+    A2 = A.copy()
+    A2[:, ~keep] = -1
+    return _compact(out, A2, state.log_weights)
 
 
 def _compact(state: TPMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> TPMBMState:
