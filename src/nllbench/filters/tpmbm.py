@@ -387,16 +387,16 @@ def _ranked_associations(state, l_miss, l_det, det_index, l_new, new_index, sett
         k = max(1, math.ceil(settings.max_hypotheses * weights[h]))
         ranked = murty(cost, k, mandatory)
         base = state.log_weights[h] + float(np.sum(l_miss[s][~sure]))
-        for c, cols in zip(ranked.costs, ranked.columns, strict=True):
-            row = np.full(T + nz, -1)
-            row[held] = s_held
-            for j, col in enumerate(cols):
-                if col < s.size:
-                    row[present[col]] = det_index[s[col], j]
-                else:
-                    row[T + j] = new_index[j]
-            rows.append(row)
-            logw.append(base - c)
+        cols = ranked.columns.reshape(ranked.costs.shape[0], nz)  # (k, nz): all associations at once
+        block = np.full((cols.shape[0], T + nz), -1)
+        block[:, held] = s_held  # missed-detection children keep the parent index
+        kk, jj = np.nonzero(cols < s.size)
+        c = cols[kk, jj]
+        block[kk, present[c]] = det_index[s[c], jj]
+        kk, jj = np.nonzero(cols >= s.size)
+        block[kk, T + jj] = new_index[jj]
+        rows.extend(block)
+        logw.extend((base - ranked.costs).tolist())
     if not rows:
         raise ValueError("measurements: no global hypothesis can explain this scan (zero clutter intensity?)")
     return np.array(rows, dtype=np.int64), np.array(logw)
