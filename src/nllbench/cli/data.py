@@ -171,7 +171,8 @@ def _filter(args: argparse.Namespace) -> int:
             progress = Progress(args.filter, steps, enabled=not args.quiet)
             posts, sec = filter_file(args.scenario_file, args.filter, out, progress=progress, **options)
             write_timing(timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
-        print(f"wrote {args.output}: {args.filter}, {len(posts)} steps in {sec:.2f} s")
+        what = "a trajectory posterior" if args.filter == "tpmbm" else f"{len(posts)} steps"
+        print(f"wrote {args.output}: {args.filter}, {what} of {steps} steps in {sec:.2f} s")
         return 0
     files = seed_files(args.input_dir)
     timing = []
@@ -268,8 +269,10 @@ def _add_filter_parser(sub) -> None:
     flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
     flt.add_argument(
         "--filter",
-        choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"],
-        help="the filter (required: here or as the --settings key filter)",
+        choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01", "tpmbm"],
+        help="the filter (required: here or as the --settings key filter); tpmbm (the trajectory PMBM"
+        " filter for the set of all trajectories) writes one trajectory posterior file, the density of the"
+        " whole run's set of trajectories (docs/trajectory_filters.md)",
     )
     flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")
     add_batch_io(flt, "output NetCDF posterior file (one run)", "batch: directory for the posterior files")

@@ -207,7 +207,42 @@ def add_evaluation_options(parser: argparse.ArgumentParser, skip=()) -> None:
     )
 
 
+def _evaluate_trajectory(args: argparse.Namespace) -> int:
+    import json
+    import math
+
+    from nllbench.pipeline.runs import trajectory_nll_file
+
+    targets = (("-o", args.output, False),)
+    inputs = [("POSTERIOR", args.posterior), ("SCENARIO_FILE", args.scenario_file)]
+    with checked_outputs(*targets, inputs=inputs) as (out,):
+        record = trajectory_nll_file(args.posterior, args.scenario_file, q=args.q, exact=args.exact)
+        # +inf (likelihood 0) as the string "inf": the record stays strict JSON
+        shown = {
+            k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()
+        }
+        if out is not None:
+            from nllbench.store import write_json
+
+            write_json(shown, out)
+    print(json.dumps(shown, sort_keys=True))
+    return 0
+
+
 def add_parsers(sub) -> None:
+    et = sub.add_parser(
+        "evaluate-trajectory",
+        help="the exact trajectory NLL of a scenario's truth under a trajectory posterior (nllbench filter"
+        " --filter tpmbm)",
+    )
+    et.add_argument("posterior", help="NetCDF trajectory posterior file")
+    et.add_argument("scenario_file", help="NetCDF scenario file with the truth")
+    et.add_argument(
+        "--q", type=integer(1, MAX_Q), default=10, help="Murty budget per hypothesis (default 10)"
+    )
+    et.add_argument("--exact", action="store_true", help="also the exact sum over every association")
+    et.add_argument("-o", "--output", help="JSON record (value, bounds, terms)")
+    et.set_defaults(func=_evaluate_trajectory)
     ev = sub.add_parser("evaluate", help="score a posterior file against its scenario file")
     ev.add_argument("posterior", nargs="?", help="NetCDF posterior file")
     ev.add_argument("scenario_file", nargs="?", help="NetCDF scenario file with the truth")

@@ -24,9 +24,14 @@ from nllbench.filters.estimates import (
 )
 from nllbench.filters.phd import PHDSettings, run_cphd, run_phd
 from nllbench.filters.pmbm import PMBMSettings, estimate_state, run_pmbm
+from nllbench.filters.tpmbm import TRAJECTORY_VARIANTS, run_tpmbm, run_tpmbm_final
 from nllbench.simulation.models import Model
 
 FILTERS = ("phd", "cphd", "pmbm", "pmb", "mbm", "mbm01")
+
+#: Filters whose posterior is a density over sets of trajectories (nllbench.filters.tpmbm):
+#: one trajectory posterior per run, scored by the exact trajectory NLL.
+TRAJECTORY_FILTERS = TRAJECTORY_VARIANTS
 
 #: When point estimates are extracted: from the stored posterior (at evaluation)
 #: or at update time, after the correction and before pruning and merging.
@@ -107,6 +112,9 @@ __all__ = [
     "FilterRun",
     "PHDSettings",
     "PMBMSettings",
+    "TRAJECTORY_FILTERS",
     "run_filter",
     "run_filter_full",
+    "run_tpmbm",
+    "run_tpmbm_final",
 ]

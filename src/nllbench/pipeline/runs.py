@@ -16,7 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.filters import PHDSettings, PMBMSettings, run_filter_full
+from nllbench.engine.trajectory_density import (
+    estimate_trajectories,
+    trajectory_density_nll,
+    truth_trajectories,
+)
+from nllbench.filters import TRAJECTORY_FILTERS, PHDSettings, PMBMSettings, run_filter_full, run_tpmbm_final
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.measures.likelihood.trajectory import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings, evaluate_runs
@@ -30,6 +35,7 @@ from nllbench.store import (
     write_posterior,
     write_scenario,
 )
+from nllbench.store.trajectory_posterior import read_trajectory_posterior, write_trajectory_posterior
 
 
 def default_max_cardinality(truth_counts: list[int], expected_objects: float) -> int:
@@ -92,6 +98,13 @@ def filter_file(
     data = read_scenario(scenario_path)
     if data.model is None:
         raise ValueError(f"{scenario_path}: the file has no model (F, Q, H, R, birth); cannot filter it")
+    if filter_name in TRAJECTORY_FILTERS:
+        if estimate_at != "posterior" or estimator is not None:
+            raise ValueError(
+                f"estimate_at, estimator: the {filter_name} filter writes no per-step estimates (its"
+                " trajectory estimate comes from the posterior at evaluation); leave them at their defaults"
+            )
+        return _trajectory_filter_file(data, scenario_path, filter_name, path, pmbm, progress, config)
     counts = [len(x) for x in data.truth]
     if max_cardinality is None:
         expected = float(data.model.initial.weights.sum() + data.model.birth.weights.sum() * data.steps)
@@ -134,6 +147,65 @@ def filter_file(
         attrs.update(estimator=run.estimator, estimate_at=estimate_at)
     write_posterior(posts, path, attrs, estimates=run.estimates)
     return posts, time.perf_counter() - t0
+
+
+def _scenario_attrs(data: ScenarioData) -> dict:
+    renamed = {"nllbench_version", "nllbench_schema_version", "software_versions", "config"}
+    return {
+        (f"scenario_{k}" if k in renamed else k): v
+        for k, v in data.attrs.items()
+        if k not in ("content", "Conventions")
+    }
+
+
+def _trajectory_filter_file(data, scenario_path, filter_name, path, pmbm, progress, config):
+    """Run a trajectory filter and write the last step's trajectory posterior (the whole run's density).
+
+    Returns ``([density], seconds)``.
+    """
+    t0 = time.perf_counter()
+    state = run_tpmbm_final(data.measurements, data.model, pmbm, progress)
+    density = state.to_density(data.model)
+    attrs = _scenario_attrs(data)
+    params = {"filter": filter_name, **dataclasses.asdict(pmbm)}
+    attrs.update(filter=filter_name, filter_parameters=params, scenario_file=Path(scenario_path).name)
+    if config is not None:
+        attrs["config"] = config
+    write_trajectory_posterior(density, path, attrs)
+    return [density], time.perf_counter() - t0
+
+
+def trajectory_nll_file(posterior_path, scenario_path, q: int = 10, exact: bool = False) -> dict:
+    """The exact trajectory NLL of a scenario's truth under a trajectory posterior file, as a record.
+
+    Returns ``{"value", "lower", "upper", "exact", "complete", terms..., "tgospa", "idf1"}``: the
+    last two of the filter's trajectory estimate (:func:`estimate_trajectories`) on position, at
+    the evaluation's default settings.
+    """
+    density, attrs = read_trajectory_posterior(posterior_path)
+    data = read_scenario(scenario_path)
+    if density.time != data.steps - 1:
+        raise ScenarioMismatchError(
+            f"{posterior_path}: the posterior ends at step {density.time}, the scenario "
+            f"{scenario_path} has {data.steps} steps (0..{data.steps - 1})"
+        )
+    from nllbench.pipeline.identity_study import estimate_scores
+
+    truths = truth_trajectories(data.truth, data.truth_ids)
+    res = trajectory_density_nll(density, truths, q=q, exact=exact)
+    tg, idf1 = estimate_scores(data.truth, data.truth_ids, *estimate_trajectories(density))
+    return {
+        "filter": attrs.get("filter", ""),
+        "value": res.value,
+        "lower": res.lower,
+        "upper": res.upper,
+        "exact": res.exact,
+        "complete": res.complete,
+        "q": q,
+        **res.terms,
+        "tgospa": tg,
+        "idf1": idf1,
+    }
 
 
 class ScenarioMismatchError(ValueError):

@@ -20,10 +20,15 @@ from nllbench.store.provenance import nllbench_version, provenance_attrs
 #: Posterior files are at 2 since their covariances are pooled (:func:`pool_covariances`); a
 #: posterior file whose Bernoullis have Gaussian-mixture densities is written as version 3
 #: (:data:`POSTERIOR_MIXTURE_VERSION`, component variables), every other one still as 2.
-SCHEMA_VERSIONS = {"scenario": "1", "posterior": "2", "metrics": "3"}
+SCHEMA_VERSIONS = {"scenario": "1", "posterior": "2", "metrics": "3", "trajectory_posterior": "1"}
 POSTERIOR_MIXTURE_VERSION = "3"
 #: The versions each kind is read from: older metrics and posterior files read as before.
-READABLE_VERSIONS = {"scenario": ("1",), "posterior": ("1", "2", "3"), "metrics": ("1", "2", "3")}
+READABLE_VERSIONS = {
+    "scenario": ("1",),
+    "posterior": ("1", "2", "3"),
+    "metrics": ("1", "2", "3"),
+    "trajectory_posterior": ("1",),
+}
 SCHEMA_VERSION = SCHEMA_VERSIONS["scenario"]
 STATE_NAMES_4D = ["x", "y", "vx", "vy"]
 _COMPRESS = {"zlib": True, "complevel": 4}
