@@ -22,10 +22,10 @@ from nllbench.engine.trajectory_density import (
     truth_trajectories,
 )
 from nllbench.filters import PMBMSettings, run_filter_full, run_tpmbm_final
-from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.measures.metrics import identity_scores
-from nllbench.measures.tgospa import tgospa
-from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
+from nllbench.measures.likelihood.trajectory_posterior import posterior_trajectory_runs
+from nllbench.measures.point.metrics import identity_scores
+from nllbench.measures.run.evaluate import EvaluationSettings
+from nllbench.measures.tracks.tgospa import tgospa
 from nllbench.simulation.scenarios import get_scenario, simulate, simulate_with_truth
 
 #: Position offsets that keep the four williams15 objects apart (x, y), one per object.
