@@ -2,6 +2,10 @@
 FIFOs and mount points, a user's file beside an output. Each case ends with no byte of user data
 lost, no mixed result with exit status 0, and a one-line error naming the output and the cause.
 
+A replaced output directory is swapped with its replacement in one ``renameat2`` exchange where the
+kernel can; where it cannot, a writer killed between its two renames (simulated in a subprocess that
+exits at that instant) leaves the old directory aside, and the next command puts it back.
+
 Two commands are made to overlap deterministically: the first one runs with the testing hook
 ``NLLBENCH_TEST_HOLD_FIFO`` (it waits on a FIFO after taking its locks), the test starts the second
 one once the first holds its lock, then releases the first.
@@ -9,6 +13,7 @@ one once the first holds its lock, then releases the first.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import json
@@ -22,8 +27,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import nllbench.store.exchange as exchange
 from nllbench.cli import main
-from nllbench.store import MARKER, lock_name, read_scenario
+from nllbench.store import MARKER, Output, committed_together, lock_name, read_scenario
 from nllbench.store.locks import HOLD_ENV
 
 SIM = ["simulate", "--scenario", "williams15", "--steps", "3"]
@@ -324,3 +330,123 @@ def test_disk_full_errors_of_the_writers_name_the_output(tmp_path, capsys, monke
     code, err = run([*SIM, "--seed", "0", "-o", out], capsys)
     assert code == 2 and f"-o {str(out)!r}: the disk is full (NetCDF: HDF error with 0 KiB left" in err
     assert sorted(os.listdir(tmp_path)) == ["s.nc", "sim"] and out.read_bytes() == b"the old output"
+
+
+def write_directory(path: Path, text: str, kind: str = "tables") -> None:
+    """Write ``path`` as a directory holding ``new.csv`` (``text``) through the atomic writer."""
+    with committed_together(Output(path, "--out-dir", directory=True, kind=kind)) as (tmp,):
+        (tmp / "new.csv").write_text(text)
+
+
+def test_a_directory_is_replaced_by_one_exchange_where_the_kernel_can(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "x").touch()
+    if not exchange.exchange_directories(tmp_path / "a", tmp_path / "b"):
+        pytest.skip(f"renameat2(RENAME_EXCHANGE) is not supported on the file system of {tmp_path}")
+    assert os.listdir(tmp_path / "b") == ["x"] and os.listdir(tmp_path / "a") == []
+    out = tmp_path / "tab"
+    with committed_together(Output(out, "--out-dir", directory=True, kind="tables")) as (tmp,):
+        (tmp / "old.csv").write_text("old")
+    calls, real = [], exchange.exchange_directories
+
+    def spy(a, b):
+        calls.append((Path(a), Path(b), sorted(os.listdir(b))))
+        return real(a, b)
+
+    monkeypatch.setattr(exchange, "exchange_directories", spy)
+    monkeypatch.setattr(exchange, "aside_name", lambda *a: pytest.fail("moved aside despite the exchange"))
+    write_directory(out, "new")
+    assert [(c[1], c[2]) for c in calls] == [(out, [MARKER, "old.csv"])] and calls[0][0].name.startswith(".")
+    assert sorted(os.listdir(out)) == [MARKER, "new.csv"] and (out / "new.csv").read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == ["a", "b", "tab"]
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.EACCES, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP])
+def test_a_failing_exchange_leaves_the_old_directory_and_an_unsupported_one_takes_two_renames(
+    tmp_path, monkeypatch, code
+):
+    out = tmp_path / "tab"
+    write_directory(out, "old")
+    before = files(out)
+
+    def failing(*args):
+        ctypes.set_errno(code)
+        return -1
+
+    monkeypatch.setattr(exchange, "_renameat2", lambda: failing)
+    if code in exchange.UNSUPPORTED:  # the two-rename route
+        write_directory(out, "new")
+        assert (out / "new.csv").read_text() == "new"
+    else:
+        with pytest.raises(OSError) as caught:
+            write_directory(out, "new")
+        assert caught.value.errno == code and caught.value.filename2 == str(out)
+        assert files(out) == before
+    assert sorted(os.listdir(tmp_path)) == ["tab"]
+
+
+def test_a_failing_second_rename_puts_the_old_directory_back(tmp_path, monkeypatch):
+    out = tmp_path / "tab"
+    write_directory(out, "old")
+    before, rename = files(out), os.replace
+
+    def replace(src, dst):
+        if Path(dst) == out and ".nllbench-partial." in Path(src).name:
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(src))
+        rename(src, dst)
+
+    monkeypatch.setattr(exchange, "exchange_directories", lambda a, b: False)
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="Input/output error"):
+        write_directory(out, "new")
+    assert files(out) == before and sorted(os.listdir(tmp_path)) == ["tab"]
+
+
+KILLED_BETWEEN_RENAMES = """
+import json, os, sys
+from pathlib import Path
+import nllbench.store.exchange as exchange
+from nllbench.store import MARKER, Output, committed_together
+out = Path(sys.argv[1])
+kind = json.loads((out / MARKER).read_text())["holds"]
+exchange.exchange_directories = lambda a, b: False  # a kernel or file system that cannot exchange
+rename = os.replace
+def replace(src, dst):
+    if Path(dst) == out:  # the second rename: killed just before it
+        os._exit(9)
+    rename(src, dst)
+os.replace = replace
+with committed_together(Output(out, "--output-dir", directory=True, kind=kind)) as (tmp,):
+    (tmp / "seed0.nc").write_text("the new run")
+"""
+
+
+@pytest.mark.parametrize("then", ["reader", "writer", "beside"])
+def test_a_writer_killed_between_the_two_renames_loses_nothing(data, tmp_path, capsys, then):
+    met = tmp_path / "met"
+    shutil.copytree(data / "met", met)
+    before = files(met)
+    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_RENAMES, str(met)], capture_output=True)
+    assert killed.returncode == 9, killed.stderr.decode()
+    aside = [p for p in tmp_path.iterdir() if ".met.nllbench-old." in p.name]
+    assert not met.exists() and len(aside) == 1 and files(aside[0]) == before
+    if then == "reader":  # a command reading the metrics finds them in place
+        assert run(["aggregate", met, "--out-dir", tmp_path / "tab"], capsys)[0] == 0
+        assert (tmp_path / "tab" / "runs.csv").is_file()
+    elif then == "writer":  # the next writer of met: failing, refused, then done
+        with pytest.raises(RuntimeError, match="stop"):
+            with committed_together(Output(met, "--output-dir", directory=True, kind="metrics files")):
+                raise RuntimeError("stop")
+        assert files(met) == before
+        with pytest.raises(ValueError, match="refusing to replace a directory of metrics files"):
+            write_directory(met, "tables")
+        assert files(met) == before
+        write_directory(met, "new", kind="metrics files")
+        assert sorted(os.listdir(met)) == [MARKER, "new.csv"]
+    else:  # a command writing beside it clears the killed run's leftovers
+        with committed_together(Output(tmp_path / "other.csv", "-o")) as (tmp,):
+            tmp.write_text("x")
+    if then != "writer":
+        assert files(met) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

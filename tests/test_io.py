@@ -523,11 +523,17 @@ def test_a_killed_runs_temporaries_are_removed_by_the_next_write_into_the_direct
     (tmp_path / ".other.nc.nllbench-partial.123-0a1b2c3d").write_text("half")
     (tmp_path / ".other.nc.nllbench-lock").write_text("")
     (tmp_path / ".batch0.nllbench-partial.123-0a1b2c3d").mkdir()
-    (tmp_path / ".tables.nllbench-old.4567-99aabbcc").mkdir()
+    (tmp_path / ".tables.nllbench-old.4567-99aabbcc").mkdir()  # replaced: tables/ is in place
+    (tmp_path / "tables").mkdir()
     (tmp_path / "keep.txt").write_text("not ours")
+    # a finished directory moved aside by a run killed before it renamed the new one into place
+    (tmp_path / ".met.nllbench-old.4567-99aabbcc").mkdir()
+    (tmp_path / ".met.nllbench-old.4567-99aabbcc" / "seed0.nc").write_text("finished")
+    (tmp_path / ".met.nllbench-partial.4567-99aabbcc").mkdir()
     with committed_together(Output(tmp_path / "new.csv", "-o")) as (tmp,):
         tmp.write_text("x")
-    assert sorted(os.listdir(tmp_path)) == ["keep.txt", "new.csv"]
+    assert sorted(os.listdir(tmp_path)) == ["keep.txt", "met", "new.csv", "tables"]
+    assert (tmp_path / "met" / "seed0.nc").read_text() == "finished"
 
 
 def test_a_live_writers_temporaries_are_left_alone(tmp_path):
@@ -539,3 +545,14 @@ def test_a_live_writers_temporaries_are_left_alone(tmp_path):
         assert slow.read_text() == "half"
         slow.write_text("whole")
     assert sorted(os.listdir(tmp_path)) == ["fast.csv", "slow.nc"]
+
+
+def test_a_directory_holding_an_old_copy_whose_output_is_missing_is_not_counted_empty(tmp_path):
+    from nllbench.store import check_replaceable
+
+    out = tmp_path / "out"
+    (out / ".met.nllbench-partial.4567-99aabbcc").mkdir(parents=True)  # a killed run's leftover
+    check_replaceable(out, "--out-dir")  # counts as empty
+    (out / ".met.nllbench-old.4567-99aabbcc").mkdir()  # met's previous finished copy, met missing
+    with pytest.raises(ValueError, match="refusing to replace a directory that nllbench did not write"):
+        check_replaceable(out, "--out-dir")

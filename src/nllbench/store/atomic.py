@@ -37,6 +37,17 @@ refused when they are, contain or lie inside one of the command's inputs
 (``ENOSPC``, or NetCDF's ``HDF error`` with the disk full) is reported
 naming the output; the temporaries are removed and the old output stays.
 
+No byte of a finished output is lost when one is replaced: an existing
+directory is swapped with its finished replacement in one step where Linux
+can (``renameat2`` with ``RENAME_EXCHANGE``), so the output path always
+holds a whole directory, the old one or the new one. Elsewhere the old one
+is moved aside to ``.NAME.nllbench-old.PID-TOKEN`` (its previous finished
+output, never a partial one) and the new one renamed into place; if the
+writer dies between those two renames, the next command that writes or
+reads the path puts the old copy back, and no clean-up removes an aside
+copy while its path is missing (:mod:`nllbench.store.exchange`). A file is
+replaced in one rename.
+
 :class:`committed_together` does this for all outputs of one command at
 once; :func:`atomic_directory`, :func:`write_text` and :func:`save_figure`
 are its one-output forms.
@@ -61,6 +72,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nllbench.store.exchange import (
+    ASIDE,
+    OLD_SUFFIX,
+    TOKEN,
+    replace_directory,
+    restore_input,
+    restore_replaced,
+)
 from nllbench.store.locks import (
     LOCK_FILE,
     DiskFull,
@@ -77,11 +96,8 @@ MARKER = ".nllbench-output"
 """Name of the marker file in every directory nllbench writes (JSON: writer, version, option)."""
 
 PARTIAL_SUFFIX = ".nllbench-partial"
-OLD_SUFFIX = ".nllbench-old"
-
-_TOKEN = r"[0-9]+-[0-9a-f]{8}"
 _TEMPORARY = re.compile(
-    rf"\.(?P<name>.+)(?:{re.escape(PARTIAL_SUFFIX)}|{re.escape(OLD_SUFFIX)})\.(?P<token>{_TOKEN})"
+    rf"\.(?P<name>.+)(?:{re.escape(PARTIAL_SUFFIX)}|{re.escape(OLD_SUFFIX)})\.(?P<token>{TOKEN})"
 )
 
 
@@ -117,6 +133,16 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def _clear(target: Path, temporaries: Sequence[Path]) -> None:
+    """Remove a dead writer's ``temporaries`` of ``target`` (its lock is held); with ``target``
+    missing, its previous finished directory left aside is put back, never removed."""
+    restore_replaced(target, held=True)
+    missing = not os.path.lexists(target)
+    for entry in temporaries:
+        if not (missing and ASIDE.fullmatch(entry.name)):
+            _remove(entry)
+
+
 def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.PathLike | None = None) -> None:
     """Remove what killed runs left in ``directory``: temporaries and lock files of dead writers.
 
@@ -126,7 +152,10 @@ def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.Path
     once), so a command starting beside a running one never takes its
     temporaries. Where the file system cannot lock, nothing is removed. Names that are not
     nllbench's (``.NAME.nllbench-partial.PID-TOKEN``, ``-old.PID-TOKEN``,
-    ``.NAME.nllbench-lock``) are never touched.
+    ``.NAME.nllbench-lock``) are never touched. A target's previous finished
+    directory moved aside (``-old.PID-TOKEN``) is removed only while the
+    target itself exists: when the target is missing, the copy is put back
+    in its place instead (:func:`restore_replaced`).
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -140,8 +169,7 @@ def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.Path
     for name, entries in by_target.items():
         temporaries = [e for e in entries if _TEMPORARY.fullmatch(e.name)]
         if name == own:
-            for entry in temporaries:
-                _remove(entry)
+            _clear(directory / name, temporaries)
             continue
         try:
             lock, _ = TargetLock.try_take(directory / name, record=False)
@@ -150,8 +178,7 @@ def remove_stale_temporaries(directory: str | os.PathLike, target: str | os.Path
         if lock is None:
             continue
         try:
-            for entry in temporaries:
-                _remove(entry)
+            _clear(directory / name, temporaries)
         finally:
             lock.release()
 
@@ -186,8 +213,12 @@ def _listing(path: Path, most: int = 3) -> str:
     return f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}: {shown}"
 
 
-def _leftover(name: str) -> bool:
-    return bool(_TEMPORARY.fullmatch(name) or LOCK_FILE.fullmatch(name))
+def _leftover(entry: Path) -> bool:
+    """A killed run's temporary or lock file; not a previous finished directory whose target is missing."""
+    aside = ASIDE.fullmatch(entry.name)
+    if aside and not os.path.lexists(entry.with_name(aside.group("name"))):
+        return False
+    return bool(_TEMPORARY.fullmatch(entry.name) or LOCK_FILE.fullmatch(entry.name))
 
 
 def written_by_nllbench(path: str | os.PathLike) -> bool:
@@ -198,7 +229,7 @@ def written_by_nllbench(path: str | os.PathLike) -> bool:
     path = Path(path)
     if (path / MARKER).is_file():
         return True
-    return all(_leftover(p.name) for p in path.iterdir())
+    return all(_leftover(p) for p in path.iterdir())
 
 
 def _marker_kind(path: Path) -> str:
@@ -284,10 +315,14 @@ def check_not_an_input(outputs: Sequence[Output], inputs: Sequence[tuple[str, st
     a file (a FIFO would block its reader).
 
     Paths are compared after resolving symbolic links and ``..``; an existing
-    file is also compared by identity (a hard link is the same file).
+    file is also compared by identity (a hard link is the same file). A
+    missing input that a killed writer left aside is put back first
+    (:func:`restore_input`).
     """
     for opt, p in inputs:
         if p is not None:
+            if not os.path.lexists(p):  # a finished output a killed writer left aside comes back
+                restore_input(p)
             check_regular_input(p, opt)
     real_inputs = [(opt, Path(p), Path(os.path.realpath(p))) for opt, p in inputs if p is not None]
     for o in outputs:
@@ -447,6 +482,8 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
             for o in mine:
                 self.created += check_output(o.path, o.option, o.directory, o.kind, o.beside)
             locked = [self._lock(o) for o in mine]
+            for o in mine:  # a killed writer's previous finished directory comes back first
+                restore_replaced(o.path, held=True)
             for o in mine:  # again under the locks: a writer that finished meanwhile changed them
                 _check_existing(o)
             for o, held in zip(mine, locked, strict=True):  # without a lock, no target's are known dead
@@ -515,11 +552,7 @@ class committed_together:  # noqa: N801 - used as a context manager, like a func
                 if not o.directory:
                     os.utime(tmp, ns=(now, now))  # files written together: see check_beside
                 if o.directory and o.path.exists():
-                    # a directory cannot be replaced in one rename: move the old one aside first
-                    old = o.path.with_name(f".{o.path.name}{OLD_SUFFIX}.{self.token}")
-                    os.replace(o.path, old)
-                    os.replace(tmp, o.path)
-                    _remove(old)
+                    replace_directory(tmp, o.path, self.token)
                 else:
                     os.replace(tmp, o.path)
         except BaseException as exc:
