@@ -6,6 +6,7 @@
 * :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
 * :mod:`~nllbench.store.atomic`: the one atomic-write helper every output goes through;
 * :mod:`~nllbench.store.locks`: its locks (one writer per output), non-regular files and full disks;
+* :mod:`~nllbench.store.exchange`: replacing a finished directory in one swap, losing nothing;
 * :mod:`~nllbench.store.provenance`: software versions and the truth digest.
 
 The NetCDF schema (dimension and variable names, the ragged-array
