@@ -257,15 +257,31 @@ def read_motchallenge(
         ``"score"`` it is left out, with a warning, and its value kept in
         ``df.attrs["constant_conf"]``.
     """
-    import pandas as pd
-
     if kind not in ("tracks", "truth"):
         raise ValueError(f"kind: expected 'tracks' or 'truth', got {kind!r}")
     if conf not in ("score", "r", "ignore"):
         raise ValueError(f"conf: expected 'score', 'r' or 'ignore', got {conf!r}")
+    return mot_table(read_mot_rows(path), path, kind=kind, box_std_fraction=box_std_fraction, conf=conf)
+
+
+def read_mot_rows(path: str | os.PathLike):
+    """The rows of a MOTChallenge text file as they are: a DataFrame of :data:`MOT_COLUMNS` (6 to 10 of
+    them), in file order, checked (frame and id integers, boxes finite, width and height positive);
+    ``attrs["lines"]`` holds each row's line number."""
+    import pandas as pd
+
     values, lines = _mot_values(path)
     raw = pd.DataFrame(values, columns=list(MOT_COLUMNS[: values.shape[1]]))
     _check_mot(raw, path, lines)
+    raw.attrs["lines"] = lines
+    return raw
+
+
+def mot_table(raw, path, *, kind: str = "tracks", box_std_fraction: float | None = None, conf: str = "score"):
+    """The tidy table of MOTChallenge rows ``raw`` (:func:`read_mot_rows`) read from ``path``:
+    :func:`read_motchallenge` on rows already read (and perhaps selected)."""
+    import pandas as pd
+
     keep = np.ones(len(raw), dtype=bool)
     if kind == "truth" and "conf" in raw.columns:
         keep = raw["conf"].to_numpy() != 0
