@@ -97,25 +97,50 @@ def _score(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         if batch:
-            rows, result = _score_batch(args, options, items)
+            rows, result, needs = _score_batch(args, options, items)
         else:
-            row, result, summary_path = _score_one(args, options)
+            row, result, summary_path, needs = _score_one(args, options)
     for w in sorted({str(w.message) for w in caught}):
         warner("score")(w)
     if batch:
-        print(f"wrote {len(rows)} metrics files and summary.csv to {args.output_dir}")
+        metrics = sum(1 for r in rows if r.get("not_applicable") != "nll" and r.get("sequence") != COMBINED)
+        extra = " and motchallenge.nc" if items[1] else ""
+        print(f"wrote {metrics} metrics files, summary.csv{extra} to {args.output_dir}")
+        if items[1]:
+            print_combined(rows[-1])
     else:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
-        print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
-        print_row(row, options["settings"].qs)
+        frames = row["steps"]
+        print(f"wrote {', '.join(written)} ({frames} frames)")
+        if result is not None:
+            print_row(row, options["settings"].qs)
+        else:
+            print_combined(row)
+    if needs:
+        print(f"  NLL not computed: it needs {needs}")
+    if result is None:
+        return 0
     print_trajectory(result)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
     return 0
 
 
+def print_combined(row: dict) -> None:
+    """The MOTChallenge measures of a summary row (as TrackEval names them)."""
+    if "HOTA" not in row:
+        return
+    print(
+        f"  {row.get('sequence', 'MOTChallenge')}: HOTA {row['HOTA']:.4f}  DetA {row['DetA']:.4f}  "
+        f"AssA {row['AssA']:.4f}  MOTA {row['MOTA']:.4f}  MOTP {row['MOTP']:.4f}  IDF1 {row['IDF1']:.4f}  "
+        f"IDSW {row['IDSW']}  (IoU, as TrackEval)"
+    )
+
+
 def _score_one(args: argparse.Namespace, options: dict):
-    """One run of ``score``: (summary row, ScoreResult, summary path), outputs committed together."""
+    """One run of ``score``: (summary row, ScoreResult or None, summary path, what the NLL needs or None),
+    outputs committed together. A MOTChallenge pair whose NLL lacks a fill-in gives TrackEval's measures
+    only: -o then holds them (:func:`nllbench.store.boxes.write_box_measures`)."""
     from nllbench.store import write_summary_csv
     from nllbench.trackers.scoring import score_file
 
@@ -133,8 +158,19 @@ def _score_one(args: argparse.Namespace, options: dict):
     ):
         fill = _score_fill(args, options["state"], options["settings"])
         trajectory = trajectory_options(args, fill, options["state"], options["settings"])
+        pair_tables, pair = score_tables(args, args.tracks, args.truth)
+        needs = nll_needs(pair_tables[0], fill) if pair is not None else None
+        if needs:
+            if per_frame is not None or trajectory is not None:
+                raise ValueError(
+                    f"score: --per-frame and the trajectory NLL need the NLL, which needs {needs}"
+                )
+            row, measures = _boxes_only(args, options, pair)
+            _write_boxes(out, [Path(args.tracks).stem], [measures], args)
+            write_summary_csv(row, summary)
+            return row, None, summary_path, needs
         row, result = score_file(
-            *score_inputs(args, args.tracks, args.truth),
+            *pair_tables,
             out,
             frames=_frames(args.frames),
             scenario_file=args.scenario_file,
@@ -142,24 +178,47 @@ def _score_one(args: argparse.Namespace, options: dict):
             per_frame=per_frame,
             fill=fill,
             trajectory=trajectory,
+            boxes=pair,
             **options,
         )
         write_summary_csv(row, summary)
         if trajectory is not None:
             write_trajectory_tables(result, per_window, per_trajectory)
-    return row, result, summary_path
+    return row, result, summary_path, None
+
+
+def _boxes_only(args: argparse.Namespace, options: dict, pair):
+    """(summary row, BoxMeasures) of a MOTChallenge pair scored without the NLL (its fill-ins missing)."""
+    from nllbench.trackers.motchallenge import box_summary, pair_measures
+
+    frames = _frames(args.frames)
+    measures = pair_measures(pair, None if frames in (None, "union") else frames)
+    steps = len(pair.frames) if frames in (None, "union") else len(frames)
+    row = {"filter": options["tracker"], "steps": steps, **box_summary(measures), "not_applicable": "nll"}
+    return row, measures
+
+
+def _write_boxes(path, names, measures, args) -> None:
+    """The MOTChallenge measures file: each sequence's and the combined (TrackEval's COMBINED_SEQ)."""
+    from nllbench.measures.boxes import combine_sequences
+    from nllbench.store.boxes import write_box_measures
+
+    write_box_measures(path, names, [*measures, combine_sequences(measures)], {"filter": args.tracker})
 
 
 def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
-    """A batch of ``score`` over ``batch`` (:func:`batch_items`): (summary rows, last ScoreResult);
-    --output-dir, --timing committed together."""
+    """A batch of ``score`` over ``batch`` (:func:`batch_items`): (summary rows, last ScoreResult or None,
+    what the NLL needs or None); --output-dir, --timing committed together.
+
+    MOTChallenge sequences also give the combined result (TrackEval's
+    COMBINED_SEQ), as the last summary row and in ``motchallenge.nc``.
+    """
     from nllbench.store import write_summary_csv
-    from nllbench.trackers.scoring import score_file
 
     settings = options["settings"]
     items, mot = batch
     check_text_tables([("--tracks-dir", f) for _, f, _ in items] + calibration_inputs(args))
-    rows, timing = [], []
+    rows, timing, measures, result, needs = [], [], [], None, None
     targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
     inputs = [
         ("--tracks-dir", args.tracks_dir),
@@ -170,31 +229,96 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
         fill = _score_fill(args, options["state"], settings)
         trajectory = trajectory_options(args, fill, options["state"], settings)
         for name, tracks, truth in items:
-            try:
-                row, result = score_file(
-                    *score_inputs(args, tracks, truth),
-                    tmp / (name + ".nc"),
-                    frames=_frames(args.frames),
-                    fill=fill,
-                    trajectory=trajectory,
-                    **options,
-                )
-            except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
-                raise ValueError(f"{tracks} (run {name}, truth {truth}): {exc}") from None
+            row, item_result, boxes, item_needs, seconds = _batch_item(
+                args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory
+            )
+            result = item_result or result
+            needs = needs or item_needs
             rows.append({"sequence": name, **row} if mot else row)
+            if boxes is not None:
+                measures.append(boxes)
             timing.append(
                 {
                     "item": name,
                     "filter": args.tracker,
                     "q": max(settings.qs),
                     "cov_scale": settings.cov_scale,
-                    "seconds": result.metrics.seconds,
-                    "nll_seconds": result.metrics.nll_seconds,
+                    **seconds,
                 }
             )
-        write_summary_csv(rows, tmp / "summary.csv")
-        write_timing(tt, timing)
-    return rows, result
+        if mot:
+            rows.append(_combined_row(rows, measures, args, settings.qs))
+            _write_boxes(tmp / "motchallenge.nc", [n for n, _, _ in items], measures, args)
+        write_summary_csv(_aligned(rows), tmp / "summary.csv")
+        write_timing(tt, _aligned(timing))
+    return rows, result, needs
+
+
+def _batch_item(args, options, name, tracks, truth, target, fill, trajectory):
+    """One run of a batch: (summary row, ScoreResult or None, BoxMeasures or None, NLL needs or None,
+    seconds). Errors name the run's files; warnings name the run."""
+    import time
+    import warnings
+
+    from nllbench.trackers.scoring import score_file
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            tables, pair = score_tables(args, tracks, truth)
+            needs = nll_needs(tables[0], fill) if pair is not None else None
+            if needs:
+                row, boxes = _boxes_only(args, options, pair)
+                result = None
+            else:
+                row, result = score_file(
+                    *tables,
+                    target,
+                    frames=_frames(args.frames),
+                    fill=fill,
+                    trajectory=trajectory,
+                    boxes=pair,
+                    **options,
+                )
+                boxes = result.boxes
+        except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
+            raise ValueError(f"{tracks} (run {name}, truth {truth}): {exc}") from None
+    for w in caught:  # said again by the command, naming the run
+        warnings.warn(f"{name}: {w.message}", w.category, stacklevel=2)
+    seconds = {"seconds": time.perf_counter() - t0, "nll_seconds": 0.0}
+    if result is not None:
+        seconds = {"seconds": result.metrics.seconds, "nll_seconds": result.metrics.nll_seconds}
+    return row, result, boxes, needs, seconds
+
+
+#: The sequence name of the combined row of a MOTChallenge batch's summary.
+COMBINED = "COMBINED"
+
+
+def _combined_row(rows: list[dict], measures: list, args, qs) -> dict:
+    """The summary row of the sequences combined as TrackEval combines them (``COMBINED_SEQ``).
+
+    The NLL per Q (``nll_q<Q>``) is the mean over every frame of every sequence
+    (each sequence's mean weighted by its frames), when every sequence has it.
+    """
+    from nllbench.measures.boxes import combine_sequences
+    from nllbench.trackers.motchallenge import box_summary
+
+    steps = sum(int(r["steps"]) for r in rows)
+    out = {"sequence": COMBINED, "filter": args.tracker, "steps": steps}
+    out.update(box_summary(combine_sequences(measures)))
+    for q in qs:
+        key = f"nll_q{q}"
+        if all(isinstance(r.get(key), float) for r in rows) and steps:
+            out[key] = sum(r[key] * int(r["steps"]) for r in rows) / steps
+    return out
+
+
+def _aligned(rows: list[dict]) -> list[dict]:
+    """Rows with every key any of them has (in order of first appearance), missing cells empty."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return [{k: r.get(k, "") for k in keys} for r in rows]
 
 
 def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]], bool]:
@@ -282,9 +406,22 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
     frame times (``--stonesoup-*`` options). Each table carries its file's
     name for the metrics file.
     """
+    return score_tables(args, tracks, truth)[0]
+
+
+def score_tables(args: argparse.Namespace, tracks, truth):
+    """(:func:`score_inputs`'s (tracks, truth), the MOTPair or None).
+
+    A MOTChallenge tracker result with a MOTChallenge ground truth is read as
+    a pair (:func:`nllbench.trackers.motchallenge.read_mot_pair`): TrackEval's
+    preprocessing, and the boxes' IoU for HOTA, CLEAR and Identity.
+    """
     from nllbench.trackers.adapters import read_motchallenge
 
     formats = [None if path is None else input_format(args, path) for path in (tracks, truth)]
+    if formats == ["mot", "mot"]:
+        pair = _mot_pair(args, tracks, truth)
+        return (pair.tracks, pair.truth), pair
     out = [tracks, truth]
     for i, (path, kind) in enumerate(((tracks, "tracks"), (truth, "truth"))):
         if formats[i] != "mot":
@@ -307,7 +444,44 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
             args, *(p if f == "stonesoup" else None for p, f in zip(out, formats, strict=True))
         )
         out = [s if f == "stonesoup" else o for s, o, f in zip(ss, out, formats, strict=True)]
-    return tuple(out)
+    return tuple(out), None
+
+
+def _mot_pair(args: argparse.Namespace, tracks, truth):
+    """The :class:`~nllbench.trackers.motchallenge.MOTPair` of a MOTChallenge result and ground truth."""
+    from nllbench.trackers.motchallenge import read_mot_pair
+
+    if tuple(args.state) != ("x", "y"):
+        raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
+    try:
+        return read_mot_pair(tracks, truth, conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction)
+    except ValueError as exc:
+        if getattr(args, "format", "auto") != "auto":
+            raise
+        raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
+
+
+def nll_needs(tracks, fill) -> str | None:
+    """What the NLL of a tracks table still needs (existence, covariances), in words; None if nothing.
+
+    The box measures of MOTChallenge files need neither: without them a
+    MOTChallenge run gives TrackEval's measures and says this.
+    """
+    columns = set(getattr(tracks, "columns", ()))
+    needs = []
+    if "r" not in columns:
+        if "score" in columns and fill.calibration is None:
+            needs.append(
+                "existence probabilities: the confidence column is a score; calibrate it with "
+                "--fit-score-on TRACKS TRUTH (or --mot-conf r if it is one)"
+            )
+        elif "score" not in columns and fill.constant_existence is None and not fill.existence_one:
+            needs.append(
+                "existence probabilities: --fit-constant-existence-on TRACKS TRUTH or --existence-one"
+            )
+    if not any(str(c).startswith("var_") for c in columns) and fill.default_std is None:
+        needs.append("covariances: --mot-box-std-fraction F or --default-std S")
+    return "; ".join(needs) or None
 
 
 def _stonesoup_pair(args: argparse.Namespace, tracks, truth):

@@ -26,12 +26,12 @@ association and localisation scores weighted by their true positives).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from nllbench.measures.hota import ALPHAS, hota_similarity
-from nllbench.measures.metrics import clear_similarity, identity_similarity
+from nllbench.measures.hota import ALPHAS, HOTAResult, hota_similarity
+from nllbench.measures.metrics import ClearMOTResult, IdentityResult, clear_similarity, identity_similarity
 
 _EPS = np.finfo(float).eps
 
@@ -112,10 +112,17 @@ class BoxMeasures:
         their sum over alpha is *not* given: see ``alpha``).
     alpha : dict
         HOTA's per-alpha fields, (19,) float, and counts, (19,) int64.
+    hota, clear, identity : the :class:`~nllbench.measures.hota.HOTAResult`,
+        :class:`~nllbench.measures.metrics.ClearMOTResult` and
+        :class:`~nllbench.measures.metrics.IdentityResult` of one sequence, with
+        TrackEval's MOTA, MOTP (mean IoU), IDF1, IDP and IDR (None when combined).
     """
 
     fields: dict
     alpha: dict
+    hota: HOTAResult | None = None
+    clear: ClearMOTResult | None = None
+    identity: IdentityResult | None = None
 
 
 def box_measures(similarities, truth_ids, track_ids, frames: int) -> BoxMeasures:
@@ -157,7 +164,9 @@ def box_measures(similarities, truth_ids, track_ids, frames: int) -> BoxMeasures
         fields = _clear_final(clear)
     fields.update(_identity_final(counts))
     fields.update(_hota_fields(alpha))
-    return BoxMeasures(fields, alpha)
+    cm = replace(cm, mota=fields["MOTA"], motp=fields["MOTP"])
+    ids = replace(ids, idf1=fields["IDF1"], idp=fields["IDP"], idr=fields["IDR"])
+    return BoxMeasures(fields, alpha, ho, cm, ids)
 
 
 def combine_sequences(results: Sequence[BoxMeasures]) -> BoxMeasures:

@@ -193,3 +193,59 @@ def _check_classes(gt, tr, truth, tracks) -> None:
                 f"{path}: line {raw.attrs['lines'][i]}, column 8 (class): expected {what}, got "
                 f"{float(raw['x'].iloc[i]):g}; only pedestrians are evaluated, as TrackEval"
             )
+
+
+#: The summary columns of the box measures: nllbench's names for TrackEval's fields.
+SUMMARY_NAMES = {
+    "hota": "HOTA",
+    "deta": "DetA",
+    "assa": "AssA",
+    "loca": "LocA",
+    "mota": "MOTA",
+    "motp": "MOTP",
+    "switches": "IDSW",
+    "idf1": "IDF1",
+}
+
+
+def box_summary(measures: BoxMeasures) -> dict:
+    """Summary columns of box measures: nllbench's (``hota``, ``mota``, ``idf1``, ...; :data:`SUMMARY_NAMES`)
+    and every TrackEval field under its own name (``HOTA``, ``DetRe``, ``CLR_TP``, ``IDTP``, ...)."""
+    from nllbench.measures.boxes import COUNT_FIELDS, FLOAT_FIELDS, HOTA_COUNTS
+
+    row = {"matching": "iou"}
+    row.update({k: measures.fields[v] for k, v in SUMMARY_NAMES.items()})
+    row.update({k: measures.fields[k] for k in FLOAT_FIELDS})
+    row.update({k: int(measures.fields[k]) for k in COUNT_FIELDS if k not in HOTA_COUNTS})
+    return row
+
+
+def with_box_measures(result, pair: MOTPair):
+    """A :class:`~nllbench.trackers.run.ScoreResult` with HOTA, CLEAR and Identity on the pair's boxes.
+
+    The result's ``hota``, ``clear`` and ``identity`` (of the point estimates,
+    by distance) are replaced by those of every tracker box on IoU, on the
+    result's frames (:func:`pair_measures`); ``boxes`` holds TrackEval's fields;
+    the fill-ins record the matching and what the preprocessing removed.
+    """
+    from dataclasses import replace
+
+    m = pair_measures(pair, result.frames)
+    metrics = replace(result.metrics, hota=m.hota, clear=m.clear, identity=m.identity)
+    na = tuple(k for k in result.not_applicable if k != "motp")
+    if m.fields["CLR_TP"] == 0:
+        na += ("motp",)  # the mean IoU of no matched pair is undefined (TrackEval writes 0)
+    fill = dict(result.fill_ins)
+    fill["motchallenge"] = preprocessing_record(pair)
+    return replace(result, metrics=metrics, not_applicable=na, fill_ins=fill, boxes=m)
+
+
+def preprocessing_record(pair: MOTPair) -> dict:
+    """What the matching and preprocessing did (for the fill-ins record)."""
+    return {
+        "similarity": "iou",
+        "iou_threshold": 0.5,
+        "removed_tracker_rows": pair.removed_tracks,
+        "dropped_truth_rows": pair.dropped_truth,
+        "rule": "TrackEval 1.3.0 MotChallenge2DBox (MOT17): distractor classes 2 7 8 12 removed",
+    }
