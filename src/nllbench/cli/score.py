@@ -419,7 +419,7 @@ def score_tables(args: argparse.Namespace, tracks, truth):
     from nllbench.trackers.adapters import read_motchallenge
 
     formats = [None if path is None else input_format(args, path) for path in (tracks, truth)]
-    if formats == ["mot", "mot"]:
+    if formats == ["mot", "mot"] and getattr(args, "mot_matching", "iou") == "iou":
         pair = _mot_pair(args, tracks, truth)
         return (pair.tracks, pair.truth), pair
     out = [tracks, truth]
@@ -708,6 +708,14 @@ def add_mot_options(sc) -> None:
         choices=("score", "r", "ignore"),
         default="score",
         help="MOTChallenge tracks' 7th column: a score to calibrate, r, or ignored (a constant one: absent)",
+    )
+    sc.add_argument(
+        "--mot-matching",
+        choices=("iou", "centre"),
+        default="iou",
+        help="MOTChallenge result and ground truth: iou (as the benchmark and TrackEval: box IoU for HOTA,"
+        " CLEAR and Identity, TrackEval's preprocessing) or centre (box centres at a distance, as --threshold;"
+        " no preprocessing)",
     )
     sc.add_argument(
         "--mot-box-std-fraction",

@@ -13,8 +13,10 @@ prepares each frame of a sequence in this order:
 3. only ground-truth boxes of class 1 (pedestrian) with a non-zero consider
    flag (7th column) are kept.
 
-A ground truth of 7 columns (no class) counts every row as a pedestrian;
-one of 6 columns (no flag) every row as considered (TrackEval refuses both).
+A ground truth of 7 columns (no class), or whose 8th column is -1 throughout
+(MOT15's layout, where it is an unset world coordinate), counts every row as
+a pedestrian, as TrackEval's MOT15 evaluation; one of 6 columns (no flag)
+counts every row as considered (TrackEval refuses it).
 A tracker class (8th column) above 1 is refused, as TrackEval refuses it.
 :func:`read_mot_pair` applies these rules and gives both tidy tables
 (:func:`nllbench.trackers.adapters.mot_table`) of the rows kept, for the
@@ -106,7 +108,9 @@ def read_mot_pair(
     g_frame = gt["frame"].to_numpy().astype(np.int64)
     t_frame = tr["frame"].to_numpy().astype(np.int64)
     g_box, t_box = gt[_BOX].to_numpy(dtype=float), tr[_BOX].to_numpy(dtype=float)
-    g_class = gt["x"].to_numpy().astype(np.int64) if "x" in gt else np.ones(len(gt), dtype=np.int64)
+    g_class = np.ones(len(gt), dtype=np.int64)
+    if _has_classes(gt):
+        g_class = gt["x"].to_numpy().astype(np.int64)
     g_flag = gt["conf"].to_numpy().astype(np.int64) if "conf" in gt else np.ones(len(gt), dtype=np.int64)
     g_id, t_id = gt["id"].to_numpy().astype(np.int64), tr["id"].to_numpy().astype(np.int64)
     frames = np.union1d(g_frame, t_frame)
@@ -179,10 +183,16 @@ def _subset(raw, keep: np.ndarray):
     return out
 
 
+def _has_classes(gt) -> bool:
+    """Whether a ground truth has a class column: an 8th column not -1 throughout (MOT15's layout, whose
+    8th to 10th columns are unset world coordinates, has none; TrackEval evaluates it without classes)."""
+    return "x" in gt and not bool((gt["x"].to_numpy() == -1).all())
+
+
 def _check_classes(gt, tr, truth, tracks) -> None:
     """Ground-truth classes among :data:`MOT_CLASSES`, tracker classes at most 1 (as TrackEval)."""
     checks = []
-    if "x" in gt:
+    if _has_classes(gt):
         checks.append((gt, truth, ~gt["x"].isin(list(MOT_CLASSES)).to_numpy(), "a MOTChallenge class 1..13"))
     if "x" in tr:
         checks.append((tr, tracks, tr["x"].to_numpy() > 1, "a class of at most 1 (pedestrian; -1 unset)"))
