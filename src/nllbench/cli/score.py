@@ -157,8 +157,11 @@ def _score_one(args: argparse.Namespace, options: dict):
         per_trajectory,
     ):
         fill = _score_fill(args, options["state"], options["settings"])
-        trajectory = trajectory_options(args, fill, options["state"], options["settings"])
+        trajectory = trajectory_options(
+            args, fill, options["state"], options["settings"], read=lambda a, b: score_inputs(args, a, b)
+        )
         pair_tables, pair = score_tables(args, args.tracks, args.truth)
+        check_stonesoup_existence(args, args.tracks, pair_tables[0], fill)
         needs = nll_needs(pair_tables[0], fill) if pair is not None else None
         if needs:
             if per_frame is not None or trajectory is not None:
@@ -227,7 +230,9 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
     ]
     with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         fill = _score_fill(args, options["state"], settings)
-        trajectory = trajectory_options(args, fill, options["state"], settings)
+        trajectory = trajectory_options(
+            args, fill, options["state"], settings, read=lambda a, b: score_inputs(args, a, b)
+        )
         for name, tracks, truth in items:
             row, item_result, boxes, item_needs, seconds = _batch_item(
                 args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory
@@ -267,6 +272,7 @@ def _batch_item(args, options, name, tracks, truth, target, fill, trajectory):
         warnings.simplefilter("always", UserWarning)
         try:
             tables, pair = score_tables(args, tracks, truth)
+            check_stonesoup_existence(args, tracks, tables[0], fill)
             needs = nll_needs(tables[0], fill) if pair is not None else None
             if needs:
                 row, boxes = _boxes_only(args, options, pair)
@@ -461,6 +467,22 @@ def _mot_pair(args: argparse.Namespace, tracks, truth):
         raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
 
 
+def check_stonesoup_existence(args: argparse.Namespace, path, tracks, fill) -> None:
+    """Refuse Stone Soup tracks that carry no existence (no r, no score) and no fill-in for it, pointing
+    to ``--stonesoup-existence`` (a JPDA / GNN tracker keeps none: ``missed_detection`` gives a score)."""
+    if path is None or input_format(args, path) != "stonesoup":
+        return
+    columns = set(getattr(tracks, "columns", ()))
+    if columns & {"r", "score"} or fill.constant_existence is not None or fill.existence_one:
+        return
+    raise ValueError(
+        f"{path}: no column 'r' or 'score': the tracks carry no existence_probability, "
+        f"{args.stonesoup_metadata_key!r} metadata or weight (--stonesoup-existence "
+        f"{args.stonesoup_existence}); give --stonesoup-existence missed_detection (a score, to calibrate "
+        "with --fit-score-on) or --fit-constant-existence-on TRACKS TRUTH, or --existence-one"
+    )
+
+
 def nll_needs(tracks, fill) -> str | None:
     """What the NLL of a tracks table still needs (existence, covariances), in words; None if nothing.
 
@@ -633,7 +655,8 @@ def add_parsers(sub) -> None:
         "tracks",
         nargs="?",
         help="tracks table (.csv or .parquet), MOTChallenge .txt or Stone Soup .yaml (only tracking "
-        "types are built from it: a writer, reader or other tag is refused by name); see docs/score.md",
+        "types are built from it: a writer, reader or other tag is refused by name); see docs/score.md "
+        "in nllbench's source",
     )
     sc.add_argument(
         "truth",
@@ -713,9 +736,9 @@ def add_mot_options(sc) -> None:
         "--mot-matching",
         choices=("iou", "centre"),
         default="iou",
-        help="MOTChallenge result and ground truth: iou (as the benchmark and TrackEval: box IoU for HOTA,"
-        " CLEAR and Identity, TrackEval's preprocessing) or centre (box centres at a distance, as --threshold;"
-        " no preprocessing)",
+        help="MOTChallenge result and ground truth: iou (as the benchmark and TrackEval: box IoU for "
+        "HOTA, CLEAR and Identity, TrackEval's preprocessing) or centre (box centres at a distance, as "
+        "--threshold; no preprocessing)",
     )
     sc.add_argument(
         "--mot-box-std-fraction",
