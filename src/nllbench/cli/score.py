@@ -30,6 +30,7 @@ from nllbench.cli.score_trajectory import (
     trajectory_options,
     write_trajectory_tables,
 )
+from nllbench.cli.warmup import say_first_compilation
 from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
 
@@ -88,6 +89,7 @@ def _score(args: argparse.Namespace) -> int:
             "are for one run"
         )
     check_trajectory_args(args, batch)
+    say_first_compilation("score")
     items = batch_items(args) if batch else None
     inputs = items[0] if batch else [(None, args.tracks, args.truth)]
     check_stonesoup_options(args, [p for _, *pair in inputs for p in pair] + calibration_paths(args))
@@ -216,6 +218,8 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
     MOTChallenge sequences also give the combined result (TrackEval's
     COMBINED_SEQ), as the last summary row and in ``motchallenge.nc``.
     """
+    import warnings
+
     from nllbench.store import write_summary_csv
 
     settings = options["settings"]
@@ -233,10 +237,14 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
         trajectory = trajectory_options(
             args, fill, options["state"], settings, read=lambda a, b: score_inputs(args, a, b)
         )
-        for name, tracks, truth in items:
-            row, item_result, boxes, item_needs, seconds = _batch_item(
-                args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory
-            )
+        work = [
+            (args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory)
+            for name, tracks, truth in items
+        ]
+        for (name, _, _), done in zip(items, _run_items(work, jobs_of(args, len(items))), strict=True):
+            row, item_result, boxes, item_needs, seconds, said = done
+            for message, category in said:  # said by the command, naming the run
+                warnings.warn(f"{name}: {message}", category, stacklevel=2)
             result = item_result or result
             needs = needs or item_needs
             rows.append({"sequence": name, **row} if mot else row)
@@ -261,18 +269,20 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
 
 def _batch_item(args, options, name, tracks, truth, target, fill, trajectory):
     """One run of a batch: (summary row, ScoreResult or None, BoxMeasures or None, NLL needs or None,
-    seconds). Errors name the run's files; warnings name the run."""
+    seconds, [(warning message, category)]). Errors name the run's files; the caller says the warnings,
+    naming the run (a worker process of ``--jobs`` cannot)."""
     import time
     import warnings
 
     from nllbench.trackers.scoring import score_file
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         try:
             tables, pair = score_tables(args, tracks, truth)
             check_stonesoup_existence(args, tracks, tables[0], fill)
+            read = time.process_time() - cpu0
             needs = nll_needs(tables[0], fill) if pair is not None else None
             if needs:
                 row, boxes = _boxes_only(args, options, pair)
@@ -290,12 +300,46 @@ def _batch_item(args, options, name, tracks, truth, target, fill, trajectory):
                 boxes = result.boxes
         except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
             raise ValueError(f"{tracks} (run {name}, truth {truth}): {exc}") from None
-    for w in caught:  # said again by the command, naming the run
-        warnings.warn(f"{name}: {w.message}", w.category, stacklevel=2)
+    said = [(str(w.message), w.category) for w in caught]
     seconds = {"seconds": time.perf_counter() - t0, "nll_seconds": 0.0}
     if result is not None:
         seconds = {"seconds": result.metrics.seconds, "nll_seconds": result.metrics.nll_seconds}
-    return row, result, boxes, needs, seconds
+    proper = result.metrics.proper if result is not None else None
+    seconds.update(
+        cpu_seconds=time.process_time() - cpu0,
+        read_cpu_seconds=read,
+        box_cpu_seconds=boxes.seconds if boxes is not None else 0.0,
+        proper_seconds=proper.seconds if proper is not None else 0.0,
+    )
+    return row, result, boxes, needs, seconds, said
+
+
+def _run_one(work):
+    return _batch_item(*work)
+
+
+def _run_items(work: list, jobs: int):
+    """The batch's runs, in order: one by one, or over ``jobs`` worker processes."""
+    if jobs <= 1 or len(work) <= 1:
+        return map(_run_one, work)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context) as pool:
+        return list(pool.map(_run_one, work))
+
+
+def jobs_of(args: argparse.Namespace, runs: int) -> int:
+    """``--jobs``, default the cores this process may use (at most the runs)."""
+    import os
+
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(int(jobs), runs))
 
 
 #: The sequence name of the combined row of a MOTChallenge batch's summary.
@@ -675,7 +719,16 @@ def add_parsers(sub) -> None:
         " ground truth <SEQ>.txt or <SEQ>/gt/gt.txt",
     )
     sc.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
-    sc.add_argument("--timing", help="batch: CSV of compute seconds per item (as evaluate's)")
+    sc.add_argument(
+        "--timing",
+        help="batch: CSV of seconds per item: wall (seconds), NLL, proper scores, and CPU seconds of the "
+        "item, its reading and its MOTChallenge box measures",
+    )
+    sc.add_argument(
+        "--jobs",
+        type=integer(1, 1024),
+        help="batch: runs scored at once, in worker processes (default: the cores there are)",
+    )
     sc.add_argument(
         "--per-frame", help="CSV with one row per frame (frame, nll, nll_lower, gospa, ospa, ...)"
     )

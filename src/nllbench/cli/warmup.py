@@ -22,6 +22,34 @@ import tempfile
 import time
 from pathlib import Path
 
+#: Said on stderr by a command that will compile the kernels (none in numba's cache yet).
+FIRST_COMPILATION = (
+    "nllbench {command}: compiling nllbench's numerical kernels on this first use (about a minute of CPU, "
+    "once: they are cached afterwards; 'nllbench warmup' compiles them all ahead)"
+)
+
+
+def kernels_cached() -> bool | None:
+    """Whether numba's on-disk cache holds nllbench's kernels (the Murty ranking's index file as witness);
+    None when it cannot tell (numba's cache layout differs)."""
+    import os
+
+    try:
+        from nllbench.engine._murty import _dijkstra
+
+        return os.path.exists(_dijkstra._cache._cache_file._index_path)
+    except AttributeError:
+        return None
+
+
+def say_first_compilation(command: str) -> None:
+    """Say on stderr that the kernels compile now, when none is cached (a first run after installing)."""
+    import sys
+
+    if kernels_cached() is False:
+        print(FIRST_COMPILATION.format(command=command), file=sys.stderr)
+
+
 #: The filters the warm-up runs (every reference filter).
 FILTERS = ("phd", "cphd", "pmb", "pmbm", "mbm", "mbm01")
 

@@ -267,13 +267,13 @@ def read_motchallenge(
 def read_mot_rows(path: str | os.PathLike):
     """The rows of a MOTChallenge text file as they are: a DataFrame of :data:`MOT_COLUMNS` (6 to 10 of
     them), in file order, checked (frame and id integers, boxes finite, width and height positive);
-    ``attrs["lines"]`` holds each row's line number."""
+    ``attrs["lines"]`` holds each row's line number ((n,) int)."""
     import pandas as pd
 
     values, lines = _mot_values(path)
     raw = pd.DataFrame(values, columns=list(MOT_COLUMNS[: values.shape[1]]))
     _check_mot(raw, path, lines)
-    raw.attrs["lines"] = lines
+    raw.attrs["lines"] = np.asarray(lines, dtype=np.int64)  # an array: pandas deep-copies attrs often
     return raw
 
 

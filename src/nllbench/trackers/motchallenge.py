@@ -179,7 +179,7 @@ def _rows_by_frame(frame: np.ndarray, frames: np.ndarray) -> list[np.ndarray]:
 def _subset(raw, keep: np.ndarray):
     """The rows ``keep`` of a :func:`read_mot_rows` frame, with their line numbers."""
     out = raw[keep].reset_index(drop=True)
-    out.attrs["lines"] = [n for n, k in zip(raw.attrs.get("lines", []), keep, strict=False) if k]
+    out.attrs["lines"] = np.asarray(raw.attrs.get("lines", np.arange(1, len(raw) + 1)))[keep]
     return out
 
 
@@ -200,7 +200,7 @@ def _check_classes(gt, tr, truth, tracks) -> None:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{path}: line {raw.attrs['lines'][i]}, column 8 (class): expected {what}, got "
+                f"{path}: line {int(raw.attrs['lines'][i])}, column 8 (class): expected {what}, got "
                 f"{float(raw['x'].iloc[i]):g}; only pedestrians are evaluated, as TrackEval"
             )
 
