@@ -224,3 +224,18 @@ def test_a_tracker_class_above_one_is_refused_naming_the_line(tmp_path):
     (tmp_path / "tr.txt").write_text("1,1,0,0,10,10,0.5,-1,-1,-1\n1,2,0,0,10,10,0.5,3,-1,-1\n")
     with pytest.raises(ValueError, match="tr.txt: line 2, column 8 \\(class\\)"):
         read_mot_pair(tmp_path / "tr.txt", tmp_path / "gt.txt")
+
+
+def test_the_fast_reader_gives_python_floats_bit_for_bit(tmp_path):
+    """A well-formed file goes through pandas' C parser: the same floats as float() on each cell."""
+    from nllbench.trackers.adapters import read_mot_rows
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(0, 1e3, (3000, 10)) * 10.0 ** rng.integers(-8, 8, (3000, 10))
+    values[:, 0], values[:, 1] = np.arange(1, 3001), 1.0
+    values[:, 4:6] = np.abs(values[:, 4:6]) + 1.0
+    path = tmp_path / "f.txt"
+    path.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in values) + "\n\n")
+    raw = read_mot_rows(path)
+    np.testing.assert_array_equal(raw.to_numpy(dtype=float), values)
+    assert raw.attrs["lines"].tolist() == list(range(1, 3001))

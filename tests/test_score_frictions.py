@@ -85,3 +85,18 @@ def test_help_names_its_guides_as_files_of_the_source(capsys):
     text = " ".join(capsys.readouterr().out.split())
     cited = re.findall(r"docs/\w+\.md(?: in nllbench's source)?", text)
     assert cited and all(c.endswith("in nllbench's source") for c in cited), cited
+
+
+def test_a_first_run_says_the_kernels_compile(tmp_path):
+    """With an empty numba cache (a fresh install) the command says why its first run is slow."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from nllbench.engine.assignment import kernels_cached; print(kernels_cached())"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    fresh = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert fresh.stdout.strip() == "False"
+    code = "from nllbench.cli.warmup import say_first_compilation; say_first_compilation('score')"
+    said = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "compiling nllbench's numerical kernels on this first use" in said.stderr

@@ -29,22 +29,11 @@ FIRST_COMPILATION = (
 )
 
 
-def kernels_cached() -> bool | None:
-    """Whether numba's on-disk cache holds nllbench's kernels (the Murty ranking's index file as witness);
-    None when it cannot tell (numba's cache layout differs)."""
-    import os
-
-    try:
-        from nllbench.engine._murty import _dijkstra
-
-        return os.path.exists(_dijkstra._cache._cache_file._index_path)
-    except AttributeError:
-        return None
-
-
 def say_first_compilation(command: str) -> None:
     """Say on stderr that the kernels compile now, when none is cached (a first run after installing)."""
     import sys
+
+    from nllbench.engine.assignment import kernels_cached
 
     if kernels_cached() is False:
         print(FIRST_COMPILATION.format(command=command), file=sys.stderr)

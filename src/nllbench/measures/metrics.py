@@ -532,7 +532,10 @@ def _trackeval_sim_pairs(sim, oid, hid, previous: dict, threshold: float) -> lis
     n, m = sim.shape
     if n == 0 or m == 0:
         return []
-    continued = np.array([[previous.get(int(o)) == int(h) for h in hid] for o in oid], dtype=bool)
+    last = [previous.get(o) for o in oid.tolist()]
+    known = np.array([h is not None for h in last], dtype=bool)
+    last_h = np.array([h if h is not None else 0 for h in last], dtype=np.int64)
+    continued = known[:, None] & (last_h[:, None] == hid[None, :])
     score = 1000.0 * continued + sim
     score[sim < threshold - _EPS] = 0.0
     rows, cols = linear_sum_assignment(-score)
