@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from rounds import spread
 
 TRACKEVAL = """
 import sys, trackeval
@@ -75,10 +76,13 @@ def sequence(seed: int, frames: int):
                 next_tr += 1
             j = rng.normal(0, 0.08 * box[2], 2)
             conf = rng.uniform(0.3, 1.0)
-            tr.append(f"{t},{tid},{box[0] + j[0]:.1f},{box[1] + j[1]:.1f},{box[2]:.1f},{box[3]:.1f},{conf:.3f},-1,-1,-1")
+            shown = f"{box[0] + j[0]:.1f},{box[1] + j[1]:.1f},{box[2]:.1f},{box[3]:.1f}"
+            tr.append(f"{t},{tid},{shown},{conf:.3f},-1,-1,-1")
         for k in range(rng.poisson(2)):  # false boxes
             fx, fy = rng.uniform(0, 1800, 2)
-            tr.append(f"{t},{1000000 + 10 * t + k},{fx:.1f},{fy:.1f},40,100,{rng.uniform(0, 0.6):.3f},-1,-1,-1")
+            tr.append(
+                f"{t},{1000000 + 10 * t + k},{fx:.1f},{fy:.1f},40,100,{rng.uniform(0, 0.6):.3f},-1,-1,-1"
+            )
     return gt, tr
 
 
@@ -137,14 +141,14 @@ def main(argv=None) -> int:
             cpu[name].append(c)
             wall[name].append(w)
     frames = args.sequences * args.frames
-    print(f"{args.sequences} sequences x {args.frames} frames ({frames} frames), {args.rounds} rounds")
+    frames_note = f"({frames} frames), {args.rounds} rounds"
+    print(f"{args.sequences} sequences x {args.frames} frames {frames_note}")
     for name in sides:
-        print(f"  {name:14s} CPU {np.median(cpu[name]):7.2f} s  wall {np.median(wall[name]):7.2f} s (medians)")
+        cpu_s, wall_s = np.median(cpu[name]), np.median(wall[name])
+        print(f"  {name:14s} CPU {cpu_s:7.2f} s  wall {wall_s:7.2f} s (medians)")
     for name in ("classic", "default", "default-jobs2"):
-        r = np.asarray(cpu[name]) / np.asarray(cpu["trackeval"])
-        print(f"  CPU {name} / trackeval: median {np.median(r):.2f}x (rounds {r.min():.2f}x to {r.max():.2f}x)")
-    r = np.asarray(wall["default-jobs2"]) / np.asarray(wall["default"])
-    print(f"  wall --jobs 2 / --jobs 1: median {np.median(r):.2f}x (rounds {r.min():.2f}x to {r.max():.2f}x)")
+        print(f"  CPU {name} / trackeval: {spread(cpu[name], cpu['trackeval'])}")
+    print(f"  wall --jobs 2 / --jobs 1: {spread(wall['default-jobs2'], wall['default'])}")
     return 0
 
 

@@ -23,6 +23,21 @@ from nllbench.cli.evaluate import (
     parsed_evaluation_settings,
     print_row,
 )
+from nllbench.cli.score_batch import jobs_of, run_items
+from nllbench.cli.score_mot import (
+    COMBINED,
+    MOT_BY_SUFFIX_NOTE,
+    add_mot_options,
+    aligned_rows,
+    boxes_only,
+    check_stonesoup_existence,
+    combined_row,
+    mot_pair,
+    mot_truth,
+    nll_needs,
+    print_combined,
+    write_boxes,
+)
 from nllbench.cli.score_trajectory import (
     add_trajectory_options,
     check_trajectory_args,
@@ -112,8 +127,7 @@ def _score(args: argparse.Namespace) -> int:
             print_combined(rows[-1])
     else:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
-        frames = row["steps"]
-        print(f"wrote {', '.join(written)} ({frames} frames)")
+        print(f"wrote {', '.join(written)} ({row['steps']} frames)")
         if result is not None:
             print_row(row, options["settings"].qs)
         else:
@@ -126,17 +140,6 @@ def _score(args: argparse.Namespace) -> int:
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
     return 0
-
-
-def print_combined(row: dict) -> None:
-    """The MOTChallenge measures of a summary row (as TrackEval names them)."""
-    if "HOTA" not in row:
-        return
-    print(
-        f"  {row.get('sequence', 'MOTChallenge')}: HOTA {row['HOTA']:.4f}  DetA {row['DetA']:.4f}  "
-        f"AssA {row['AssA']:.4f}  MOTA {row['MOTA']:.4f}  MOTP {row['MOTP']:.4f}  IDF1 {row['IDF1']:.4f}  "
-        f"IDSW {row['IDSW']}  (IoU, as TrackEval)"
-    )
 
 
 def _score_one(args: argparse.Namespace, options: dict):
@@ -170,8 +173,8 @@ def _score_one(args: argparse.Namespace, options: dict):
                 raise ValueError(
                     f"score: --per-frame and the trajectory NLL need the NLL, which needs {needs}"
                 )
-            row, measures = _boxes_only(args, options, pair)
-            _write_boxes(out, [Path(args.tracks).stem], [measures], args)
+            row, measures = boxes_only(args, options, pair)
+            write_boxes(out, [Path(args.tracks).stem], [measures], args)
             write_summary_csv(row, summary)
             return row, None, summary_path, needs
         row, result = score_file(
@@ -190,25 +193,6 @@ def _score_one(args: argparse.Namespace, options: dict):
         if trajectory is not None:
             write_trajectory_tables(result, per_window, per_trajectory)
     return row, result, summary_path, None
-
-
-def _boxes_only(args: argparse.Namespace, options: dict, pair):
-    """(summary row, BoxMeasures) of a MOTChallenge pair scored without the NLL (its fill-ins missing)."""
-    from nllbench.trackers.motchallenge import box_summary, pair_measures
-
-    frames = _frames(args.frames)
-    measures = pair_measures(pair, None if frames in (None, "union") else frames)
-    steps = len(pair.frames) if frames in (None, "union") else len(frames)
-    row = {"filter": options["tracker"], "steps": steps, **box_summary(measures), "not_applicable": "nll"}
-    return row, measures
-
-
-def _write_boxes(path, names, measures, args) -> None:
-    """The MOTChallenge measures file: each sequence's and the combined (TrackEval's COMBINED_SEQ)."""
-    from nllbench.measures.boxes import combine_sequences
-    from nllbench.store.boxes import write_box_measures
-
-    write_box_measures(path, names, [*measures, combine_sequences(measures)], {"filter": args.tracker})
 
 
 def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
@@ -241,7 +225,7 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
             (args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory)
             for name, tracks, truth in items
         ]
-        for (name, _, _), done in zip(items, _run_items(work, jobs_of(args, len(items))), strict=True):
+        for (name, _, _), done in zip(items, run_items(work, jobs_of(args, len(items))), strict=True):
             row, item_result, boxes, item_needs, seconds, said = done
             for message, category in said:  # said by the command, naming the run
                 warnings.warn(f"{name}: {message}", category, stacklevel=2)
@@ -260,115 +244,11 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
                 }
             )
         if mot:
-            rows.append(_combined_row(rows, measures, args, settings.qs))
-            _write_boxes(tmp / "motchallenge.nc", [n for n, _, _ in items], measures, args)
-        write_summary_csv(_aligned(rows), tmp / "summary.csv")
-        write_timing(tt, _aligned(timing))
+            rows.append(combined_row(rows, measures, args, settings.qs))
+            write_boxes(tmp / "motchallenge.nc", [n for n, _, _ in items], measures, args)
+        write_summary_csv(aligned_rows(rows), tmp / "summary.csv")
+        write_timing(tt, aligned_rows(timing))
     return rows, result, needs
-
-
-def _batch_item(args, options, name, tracks, truth, target, fill, trajectory):
-    """One run of a batch: (summary row, ScoreResult or None, BoxMeasures or None, NLL needs or None,
-    seconds, [(warning message, category)]). Errors name the run's files; the caller says the warnings,
-    naming the run (a worker process of ``--jobs`` cannot)."""
-    import time
-    import warnings
-
-    from nllbench.trackers.scoring import score_file
-
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UserWarning)
-        try:
-            tables, pair = score_tables(args, tracks, truth)
-            check_stonesoup_existence(args, tracks, tables[0], fill)
-            read = time.process_time() - cpu0
-            needs = nll_needs(tables[0], fill) if pair is not None else None
-            if needs:
-                row, boxes = _boxes_only(args, options, pair)
-                result = None
-            else:
-                row, result = score_file(
-                    *tables,
-                    target,
-                    frames=_frames(args.frames),
-                    fill=fill,
-                    trajectory=trajectory,
-                    boxes=pair,
-                    **options,
-                )
-                boxes = result.boxes
-        except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
-            raise ValueError(f"{tracks} (run {name}, truth {truth}): {exc}") from None
-    said = [(str(w.message), w.category) for w in caught]
-    seconds = {"seconds": time.perf_counter() - t0, "nll_seconds": 0.0}
-    if result is not None:
-        seconds = {"seconds": result.metrics.seconds, "nll_seconds": result.metrics.nll_seconds}
-    proper = result.metrics.proper if result is not None else None
-    seconds.update(
-        cpu_seconds=time.process_time() - cpu0,
-        read_cpu_seconds=read,
-        box_cpu_seconds=boxes.seconds if boxes is not None else 0.0,
-        proper_seconds=proper.seconds if proper is not None else 0.0,
-    )
-    return row, result, boxes, needs, seconds, said
-
-
-def _run_one(work):
-    return _batch_item(*work)
-
-
-def _run_items(work: list, jobs: int):
-    """The batch's runs, in order: one by one, or over ``jobs`` worker processes."""
-    if jobs <= 1 or len(work) <= 1:
-        return map(_run_one, work)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    )
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context) as pool:
-        return list(pool.map(_run_one, work))
-
-
-def jobs_of(args: argparse.Namespace, runs: int) -> int:
-    """``--jobs``, default the cores this process may use (at most the runs)."""
-    import os
-
-    jobs = getattr(args, "jobs", None)
-    if jobs is None:
-        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(int(jobs), runs))
-
-
-#: The sequence name of the combined row of a MOTChallenge batch's summary.
-COMBINED = "COMBINED"
-
-
-def _combined_row(rows: list[dict], measures: list, args, qs) -> dict:
-    """The summary row of the sequences combined as TrackEval combines them (``COMBINED_SEQ``).
-
-    The NLL per Q (``nll_q<Q>``) is the mean over every frame of every sequence
-    (each sequence's mean weighted by its frames), when every sequence has it.
-    """
-    from nllbench.measures.boxes import combine_sequences
-    from nllbench.trackers.motchallenge import box_summary
-
-    steps = sum(int(r["steps"]) for r in rows)
-    out = {"sequence": COMBINED, "filter": args.tracker, "steps": steps}
-    out.update(box_summary(combine_sequences(measures)))
-    for q in qs:
-        key = f"nll_q{q}"
-        if all(isinstance(r.get(key), float) for r in rows) and steps:
-            out[key] = sum(r[key] * int(r["steps"]) for r in rows) / steps
-    return out
-
-
-def _aligned(rows: list[dict]) -> list[dict]:
-    """Rows with every key any of them has (in order of first appearance), missing cells empty."""
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    return [{k: r.get(k, "") for k in keys} for r in rows]
 
 
 def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]], bool]:
@@ -394,33 +274,9 @@ def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]],
             )
         if not texts:
             raise ValueError(f"--tracks-dir {directory!r}: no MOTChallenge <sequence>.txt result files found")
-        return [(p.stem, p, _mot_truth(args.scenario_dir, p.stem)) for p in texts], True
+        return [(p.stem, p, mot_truth(args.scenario_dir, p.stem)) for p in texts], True
     tables = _seed_tables(directory, stonesoup=fmt in ("auto", "stonesoup"))
     return [(f.stem, f, Path(args.scenario_dir) / (f.stem + ".nc")) for f in tables], False
-
-
-def _mot_truth(directory: str, sequence: str) -> Path:
-    """The ground truth of a MOTChallenge sequence: ``<dir>/<SEQ>.txt`` or ``<dir>/<SEQ>/gt/gt.txt``."""
-    candidates = [Path(directory) / f"{sequence}.txt", Path(directory) / sequence / "gt" / "gt.txt"]
-    found = [p for p in candidates if p.is_file()]
-    if len(found) == 2:
-        raise ValueError(
-            f"--scenario-dir {directory!r}: sequence {sequence}: expected one ground truth, got both "
-            f"{found[0]} and {found[1]}"
-        )
-    if not found:
-        raise ValueError(
-            f"--scenario-dir {directory!r}: sequence {sequence}: no ground truth, looked for "
-            f"{candidates[0]} and {candidates[1]}"
-        )
-    return found[0]
-
-
-#: Said after an error in a .txt file read as MOTChallenge by its suffix (a CSV table named .txt).
-MOT_BY_SUFFIX_NOTE = (
-    "read as MOTChallenge text because of its .txt suffix; a CSV table must be named .csv or .parquet "
-    "to be read as a table, also with --format table"
-)
 
 
 def input_format(args: argparse.Namespace, path) -> str:
@@ -470,7 +326,7 @@ def score_tables(args: argparse.Namespace, tracks, truth):
 
     formats = [None if path is None else input_format(args, path) for path in (tracks, truth)]
     if formats == ["mot", "mot"] and getattr(args, "mot_matching", "iou") == "iou":
-        pair = _mot_pair(args, tracks, truth)
+        pair = mot_pair(args, tracks, truth)
         return (pair.tracks, pair.truth), pair
     out = [tracks, truth]
     for i, (path, kind) in enumerate(((tracks, "tracks"), (truth, "truth"))):
@@ -495,59 +351,6 @@ def score_tables(args: argparse.Namespace, tracks, truth):
         )
         out = [s if f == "stonesoup" else o for s, o, f in zip(ss, out, formats, strict=True)]
     return tuple(out), None
-
-
-def _mot_pair(args: argparse.Namespace, tracks, truth):
-    """The :class:`~nllbench.trackers.motchallenge.MOTPair` of a MOTChallenge result and ground truth."""
-    from nllbench.trackers.motchallenge import read_mot_pair
-
-    if tuple(args.state) != ("x", "y"):
-        raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
-    try:
-        return read_mot_pair(tracks, truth, conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction)
-    except ValueError as exc:
-        if getattr(args, "format", "auto") != "auto":
-            raise
-        raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
-
-
-def check_stonesoup_existence(args: argparse.Namespace, path, tracks, fill) -> None:
-    """Refuse Stone Soup tracks that carry no existence (no r, no score) and no fill-in for it, pointing
-    to ``--stonesoup-existence`` (a JPDA / GNN tracker keeps none: ``missed_detection`` gives a score)."""
-    if path is None or input_format(args, path) != "stonesoup":
-        return
-    columns = set(getattr(tracks, "columns", ()))
-    if columns & {"r", "score"} or fill.constant_existence is not None or fill.existence_one:
-        return
-    raise ValueError(
-        f"{path}: no column 'r' or 'score': the tracks carry no existence_probability, "
-        f"{args.stonesoup_metadata_key!r} metadata or weight (--stonesoup-existence "
-        f"{args.stonesoup_existence}); give --stonesoup-existence missed_detection (a score, to calibrate "
-        "with --fit-score-on) or --fit-constant-existence-on TRACKS TRUTH, or --existence-one"
-    )
-
-
-def nll_needs(tracks, fill) -> str | None:
-    """What the NLL of a tracks table still needs (existence, covariances), in words; None if nothing.
-
-    The box measures of MOTChallenge files need neither: without them a
-    MOTChallenge run gives TrackEval's measures and says this.
-    """
-    columns = set(getattr(tracks, "columns", ()))
-    needs = []
-    if "r" not in columns:
-        if "score" in columns and fill.calibration is None:
-            needs.append(
-                "existence probabilities: the confidence column is a score; calibrate it with "
-                "--fit-score-on TRACKS TRUTH (or --mot-conf r if it is one)"
-            )
-        elif "score" not in columns and fill.constant_existence is None and not fill.existence_one:
-            needs.append(
-                "existence probabilities: --fit-constant-existence-on TRACKS TRUTH or --existence-one"
-            )
-    if not any(str(c).startswith("var_") for c in columns) and fill.default_std is None:
-        needs.append("covariances: --mot-box-std-fraction F or --default-std S")
-    return "; ".join(needs) or None
 
 
 def _stonesoup_pair(args: argparse.Namespace, tracks, truth):
@@ -766,49 +569,6 @@ def add_parsers(sub) -> None:
     add_stonesoup_options(sc)
     add_trajectory_options(sc)
     sc.set_defaults(func=_score)
-
-
-def add_mot_options(sc) -> None:
-    """``score``'s MOTChallenge, constant-existence and preset options."""
-    from nllbench.measures.presets import PRESETS
-
-    sc.add_argument(
-        "--format",
-        choices=("auto", "table", "mot", "stonesoup"),
-        default="auto",
-        help="input format: auto (.txt: MOTChallenge, .yaml/.yml: Stone Soup), table (CSV/Parquet), mot"
-        " (MOTChallenge text) or stonesoup (Stone Soup YAML; a .csv/.parquet truth stays a table)",
-    )
-    sc.add_argument(
-        "--mot-conf",
-        choices=("score", "r", "ignore"),
-        default="score",
-        help="MOTChallenge tracks' 7th column: a score to calibrate, r, or ignored (a constant one: absent)",
-    )
-    sc.add_argument(
-        "--mot-matching",
-        choices=("iou", "centre"),
-        default="iou",
-        help="MOTChallenge result and ground truth: iou (as the benchmark and TrackEval: box IoU for "
-        "HOTA, CLEAR and Identity, TrackEval's preprocessing) or centre (box centres at a distance, as "
-        "--threshold; no preprocessing)",
-    )
-    sc.add_argument(
-        "--mot-box-std-fraction",
-        type=POSITIVE,
-        help="MOTChallenge fill-in: covariance diag((F * width)^2, (F * height)^2) of the box centre",
-    )
-    sc.add_argument(
-        "--fit-constant-existence-on",
-        nargs=2,
-        metavar=("TRACKS", "TRUTH"),
-        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA)",
-    )
-    sc.add_argument(
-        "--preset",
-        choices=PRESETS,
-        help="matching convention (av2, nuscenes, mahalanobis); settings given explicitly override it",
-    )
 
 
 STONESOUP_DEFAULTS = dict(
