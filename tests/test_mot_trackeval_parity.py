@@ -239,3 +239,18 @@ def test_the_fast_reader_gives_python_floats_bit_for_bit(tmp_path):
     raw = read_mot_rows(path)
     np.testing.assert_array_equal(raw.to_numpy(dtype=float), values)
     assert raw.attrs["lines"].tolist() == list(range(1, 3001))
+
+
+def test_jobs_give_the_files_of_one_job(scored, tmp_path):
+    """--jobs 2 (worker processes) writes the same files, byte for byte, as --jobs 1."""
+    root = scored[0]
+    outs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        args = ["score", "--tracks-dir", str(root / "res"), "--scenario-dir", str(root / "gt")]
+        args += ["--output-dir", str(out), "--frames", "union", "--mot-conf", "r", "--existence-one"]
+        args += ["--mot-box-std-fraction", "0.2", "--q", "1", "--no-proper-scores", "--jobs", str(jobs)]
+        assert main(args) == 0
+        outs[jobs] = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    assert list(outs[1]) == ["SEQ-01.nc", "SEQ-02.nc", "SEQ-03.nc", "motchallenge.nc", "summary.csv"]
+    assert outs[1] == outs[2]
