@@ -139,3 +139,21 @@ def test_frames_union_reaches_the_undetected_rate_fit(dirs, tmp_path):
     out = tmp_path / "a.nc"
     assert main(["score", str(res / "SEQ-A.txt"), str(gt / "SEQ-A.txt"), "-o", str(out), *opts, *cal]) == 0
     assert out.exists()
+
+
+def test_centre_matching_batch_keeps_the_former_convention(dirs, tmp_path):
+    """--mot-matching centre: the former rows (distance matching, no preprocessing), no combined row."""
+    res, gt = dirs
+    out = tmp_path / "c"
+    args = ["score", "--tracks-dir", str(res), "--scenario-dir", str(gt), "--output-dir", str(out), *OPTIONS]
+    assert main([*args, "--mot-matching", "centre"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary.sequence.tolist() == ["SEQ-A", "SEQ-B"] and not (out / "motchallenge.nc").exists()
+    api = nb.score(
+        read_motchallenge(res / "SEQ-A.txt", conf="r", box_std_fraction=0.5),
+        read_motchallenge(gt / "SEQ-A.txt", kind="truth"),
+        fill=nb.FillIns(0.1, (0, 0), (50, 50)),
+        frames="union",
+        settings=EvaluationSettings(qs=(1, 10)),
+    )
+    assert float(summary.iloc[0]["mota"]) == float(api.summary()["mota"])

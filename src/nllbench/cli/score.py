@@ -121,10 +121,9 @@ def _score(args: argparse.Namespace) -> int:
         warner("score")(w)
     if batch:
         metrics = sum(1 for r in rows if r.get("not_applicable") != "nll" and r.get("sequence") != COMBINED)
-        extra = " and motchallenge.nc" if items[1] else ""
+        extra = " and motchallenge.nc" if rows and rows[-1].get("sequence") == COMBINED else ""
         print(f"wrote {metrics} metrics files, summary.csv{extra} to {args.output_dir}")
-        if items[1]:
-            print_combined(rows[-1])
+        print_combined(rows[-1])
     else:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
         print(f"wrote {', '.join(written)} ({row['steps']} frames)")
@@ -243,7 +242,7 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
                     **seconds,
                 }
             )
-        if mot:
+        if mot and measures:  # (none with --mot-matching centre)
             rows.append(combined_row(rows, measures, args, settings.qs))
             write_boxes(tmp / "motchallenge.nc", [n for n, _, _ in items], measures, args)
         write_summary_csv(aligned_rows(rows), tmp / "summary.csv")
