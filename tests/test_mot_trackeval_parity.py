@@ -130,13 +130,15 @@ def assert_parity(ours: dict, ref: dict, tol: float = 1e-12) -> float:
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
-    """Three sequences (one without tracks) scored by one command and by TrackEval."""
+    """Four sequences (one with a single false track, one with an empty result file) scored by one command
+    and by TrackEval."""
     root = tmp_path_factory.mktemp("parity")
     frames = 40
     sequences = {
         "SEQ-01": synthetic_sequence(1, frames),
         "SEQ-02": synthetic_sequence(2, frames, objects=14),
         "SEQ-03": synthetic_sequence(3, frames, silent=True),
+        "SEQ-04": (synthetic_sequence(4, frames)[0], []),  # an empty result file
     }
     res, gt = write_sequences(root, sequences)
     out = root / "out"
@@ -149,10 +151,10 @@ def scored(tmp_path_factory):
 def test_every_field_per_sequence_and_combined_equals_trackeval(scored):
     _, out, ref = scored
     ours = read_box_measures(out / "motchallenge.nc")
-    assert list(ours) == ["SEQ-01", "SEQ-02", "SEQ-03", "COMBINED"]
+    assert list(ours) == ["SEQ-01", "SEQ-02", "SEQ-03", "SEQ-04", "COMBINED"]
     assert assert_parity(ours, ref) <= 1e-12
     summary = pd.read_csv(out / "summary.csv")
-    assert summary.sequence.tolist() == ["SEQ-01", "SEQ-02", "SEQ-03", "COMBINED"]
+    assert summary.sequence.tolist() == ["SEQ-01", "SEQ-02", "SEQ-03", "SEQ-04", "COMBINED"]
     combined = summary.iloc[-1]
     for ours_name, te_name in (("hota", "HOTA"), ("mota", "MOTA"), ("idf1", "IDF1"), ("deta", "DetA")):
         value = np.mean(ref["COMBINED_SEQ"][te_name])
@@ -168,7 +170,8 @@ def test_the_files_exercise_each_preprocessing_rule(scored):
     pair = read_mot_pair(root / "res" / "SEQ-02.txt", root / "gt" / "SEQ-02" / "gt" / "gt.txt")
     assert pair.removed_tracks > 0 and pair.dropped_truth > 0
     assert ref["SEQ-02"]["IDSW"] > 0 and ref["SEQ-02"]["Frag"] > 0
-    assert ref["SEQ-03"]["CLR_TP"] == 0  # no tracks at all
+    assert ref["SEQ-03"]["CLR_TP"] == 0  # one false track only
+    assert ref["SEQ-04"]["CLR_FP"] == 0 and ref["SEQ-04"]["CLR_FN"] > 0  # an empty result file
     gt = pd.read_csv(root / "gt" / "SEQ-02" / "gt" / "gt.txt", header=None)
     assert {2, 7, 8, 12, 3}.issubset(set(gt[7])) and (gt[6] == 0).any()
 
@@ -252,5 +255,12 @@ def test_jobs_give_the_files_of_one_job(scored, tmp_path):
         args += ["--mot-box-std-fraction", "0.2", "--q", "1", "--no-proper-scores", "--jobs", str(jobs)]
         assert main(args) == 0
         outs[jobs] = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
-    assert list(outs[1]) == ["SEQ-01.nc", "SEQ-02.nc", "SEQ-03.nc", "motchallenge.nc", "summary.csv"]
+    assert list(outs[1]) == [
+        "SEQ-01.nc",
+        "SEQ-02.nc",
+        "SEQ-03.nc",
+        "SEQ-04.nc",
+        "motchallenge.nc",
+        "summary.csv",
+    ]
     assert outs[1] == outs[2]

@@ -267,17 +267,31 @@ def read_motchallenge(
     return mot_table(read_mot_rows(path), path, kind=kind, box_std_fraction=box_std_fraction, conf=conf)
 
 
-def read_mot_rows(path: str | os.PathLike):
+def read_mot_rows(path: str | os.PathLike, *, allow_empty: bool = False):
     """The rows of a MOTChallenge text file as they are: a DataFrame of :data:`MOT_COLUMNS` (6 to 10 of
     them), in file order, checked (frame and id integers, boxes finite, width and height positive);
-    ``attrs["lines"]`` holds each row's line number ((n,) int)."""
+    ``attrs["lines"]`` holds each row's line number ((n,) int). With ``allow_empty`` a file without
+    lines (a tracker that reported nothing) gives no rows of the 10 columns instead of an error."""
     import pandas as pd
 
+    if allow_empty and not _has_lines(path):
+        raw = pd.DataFrame(np.empty((0, len(MOT_COLUMNS))), columns=list(MOT_COLUMNS))
+        raw.attrs["lines"] = np.empty(0, dtype=np.int64)
+        return raw
     values, lines = _mot_values(path)
     raw = pd.DataFrame(values, columns=list(MOT_COLUMNS[: values.shape[1]]))
     _check_mot(raw, path, lines)
     raw.attrs["lines"] = np.asarray(lines, dtype=np.int64)  # an array: pandas deep-copies attrs often
     return raw
+
+
+def _has_lines(path) -> bool:
+    """Whether a readable text file has a non-blank line (else :func:`_mot_values` names the fault)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return any(line.strip() for line in fh)
+    except (OSError, UnicodeDecodeError):
+        return True
 
 
 def mot_table(raw, path, *, kind: str = "tracks", box_std_fraction: float | None = None, conf: str = "score"):

@@ -101,9 +101,10 @@ def read_mot_pair(
     """Read a MOTChallenge tracker result and its ground truth, preprocessed as TrackEval (module notes).
 
     ``conf`` and ``box_std_fraction`` are :func:`nllbench.trackers.adapters.read_motchallenge`'s,
-    for the tracks' table. Errors name the file and line.
+    for the tracks' table. An empty tracker result (a tracker that reported nothing) has no rows, as
+    TrackEval reads it. Errors name the file and line.
     """
-    gt, tr = read_mot_rows(truth), read_mot_rows(tracks)
+    gt, tr = read_mot_rows(truth), read_mot_rows(tracks, allow_empty=True)  # a silent tracker
     _check_classes(gt, tr, truth, tracks)
     g_frame = gt["frame"].to_numpy().astype(np.int64)
     t_frame = tr["frame"].to_numpy().astype(np.int64)
