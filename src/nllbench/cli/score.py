@@ -25,16 +25,16 @@ from nllbench.cli.evaluate import (
 )
 from nllbench.cli.score_batch import jobs_of, run_items
 from nllbench.cli.score_mot import (
-    COMBINED,
     MOT_BY_SUFFIX_NOTE,
     add_mot_options,
     aligned_rows,
-    boxes_only,
     check_stonesoup_existence,
     combined_row,
     mot_pair,
     mot_truth,
     nll_needs,
+    one_run_boxes,
+    print_batch,
     print_combined,
     write_boxes,
 )
@@ -120,10 +120,7 @@ def _score(args: argparse.Namespace) -> int:
     for w in sorted({str(w.message) for w in caught}):
         warner("score")(w)
     if batch:
-        metrics = sum(1 for r in rows if r.get("not_applicable") != "nll" and r.get("sequence") != COMBINED)
-        extra = " and motchallenge.nc" if rows and rows[-1].get("sequence") == COMBINED else ""
-        print(f"wrote {metrics} metrics files, summary.csv{extra} to {args.output_dir}")
-        print_combined(rows[-1])
+        print_batch(rows, args.output_dir)
     else:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
         print(f"wrote {', '.join(written)} ({row['steps']} frames)")
@@ -164,17 +161,11 @@ def _score_one(args: argparse.Namespace, options: dict):
         trajectory = trajectory_options(
             args, fill, options["state"], options["settings"], read=lambda a, b: score_inputs(args, a, b)
         )
-        pair_tables, pair = score_tables(args, args.tracks, args.truth)
-        check_stonesoup_existence(args, args.tracks, pair_tables[0], fill)
+        pair_tables, pair = read_run(args, args.tracks, args.truth, fill)
         needs = nll_needs(pair_tables[0], fill) if pair is not None else None
         if needs:
-            if per_frame is not None or trajectory is not None:
-                raise ValueError(
-                    f"score: --per-frame and the trajectory NLL need the NLL, which needs {needs}"
-                )
-            row, measures = boxes_only(args, options, pair)
-            write_boxes(out, [Path(args.tracks).stem], [measures], args)
-            write_summary_csv(row, summary)
+            outputs = (out, summary, per_frame)
+            row = one_run_boxes(args, options, pair, _frames(args.frames), outputs, trajectory, needs)
             return row, None, summary_path, needs
         row, result = score_file(
             *pair_tables,
@@ -220,8 +211,9 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
         trajectory = trajectory_options(
             args, fill, options["state"], settings, read=lambda a, b: score_inputs(args, a, b)
         )
+        frames = _frames(args.frames)
         work = [
-            (args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory)
+            (args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory, frames, read_run)
             for name, tracks, truth in items
         ]
         for (name, _, _), done in zip(items, run_items(work, jobs_of(args, len(items))), strict=True):
@@ -312,6 +304,14 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
     name for the metrics file.
     """
     return score_tables(args, tracks, truth)[0]
+
+
+def read_run(args: argparse.Namespace, tracks, truth, fill):
+    """:func:`score_tables` of a run, Stone Soup tracks without an existence refused (with the option
+    that gives one)."""
+    tables, pair = score_tables(args, tracks, truth)
+    check_stonesoup_existence(args, tracks, tables[0], fill, input_format(args, tracks) == "stonesoup")
+    return tables, pair
 
 
 def score_tables(args: argparse.Namespace, tracks, truth):

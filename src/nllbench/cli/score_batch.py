@@ -5,35 +5,33 @@ from __future__ import annotations
 
 import argparse
 
-from nllbench.cli.score_mot import boxes_only, check_stonesoup_existence, nll_needs
+from nllbench.cli.score_mot import boxes_only, nll_needs
 
 
-def batch_item(args, options, name, tracks, truth, target, fill, trajectory):
+def batch_item(args, options, name, tracks, truth, target, fill, trajectory, frames, read):
     """One run of a batch: (summary row, ScoreResult or None, BoxMeasures or None, NLL needs or None,
     seconds, [(warning message, category)]). Errors name the run's files; the caller says the warnings,
     naming the run (a worker process of ``--jobs`` cannot)."""
     import time
     import warnings
 
-    from nllbench.cli.score import _frames, score_tables
     from nllbench.trackers.scoring import score_file
 
     t0, cpu0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         try:
-            tables, pair = score_tables(args, tracks, truth)
-            check_stonesoup_existence(args, tracks, tables[0], fill)
+            tables, pair = read(args, tracks, truth, fill)
             read = time.process_time() - cpu0
             needs = nll_needs(tables[0], fill) if pair is not None else None
             if needs:
-                row, boxes = boxes_only(args, options, pair)
+                row, boxes = boxes_only(args, options, pair, frames)
                 result = None
             else:
                 row, result = score_file(
                     *tables,
                     target,
-                    frames=_frames(args.frames),
+                    frames=frames,
                     fill=fill,
                     trajectory=trajectory,
                     boxes=pair,

@@ -20,12 +20,34 @@ def print_combined(row: dict) -> None:
     )
 
 
-def boxes_only(args: argparse.Namespace, options: dict, pair):
-    """(summary row, BoxMeasures) of a MOTChallenge pair scored without the NLL (its fill-ins missing)."""
-    from nllbench.cli.score import _frames
+def print_batch(rows: list[dict], directory) -> None:
+    """What a batch wrote, and its combined MOTChallenge measures (when it has them)."""
+    metrics = sum(1 for r in rows if r.get("not_applicable") != "nll" and r.get("sequence") != COMBINED)
+    extra = " and motchallenge.nc" if rows and rows[-1].get("sequence") == COMBINED else ""
+    print(f"wrote {metrics} metrics files, summary.csv{extra} to {directory}")
+    print_combined(rows[-1])
+
+
+def one_run_boxes(args: argparse.Namespace, options: dict, pair, frames, outputs, trajectory, needs) -> dict:
+    """One run's MOTChallenge measures without the NLL (which ``needs`` that): the measures file to -o,
+    the summary row to its CSV (``outputs``: their paths and --per-frame's); the row. --per-frame and
+    --trajectory need the NLL."""
+    from nllbench.store import write_summary_csv
+
+    out, summary, per_frame = outputs
+    if per_frame is not None or trajectory is not None:
+        raise ValueError(f"score: --per-frame and the trajectory NLL need the NLL, which needs {needs}")
+    row, measures = boxes_only(args, options, pair, frames)
+    write_boxes(out, [Path(args.tracks).stem], [measures], args)
+    write_summary_csv(row, summary)
+    return row
+
+
+def boxes_only(args: argparse.Namespace, options: dict, pair, frames):
+    """(summary row, BoxMeasures) of a MOTChallenge pair scored without the NLL (its fill-ins missing),
+    on ``frames`` (None or ``"union"``: the pair's)."""
     from nllbench.trackers.motchallenge import box_summary, pair_measures
 
-    frames = _frames(args.frames)
     measures = pair_measures(pair, None if frames in (None, "union") else frames)
     steps = len(pair.frames) if frames in (None, "union") else len(frames)
     row = {"filter": options["tracker"], "steps": steps, **box_summary(measures), "not_applicable": "nll"}
@@ -83,12 +105,10 @@ def mot_pair(args: argparse.Namespace, tracks, truth):
         raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
 
 
-def check_stonesoup_existence(args: argparse.Namespace, path, tracks, fill) -> None:
+def check_stonesoup_existence(args: argparse.Namespace, path, tracks, fill, stonesoup: bool) -> None:
     """Refuse Stone Soup tracks that carry no existence (no r, no score) and no fill-in for it, pointing
     to ``--stonesoup-existence`` (a JPDA / GNN tracker keeps none: ``missed_detection`` gives a score)."""
-    from nllbench.cli.score import input_format
-
-    if path is None or input_format(args, path) != "stonesoup":
+    if path is None or not stonesoup:
         return
     columns = set(getattr(tracks, "columns", ()))
     if columns & {"r", "score"} or fill.constant_existence is not None or fill.existence_one:
