@@ -345,19 +345,33 @@ def test_floats_and_counts_round_trip_exactly_whatever_their_stored_width(
 @pytest.mark.parametrize(
     ("values", "stored"),
     [
-        ([0, 1], np.int16),  # never byte: two byte counts added by a reader overflow at 127
-        ([0, 32767], np.int16),
-        ([-32766, 0], np.int16),
-        ([-32767, 0], np.int32),  # short's default fill value
+        ([0, 1], np.int32),  # never byte or short: two counts added by a reader would wrap
         ([0, 32768], np.int32),
-        ([0, 2**31 - 1], np.int32),
-        ([-(2**31) + 1, 0], np.float64),  # int's default fill value
+        ([-(2**24), 2**24], np.int32),  # a sum of 128 such files stays within int
+        ([0, 2**24 + 1], np.float64),
+        ([-(2**24) - 1, 0], np.float64),
         ([0, 2**31], np.float64),
         ([0, 2**53], np.float64),
     ],
 )
-def test_a_count_is_stored_as_short_or_the_smallest_wider_type_that_holds_it(values, stored):
+def test_a_count_is_stored_as_int_or_as_double_beyond_summable_ints(values, stored):
     assert store_metrics._stored_count("n_truth", np.array(values)).dtype == stored
+
+
+def test_two_files_counts_added_by_a_plain_reader_do_not_wrap(tmp_path):
+    """The issue's case: two MOT17-sized hota_tp counts summed in plain xarray (int16 gave -11,915)."""
+    from scipy.io import netcdf_file
+
+    a, b = np.full(19, 26_768), np.full(19, 26_853)
+    for name, values in (("a", a), ("b", b)):
+        enc = store_metrics.encode_variables({"hota_tp": (("alpha",), values)})
+        assert enc["hota_tp"][1].dtype == np.int32
+        with netcdf_file(tmp_path / f"{name}.nc", "w") as nc:
+            nc.createDimension("alpha", 19)
+            var = nc.createVariable("hota_tp", enc["hota_tp"][1].dtype, ("alpha",))
+            var[:] = enc["hota_tp"][1]
+    with xr.open_dataset(tmp_path / "a.nc") as x, xr.open_dataset(tmp_path / "b.nc") as y:
+        assert int((x["hota_tp"] + y["hota_tp"])[0]) == 53_621
 
 
 def test_counts_beyond_float64_precision_are_refused():

@@ -58,9 +58,14 @@ def test_mot_files_scored_by_one_command_equal_the_api(tmp_path, files):
     assert ds.attrs["tracks_file"] == "tracks.txt" and ds.attrs["truth_file"] == "gt.txt"
 
 
-def test_mot_conf_score_needs_a_calibration_and_ignore_needs_existence(tmp_path, files):
+def test_mot_conf_score_needs_a_calibration_and_ignore_needs_existence(tmp_path, files, capsys):
     tracks, gt = files
-    assert main(["score", str(tracks), str(gt), "-o", str(tmp_path / "a.nc"), "--default-std", "1"]) != 0
+    # the classic measures need no calibration: given, and the NLL's need said
+    assert main(["score", str(tracks), str(gt), "-o", str(tmp_path / "a.nc"), "--default-std", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "NLL not computed: it needs existence probabilities" in out and "--fit-score-on" in out
+    with xr.open_dataset(tmp_path / "a.nc") as ds:
+        assert ds.attrs["content"] == "motchallenge" and float(ds["MOTA"][0]) == 0.25
     ds = _run(tmp_path, tracks, gt, "--mot-conf", "ignore", "--existence-one", "--default-std", "1")
     with pytest.warns(UserWarning, match="r = 1"):
         ref = _api(read_motchallenge(tracks, conf="ignore"), read_motchallenge(gt, kind="truth"),
@@ -115,7 +120,7 @@ def test_cli_constant_existence_fit_is_used_and_recorded(tmp_path, files, capsys
 
 def test_preset_av2_changes_the_matching_and_equals_the_api(tmp_path, files):
     tracks, gt = files
-    base = ("--mot-conf", "r", "--default-std", "1")
+    base = ("--mot-conf", "r", "--default-std", "1", "--mot-matching", "centre")
     plain = _run(tmp_path, tracks, gt, *base, name="plain")
     av2 = _run(tmp_path, tracks, gt, *base, "--preset", "av2", name="av2")
     pair = read_motchallenge(tracks, conf="r"), read_motchallenge(gt, kind="truth")
@@ -129,7 +134,7 @@ def test_preset_av2_changes_the_matching_and_equals_the_api(tmp_path, files):
 
 def test_hota_threshold_and_settings_options(tmp_path, files):
     tracks, gt = files
-    base = ("--mot-conf", "r", "--default-std", "1")
+    base = ("--mot-conf", "r", "--default-std", "1", "--mot-matching", "centre")
     a = _run(tmp_path, tracks, gt, *base, "--hota-threshold", "1", name="a")
     b = _run(tmp_path, tracks, gt, *base, "--hota-threshold", "5", name="b")
     ref = _api(read_motchallenge(tracks, conf="r"), read_motchallenge(gt, kind="truth"),

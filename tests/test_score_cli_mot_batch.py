@@ -17,6 +17,7 @@ from nllbench.cli import main
 from nllbench.cli.score import batch_items
 from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.trackers.adapters import read_motchallenge
+from nllbench.trackers.motchallenge import read_mot_pair
 
 # frame, id, left, top, width, height, conf
 GT_A = [(1, 1, 0, 0, 2, 2, 1), (1, 2, 10, 0, 2, 2, 1), (2, 1, 1, 0, 2, 2, 1), (2, 2, 11, 0, 2, 2, 0)]
@@ -54,7 +55,7 @@ def test_mot_batch_scores_each_sequence_as_its_one_run_command(dirs, tmp_path):
         == 0
     )
     summary = pd.read_csv(out / "summary.csv")
-    assert summary.sequence.tolist() == ["SEQ-A", "SEQ-B"]
+    assert summary.sequence.tolist() == ["SEQ-A", "SEQ-B", "COMBINED"]
     for seq, truth in (("SEQ-A", gt / "SEQ-A.txt"), ("SEQ-B", gt / "SEQ-B" / "gt" / "gt.txt")):
         one = tmp_path / f"{seq}.nc"
         assert main(["score", str(res / f"{seq}.txt"), str(truth), "-o", str(one), *OPTIONS]) == 0
@@ -71,7 +72,8 @@ def test_mot_batch_scores_each_sequence_as_its_one_run_command(dirs, tmp_path):
             settings=EvaluationSettings(qs=(1, 10)),
         )
         row = summary[summary.sequence == seq].iloc[0]
-        assert float(row["mota"]) == float(api.summary()["mota"])
+        # MOTA on the boxes' IoU (as TrackEval), the NLL on their Gaussians
+        assert float(row["mota"]) == read_mot_pair(res / f"{seq}.txt", truth).measures().fields["MOTA"]
         assert float(row["nll_q10"]) == float(api.summary()["nll_q10"])
 
 
@@ -137,3 +139,21 @@ def test_frames_union_reaches_the_undetected_rate_fit(dirs, tmp_path):
     out = tmp_path / "a.nc"
     assert main(["score", str(res / "SEQ-A.txt"), str(gt / "SEQ-A.txt"), "-o", str(out), *opts, *cal]) == 0
     assert out.exists()
+
+
+def test_centre_matching_batch_keeps_the_former_convention(dirs, tmp_path):
+    """--mot-matching centre: the former rows (distance matching, no preprocessing), no combined row."""
+    res, gt = dirs
+    out = tmp_path / "c"
+    args = ["score", "--tracks-dir", str(res), "--scenario-dir", str(gt), "--output-dir", str(out), *OPTIONS]
+    assert main([*args, "--mot-matching", "centre"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary.sequence.tolist() == ["SEQ-A", "SEQ-B"] and not (out / "motchallenge.nc").exists()
+    api = nb.score(
+        read_motchallenge(res / "SEQ-A.txt", conf="r", box_std_fraction=0.5),
+        read_motchallenge(gt / "SEQ-A.txt", kind="truth"),
+        fill=nb.FillIns(0.1, (0, 0), (50, 50)),
+        frames="union",
+        settings=EvaluationSettings(qs=(1, 10)),
+    )
+    assert float(summary.iloc[0]["mota"]) == float(api.summary()["mota"])

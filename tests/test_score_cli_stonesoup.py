@@ -387,3 +387,12 @@ def test_a_frame_period_beyond_timedeltas_range_is_refused_by_name():
 
     with pytest.raises(ValueError, match="--stonesoup-frame-times: expected PERIOD_SECONDS below"):
         _frame_grid(["2024-01-01T00:00:00", "1e20"])
+
+
+def test_tracks_without_existence_point_to_stonesoup_existence(jpda, tmp_path, capsys):
+    """JPDA tracks keep no existence: the error says which option gives one (not only 'no column r')."""
+    args = ["score", str(jpda["tracks_yaml"]), str(jpda["sc"]), "-o", str(tmp_path / "n.nc")]
+    args += ["--stonesoup-frame-times", START.isoformat(), "1", "--stonesoup-mapping", "0", "1"]
+    assert main([*args, "--stonesoup-existence", "none", "--default-std", "1"]) != 0
+    err = capsys.readouterr().err
+    assert "no column 'r' or 'score'" in err and "--stonesoup-existence missed_detection" in err

@@ -117,4 +117,4 @@ rule score_tracker:
     shell:
         "nllbench score --tracks-dir {input.tracks} --scenario-dir {input.scenarios}"
         " --output-dir {output.metrics} {params.flags} --settings {params.settings:q}"
-        " --timing {output.timing} > {log} 2>&1"
+        " --timing {output.timing} --jobs {threads} > {log} 2>&1"

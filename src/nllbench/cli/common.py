@@ -359,3 +359,20 @@ def settings_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace)
                 f"--settings key {key}: expected one of {options} or {list(args.recorded_settings)}"
             )
     return out
+
+
+#: Said on stderr by a command that will compile the kernels (none in numba's cache yet).
+FIRST_COMPILATION = (
+    "nllbench {command}: compiling nllbench's numerical kernels on this first use (about a minute of CPU, "
+    "once: they are cached afterwards; 'nllbench warmup' compiles them all ahead)"
+)
+
+
+def say_first_compilation(command: str) -> None:
+    """Say on stderr that the kernels compile now, when none is cached (a first run after installing)."""
+    import sys
+
+    from nllbench.engine.assignment import kernels_cached
+
+    if kernels_cached() is False:
+        print(FIRST_COMPILATION.format(command=command), file=sys.stderr)

@@ -13,6 +13,7 @@ from nllbench.cli.common import (
     check_text_file,
     checked_outputs,
     provenance_of,
+    say_first_compilation,
     warner,
     write_timing,
 )
@@ -22,6 +23,21 @@ from nllbench.cli.evaluate import (
     one_run_outputs,
     parsed_evaluation_settings,
     print_row,
+)
+from nllbench.cli.score_batch import jobs_of, run_items
+from nllbench.cli.score_mot import (
+    MOT_BY_SUFFIX_NOTE,
+    add_mot_options,
+    aligned_rows,
+    check_stonesoup_existence,
+    combined_row,
+    mot_pair,
+    mot_truth,
+    nll_needs,
+    one_run_boxes,
+    print_batch,
+    print_combined,
+    write_boxes,
 )
 from nllbench.cli.score_trajectory import (
     add_trajectory_options,
@@ -88,6 +104,7 @@ def _score(args: argparse.Namespace) -> int:
             "are for one run"
         )
     check_trajectory_args(args, batch)
+    say_first_compilation("score")
     items = batch_items(args) if batch else None
     inputs = items[0] if batch else [(None, args.tracks, args.truth)]
     check_stonesoup_options(args, [p for _, *pair in inputs for p in pair] + calibration_paths(args))
@@ -97,17 +114,24 @@ def _score(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         if batch:
-            rows, result = _score_batch(args, options, items)
+            rows, result, needs = _score_batch(args, options, items)
         else:
-            row, result, summary_path = _score_one(args, options)
+            row, result, summary_path, needs = _score_one(args, options)
     for w in sorted({str(w.message) for w in caught}):
         warner("score")(w)
     if batch:
-        print(f"wrote {len(rows)} metrics files and summary.csv to {args.output_dir}")
+        print_batch(rows, args.output_dir)
     else:
         written = [args.output, summary_path, *([args.per_frame] if args.per_frame else [])]
-        print(f"wrote {', '.join(written)} ({result.frames.size} frames)")
-        print_row(row, options["settings"].qs)
+        print(f"wrote {', '.join(written)} ({row['steps']} frames)")
+        if result is not None:
+            print_row(row, options["settings"].qs)
+        else:
+            print_combined(row)
+    if needs:
+        print(f"  NLL not computed: it needs {needs}")
+    if result is None:
+        return 0
     print_trajectory(result)
     for key, value in result.fill_ins.items():
         print(f"  fill-in {key}: {json.dumps(value)}")
@@ -115,7 +139,9 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _score_one(args: argparse.Namespace, options: dict):
-    """One run of ``score``: (summary row, ScoreResult, summary path), outputs committed together."""
+    """One run of ``score``: (summary row, ScoreResult or None, summary path, what the NLL needs or None),
+    outputs committed together. A MOTChallenge pair whose NLL lacks a fill-in gives TrackEval's measures
+    only: -o then holds them (:func:`nllbench.store.boxes.write_box_measures`)."""
     from nllbench.store import write_summary_csv
     from nllbench.trackers.scoring import score_file
 
@@ -132,9 +158,17 @@ def _score_one(args: argparse.Namespace, options: dict):
         per_trajectory,
     ):
         fill = _score_fill(args, options["state"], options["settings"])
-        trajectory = trajectory_options(args, fill, options["state"], options["settings"])
+        trajectory = trajectory_options(
+            args, fill, options["state"], options["settings"], read=lambda a, b: score_inputs(args, a, b)
+        )
+        pair_tables, pair = read_run(args, args.tracks, args.truth, fill)
+        needs = nll_needs(pair_tables[0], fill) if pair is not None else None
+        if needs:
+            outputs = (out, summary, per_frame)
+            row = one_run_boxes(args, options, pair, _frames(args.frames), outputs, trajectory, needs)
+            return row, None, summary_path, needs
         row, result = score_file(
-            *score_inputs(args, args.tracks, args.truth),
+            *pair_tables,
             out,
             frames=_frames(args.frames),
             scenario_file=args.scenario_file,
@@ -142,24 +176,30 @@ def _score_one(args: argparse.Namespace, options: dict):
             per_frame=per_frame,
             fill=fill,
             trajectory=trajectory,
+            boxes=pair,
             **options,
         )
         write_summary_csv(row, summary)
         if trajectory is not None:
             write_trajectory_tables(result, per_window, per_trajectory)
-    return row, result, summary_path
+    return row, result, summary_path, None
 
 
 def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
-    """A batch of ``score`` over ``batch`` (:func:`batch_items`): (summary rows, last ScoreResult);
-    --output-dir, --timing committed together."""
+    """A batch of ``score`` over ``batch`` (:func:`batch_items`): (summary rows, last ScoreResult or None,
+    what the NLL needs or None); --output-dir, --timing committed together.
+
+    MOTChallenge sequences also give the combined result (TrackEval's
+    COMBINED_SEQ), as the last summary row and in ``motchallenge.nc``.
+    """
+    import warnings
+
     from nllbench.store import write_summary_csv
-    from nllbench.trackers.scoring import score_file
 
     settings = options["settings"]
     items, mot = batch
     check_text_tables([("--tracks-dir", f) for _, f, _ in items] + calibration_inputs(args))
-    rows, timing = [], []
+    rows, timing, measures, result, needs = [], [], [], None, None
     targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
     inputs = [
         ("--tracks-dir", args.tracks_dir),
@@ -168,33 +208,38 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
     ]
     with checked_outputs(*targets, inputs=inputs) as (tmp, tt):
         fill = _score_fill(args, options["state"], settings)
-        trajectory = trajectory_options(args, fill, options["state"], settings)
-        for name, tracks, truth in items:
-            try:
-                row, result = score_file(
-                    *score_inputs(args, tracks, truth),
-                    tmp / (name + ".nc"),
-                    frames=_frames(args.frames),
-                    fill=fill,
-                    trajectory=trajectory,
-                    **options,
-                )
-            except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
-                raise ValueError(f"{tracks} (run {name}, truth {truth}): {exc}") from None
+        trajectory = trajectory_options(
+            args, fill, options["state"], settings, read=lambda a, b: score_inputs(args, a, b)
+        )
+        frames = _frames(args.frames)
+        work = [
+            (args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory, frames, read_run)
+            for name, tracks, truth in items
+        ]
+        for (name, _, _), done in zip(items, run_items(work, jobs_of(args, len(items))), strict=True):
+            row, item_result, boxes, item_needs, seconds, said = done
+            for message, category in said:  # said by the command, naming the run
+                warnings.warn(f"{name}: {message}", category, stacklevel=2)
+            result = item_result or result
+            needs = needs or item_needs
             rows.append({"sequence": name, **row} if mot else row)
+            if boxes is not None:
+                measures.append(boxes)
             timing.append(
                 {
                     "item": name,
                     "filter": args.tracker,
                     "q": max(settings.qs),
                     "cov_scale": settings.cov_scale,
-                    "seconds": result.metrics.seconds,
-                    "nll_seconds": result.metrics.nll_seconds,
+                    **seconds,
                 }
             )
-        write_summary_csv(rows, tmp / "summary.csv")
-        write_timing(tt, timing)
-    return rows, result
+        if mot and measures:  # (none with --mot-matching centre)
+            rows.append(combined_row(rows, measures, args, settings.qs))
+            write_boxes(tmp / "motchallenge.nc", [n for n, _, _ in items], measures, args)
+        write_summary_csv(aligned_rows(rows), tmp / "summary.csv")
+        write_timing(tt, aligned_rows(timing))
+    return rows, result, needs
 
 
 def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]], bool]:
@@ -220,33 +265,9 @@ def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]],
             )
         if not texts:
             raise ValueError(f"--tracks-dir {directory!r}: no MOTChallenge <sequence>.txt result files found")
-        return [(p.stem, p, _mot_truth(args.scenario_dir, p.stem)) for p in texts], True
+        return [(p.stem, p, mot_truth(args.scenario_dir, p.stem)) for p in texts], True
     tables = _seed_tables(directory, stonesoup=fmt in ("auto", "stonesoup"))
     return [(f.stem, f, Path(args.scenario_dir) / (f.stem + ".nc")) for f in tables], False
-
-
-def _mot_truth(directory: str, sequence: str) -> Path:
-    """The ground truth of a MOTChallenge sequence: ``<dir>/<SEQ>.txt`` or ``<dir>/<SEQ>/gt/gt.txt``."""
-    candidates = [Path(directory) / f"{sequence}.txt", Path(directory) / sequence / "gt" / "gt.txt"]
-    found = [p for p in candidates if p.is_file()]
-    if len(found) == 2:
-        raise ValueError(
-            f"--scenario-dir {directory!r}: sequence {sequence}: expected one ground truth, got both "
-            f"{found[0]} and {found[1]}"
-        )
-    if not found:
-        raise ValueError(
-            f"--scenario-dir {directory!r}: sequence {sequence}: no ground truth, looked for "
-            f"{candidates[0]} and {candidates[1]}"
-        )
-    return found[0]
-
-
-#: Said after an error in a .txt file read as MOTChallenge by its suffix (a CSV table named .txt).
-MOT_BY_SUFFIX_NOTE = (
-    "read as MOTChallenge text because of its .txt suffix; a CSV table must be named .csv or .parquet "
-    "to be read as a table, also with --format table"
-)
 
 
 def input_format(args: argparse.Namespace, path) -> str:
@@ -282,9 +303,30 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
     frame times (``--stonesoup-*`` options). Each table carries its file's
     name for the metrics file.
     """
+    return score_tables(args, tracks, truth)[0]
+
+
+def read_run(args: argparse.Namespace, tracks, truth, fill):
+    """:func:`score_tables` of a run, Stone Soup tracks without an existence refused (with the option
+    that gives one)."""
+    tables, pair = score_tables(args, tracks, truth)
+    check_stonesoup_existence(args, tracks, tables[0], fill, input_format(args, tracks) == "stonesoup")
+    return tables, pair
+
+
+def score_tables(args: argparse.Namespace, tracks, truth):
+    """(:func:`score_inputs`'s (tracks, truth), the MOTPair or None).
+
+    A MOTChallenge tracker result with a MOTChallenge ground truth is read as
+    a pair (:func:`nllbench.trackers.motchallenge.read_mot_pair`): TrackEval's
+    preprocessing, and the boxes' IoU for HOTA, CLEAR and Identity.
+    """
     from nllbench.trackers.adapters import read_motchallenge
 
     formats = [None if path is None else input_format(args, path) for path in (tracks, truth)]
+    if formats == ["mot", "mot"] and getattr(args, "mot_matching", "iou") == "iou":
+        pair = mot_pair(args, tracks, truth)
+        return (pair.tracks, pair.truth), pair
     out = [tracks, truth]
     for i, (path, kind) in enumerate(((tracks, "tracks"), (truth, "truth"))):
         if formats[i] != "mot":
@@ -307,7 +349,7 @@ def score_inputs(args: argparse.Namespace, tracks, truth):
             args, *(p if f == "stonesoup" else None for p, f in zip(out, formats, strict=True))
         )
         out = [s if f == "stonesoup" else o for s, o, f in zip(ss, out, formats, strict=True)]
-    return tuple(out)
+    return tuple(out), None
 
 
 def _stonesoup_pair(args: argparse.Namespace, tracks, truth):
@@ -459,7 +501,8 @@ def add_parsers(sub) -> None:
         "tracks",
         nargs="?",
         help="tracks table (.csv or .parquet), MOTChallenge .txt or Stone Soup .yaml (only tracking "
-        "types are built from it: a writer, reader or other tag is refused by name); see docs/score.md",
+        "types are built from it: a writer, reader or other tag is refused by name); see docs/score.md "
+        "in nllbench's source",
     )
     sc.add_argument(
         "truth",
@@ -478,7 +521,16 @@ def add_parsers(sub) -> None:
         " ground truth <SEQ>.txt or <SEQ>/gt/gt.txt",
     )
     sc.add_argument("--output-dir", help="batch: directory for metrics files and summary.csv (atomic)")
-    sc.add_argument("--timing", help="batch: CSV of compute seconds per item (as evaluate's)")
+    sc.add_argument(
+        "--timing",
+        help="batch: CSV of seconds per item: wall (seconds), NLL, proper scores, and CPU seconds of the "
+        "item, its reading and its MOTChallenge box measures",
+    )
+    sc.add_argument(
+        "--jobs",
+        type=integer(1, 1024),
+        help="batch: runs scored at once, in worker processes (default: the cores there are)",
+    )
     sc.add_argument(
         "--per-frame", help="CSV with one row per frame (frame, nll, nll_lower, gospa, ospa, ...)"
     )
@@ -516,41 +568,6 @@ def add_parsers(sub) -> None:
     add_stonesoup_options(sc)
     add_trajectory_options(sc)
     sc.set_defaults(func=_score)
-
-
-def add_mot_options(sc) -> None:
-    """``score``'s MOTChallenge, constant-existence and preset options."""
-    from nllbench.measures.run.presets import PRESETS
-
-    sc.add_argument(
-        "--format",
-        choices=("auto", "table", "mot", "stonesoup"),
-        default="auto",
-        help="input format: auto (.txt: MOTChallenge, .yaml/.yml: Stone Soup), table (CSV/Parquet), mot"
-        " (MOTChallenge text) or stonesoup (Stone Soup YAML; a .csv/.parquet truth stays a table)",
-    )
-    sc.add_argument(
-        "--mot-conf",
-        choices=("score", "r", "ignore"),
-        default="score",
-        help="MOTChallenge tracks' 7th column: a score to calibrate, r, or ignored (a constant one: absent)",
-    )
-    sc.add_argument(
-        "--mot-box-std-fraction",
-        type=POSITIVE,
-        help="MOTChallenge fill-in: covariance diag((F * width)^2, (F * height)^2) of the box centre",
-    )
-    sc.add_argument(
-        "--fit-constant-existence-on",
-        nargs=2,
-        metavar=("TRACKS", "TRUTH"),
-        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA)",
-    )
-    sc.add_argument(
-        "--preset",
-        choices=PRESETS,
-        help="matching convention (av2, nuscenes, mahalanobis); settings given explicitly override it",
-    )
 
 
 STONESOUP_DEFAULTS = dict(

@@ -28,7 +28,8 @@ _NEEDS_TRAJECTORY = (
 def add_trajectory_options(parser: argparse.ArgumentParser) -> None:
     """The trajectory-NLL options of ``score`` (an argument group)."""
     g = parser.add_argument_group(
-        "trajectory NLL", "the likelihood of the true set of trajectories (docs/trajectory.md)"
+        "trajectory NLL",
+        "the likelihood of the true set of trajectories (docs/trajectory.md in nllbench's source)",
     )
     g.add_argument(
         "--trajectory",
@@ -115,9 +116,22 @@ def check_trajectory_args(args: argparse.Namespace, batch: bool) -> None:
         raise ValueError("score: --per-window and --per-trajectory are for one run")
 
 
-def trajectory_options(args: argparse.Namespace, fill, state, settings):
+#: Warned when the fitted undetected-trajectory rate is 0.
+ZERO_RATE_WARNING = (
+    "--fit-trajectory-on: the fitted undetected-trajectory rate is 0 (every calibration truth has a track): "
+    "a scored truth trajectory that no track explains has probability 0, so the trajectory NLL is infinite "
+    "there; give --undetected-trajectories RATE PRESENCE to allow for them"
+)
+
+
+def trajectory_options(args: argparse.Namespace, fill, state, settings, read=None):
     """The :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` of the command (None without
-    --trajectory), with the fill-ins fitted (and printed) when asked."""
+    --trajectory), with the fill-ins fitted (and printed) when asked.
+
+    ``read(tracks, truth)`` gives the calibration pair as ``score`` reads its inputs (MOTChallenge,
+    Stone Soup YAML); errors of the fit name ``--fit-trajectory-on``."""
+    import warnings
+
     from nllbench.trackers.trajectory_run import TrajectoryOptions
 
     if not args.trajectory:
@@ -127,12 +141,31 @@ def trajectory_options(args: argparse.Namespace, fill, state, settings):
         undetected = None if args.undetected_trajectories is None else tuple(args.undetected_trajectories)
         R = args.unlisted_presence or 0.0
         return TrajectoryOptions(undetected=undetected, unlisted_presence=R, **options)
+    try:
+        pair = read(*args.fit_trajectory_on) if read is not None else args.fit_trajectory_on
+        fit = _fit(pair, args, fill, settings, state)
+    except ValueError as exc:
+        raise ValueError(f"--fit-trajectory-on {' '.join(map(str, args.fit_trajectory_on))}: {exc}") from None
+    fit["tracks"], fit["truth"] = (str(p) for p in args.fit_trajectory_on)
+    print(
+        f"fitted undetected trajectories: rate {fit['rate']:.6g}, presence {fit['presence']:.6g}; "
+        f"unlisted presence {fit['unlisted_presence']:.6g} (calibration trajectory NLL "
+        f"{fit['calibration_nll']:.6g} over {fit['windows']} windows)"
+    )
+    if fit["rate"] == 0:
+        warnings.warn(ZERO_RATE_WARNING, UserWarning, stacklevel=2)
+    undetected, R = (fit["rate"], fit["presence"]), fit["unlisted_presence"]
+    return TrajectoryOptions(undetected=undetected, unlisted_presence=R, fitted=fit, **options)
+
+
+def _fit(pair, args: argparse.Namespace, fill, settings, state) -> dict:
+    """The undetected trajectories fitted on the calibration ``pair`` (tracks, truth)."""
     from dataclasses import replace
 
     from nllbench.trackers.trajectory_fit import fit_undetected_trajectories
 
-    fit = fit_undetected_trajectories(
-        *args.fit_trajectory_on,
+    return fit_undetected_trajectories(
+        *pair,
         fov=(fill.fov_low, fill.fov_high),
         window=args.fit_window or args.window or 10,
         q=int(max(settings.qs)),
@@ -143,14 +176,6 @@ def trajectory_options(args: argparse.Namespace, fill, state, settings):
         fill=replace(fill, undetected_rate=0.0, fitted_rate=None),
         mixture=args.trajectory_mixture,
     )
-    fit["tracks"], fit["truth"] = (str(p) for p in args.fit_trajectory_on)
-    print(
-        f"fitted undetected trajectories: rate {fit['rate']:.6g}, presence {fit['presence']:.6g}; "
-        f"unlisted presence {fit['unlisted_presence']:.6g} (calibration trajectory NLL "
-        f"{fit['calibration_nll']:.6g} over {fit['windows']} windows)"
-    )
-    undetected, R = (fit["rate"], fit["presence"]), fit["unlisted_presence"]
-    return TrajectoryOptions(undetected=undetected, unlisted_presence=R, fitted=fit, **options)
 
 
 def write_trajectory_tables(result, per_window, per_trajectory) -> None:

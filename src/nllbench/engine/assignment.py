@@ -206,3 +206,14 @@ def count_assignments(n: int, m: int, forced: int = 0) -> int:
     if forced > m:
         return 0
     return sum(math.comb(free, i) * math.perm(m, forced + i) for i in range(min(free, m - forced) + 1))
+
+
+def kernels_cached() -> bool | None:
+    """Whether numba's on-disk cache already holds the ranking kernel (a witness for the compiled
+    kernels: the first use after installing compiles them); None when numba's cache layout is unknown."""
+    import os
+
+    try:
+        return os.path.exists(_ranked._cache._cache_file._index_path)
+    except AttributeError:
+        return None

@@ -79,8 +79,8 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     declares. The file is classic NetCDF (64-bit offset): in a file of a few
     thousand numbers the per-variable overhead of NetCDF-4/HDF5 would
     outweigh the data. +inf values are stored as +inf (an impossible truth),
-    never dropped; counts are stored in the smaller of short and int that
-    holds them (:func:`encode_variables`). Layout in ``docs/store.md``.
+    never dropped; counts are stored as int (as double beyond 2**24), so that
+    summing files cannot wrap (:func:`encode_variables`). Layout in ``docs/store.md``.
     """
     data = {**_nll_variables(metrics), **_point_variables(metrics), **_run_variables(metrics)}
     data.update(_measure_variables(metrics))
@@ -94,11 +94,13 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
 
 #: The on-disk format of metrics files since schema version 3 (classic NetCDF, 64-bit offsets).
 METRICS_FORMAT = "NETCDF3_64BIT"
-#: The integer types of classic NetCDF a count may be stored in (short, int), smallest first: the
-#: first that holds all its values above the type's default fill value (its minimum + 1, which
-#: netCDF4-python masks); counts beyond int are stored as double (exact up to 2**53). Not byte:
-#: a reader that adds two byte counts (xarray and MATLAB keep the type) would overflow at 127.
-_CLASSIC_INTEGERS = (np.int16, np.int32)
+#: The integer type of classic NetCDF a count is stored in: int (32 bits), for counts within
+#: +-:data:`_SUMMABLE`, so that readers which keep the stored type when adding files (xarray, MATLAB)
+#: cannot wrap a sum of up to 128 of them; larger counts are stored as double (exact up to 2**53).
+#: Not short or byte: two MOT17-sized counts in short (53,621 = 26,768 + 26,853) wrap when added.
+_CLASSIC_INTEGERS = (np.int32,)
+#: The largest count stored as int: 2**24 (2**31 / 128).
+_SUMMABLE = 2**24
 #: Integers are exact in float64 up to this magnitude.
 _EXACT_INTEGER = 2**53
 #: Global attribute naming the integer attributes written as decimal text (outside the int range).
@@ -110,8 +112,8 @@ def encode_variables(data: dict) -> dict:
 
     ``data`` maps a name of :data:`METRICS_VARIABLES` to ``(dims, values)``.
     Floats stay float64; a flag (0/1) is a byte with CF ``flag_values`` and
-    ``flag_meanings``; a count is stored as short, or int where short cannot
-    hold it (:data:`_CLASSIC_INTEGERS`), and as float64 beyond int
+    ``flag_meanings``; a count is stored as int within +-2**24
+    (:data:`_CLASSIC_INTEGERS`: a sum of 128 files cannot wrap), and as float64 beyond
     (exact within +-2**53; larger counts are refused). The reader restores the
     in-memory types (int64 counts, int8 flags) from the declared kind, so the
     stored width does not matter to it.
@@ -140,13 +142,12 @@ def encode_variables(data: dict) -> dict:
 
 
 def _stored_count(name: str, arr: np.ndarray) -> np.ndarray:
-    """A count as short, or int where short cannot hold it, or float64 beyond int."""
+    """A count as int within +-2**24, else as float64."""
     if arr.dtype.kind not in "biu":
         raise TypeError(f"metrics variable {name!r}: expected integer counts, got dtype {arr.dtype}")
     low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
     for dtype in _CLASSIC_INTEGERS:
-        info = np.iinfo(dtype)
-        if info.min + 1 < low and high <= info.max:  # above the type's default fill value (min + 1)
+        if -_SUMMABLE <= low and high <= _SUMMABLE:  # far from the type's bounds and fill value
             return arr.astype(dtype)
     if max(high, -low) > _EXACT_INTEGER:
         bad = high if high > _EXACT_INTEGER else low

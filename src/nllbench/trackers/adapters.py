@@ -20,8 +20,11 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Sequence
+from importlib.metadata import version
 
 import numpy as np
+
+_PANDAS_MAJOR = int(version("pandas").split(".")[0])
 
 MOT_COLUMNS = ("frame", "id", "bb_left", "bb_top", "bb_width", "bb_height", "conf", "x", "y", "z")
 
@@ -257,15 +260,45 @@ def read_motchallenge(
         ``"score"`` it is left out, with a warning, and its value kept in
         ``df.attrs["constant_conf"]``.
     """
-    import pandas as pd
-
     if kind not in ("tracks", "truth"):
         raise ValueError(f"kind: expected 'tracks' or 'truth', got {kind!r}")
     if conf not in ("score", "r", "ignore"):
         raise ValueError(f"conf: expected 'score', 'r' or 'ignore', got {conf!r}")
+    return mot_table(read_mot_rows(path), path, kind=kind, box_std_fraction=box_std_fraction, conf=conf)
+
+
+def read_mot_rows(path: str | os.PathLike, *, allow_empty: bool = False):
+    """The rows of a MOTChallenge text file as they are: a DataFrame of :data:`MOT_COLUMNS` (6 to 10 of
+    them), in file order, checked (frame and id integers, boxes finite, width and height positive);
+    ``attrs["lines"]`` holds each row's line number ((n,) int). With ``allow_empty`` a file without
+    lines (a tracker that reported nothing) gives no rows of the 10 columns instead of an error."""
+    import pandas as pd
+
+    if allow_empty and not _has_lines(path):
+        raw = pd.DataFrame(np.empty((0, len(MOT_COLUMNS))), columns=list(MOT_COLUMNS))
+        raw.attrs["lines"] = np.empty(0, dtype=np.int64)
+        return raw
     values, lines = _mot_values(path)
     raw = pd.DataFrame(values, columns=list(MOT_COLUMNS[: values.shape[1]]))
     _check_mot(raw, path, lines)
+    raw.attrs["lines"] = np.asarray(lines, dtype=np.int64)  # an array: pandas deep-copies attrs often
+    return raw
+
+
+def _has_lines(path) -> bool:
+    """Whether a readable text file has a non-blank line (else :func:`_mot_values` names the fault)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return any(line.strip() for line in fh)
+    except (OSError, UnicodeDecodeError):
+        return True
+
+
+def mot_table(raw, path, *, kind: str = "tracks", box_std_fraction: float | None = None, conf: str = "score"):
+    """The tidy table of MOTChallenge rows ``raw`` (:func:`read_mot_rows`) read from ``path``:
+    :func:`read_motchallenge` on rows already read (and perhaps selected)."""
+    import pandas as pd
+
     keep = np.ones(len(raw), dtype=bool)
     if kind == "truth" and "conf" in raw.columns:
         keep = raw["conf"].to_numpy() != 0
@@ -326,6 +359,9 @@ def _mot_values(path) -> tuple[np.ndarray, list[int]]:
             text = fh.read().splitlines()
     except OSError as exc:
         raise ValueError(f"{str(path)!r}: cannot read it: {exc.strerror or exc}") from None
+    fast = _mot_values_fast(path, text)
+    if fast is not None:
+        return fast
     for number, line in enumerate(text, start=1):
         if not line.strip():
             continue
@@ -351,6 +387,28 @@ def _mot_values(path) -> tuple[np.ndarray, list[int]]:
                     f"{path}: line {lines[i]}, column {MOT_COLUMNS[j]!r}: expected a number, got {got}"
                 ) from None
     return out, lines
+
+
+#: pandas' C parser reads floats as Python's float() does: by default from pandas 3, on request before.
+_EXACT_FLOATS = {"float_precision": "round_trip"} if _PANDAS_MAJOR < 3 else {}
+
+
+def _mot_values_fast(path, text: list[str]):
+    """:func:`_mot_values` by pandas' C parser for a well-formed comma-separated file, else None (then the
+    line-by-line reader finds and names the fault). Same numbers: both parse each cell as a float."""
+    import pandas as pd
+
+    lines = [number for number, line in enumerate(text, start=1) if line.strip()]
+    if not lines or "," not in text[lines[0] - 1]:
+        return None
+    try:
+        df = pd.read_csv(path, header=None, sep=",", skip_blank_lines=True, dtype=float, **_EXACT_FLOATS)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
+        return None
+    values = df.to_numpy(dtype=float)
+    if values.shape[0] != len(lines) or not 6 <= values.shape[1] <= 10 or np.isnan(values).any():
+        return None
+    return values, lines
 
 
 def _check_mot(raw, path, lines: list[int]) -> None:

@@ -56,6 +56,7 @@ def score_file(
     config: dict | None = None,
     per_frame=None,
     trajectory=None,
+    boxes=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
@@ -67,6 +68,8 @@ def score_file(
     seeds the energy score's samples, as ``nllbench evaluate`` does.
     ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
+    ``boxes``: the :class:`~nllbench.trackers.motchallenge.MOTPair` the tables were read from
+    (MOTChallenge files): HOTA, CLEAR and Identity are then TrackEval's, on the boxes' IoU.
     Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
     from nllbench.pipeline.runs import run_seed
@@ -103,6 +106,10 @@ def score_file(
             trajectory=trajectory,
             seed=run_seed(extra),
         )
+        if boxes is not None:
+            from nllbench.trackers.motchallenge import with_box_measures
+
+            result = with_box_measures(result, boxes)
         attrs = score_attrs(result, tracker, {**extra, **trajectory_attrs(result.metrics.trajectory)})
         write_metrics(result.metrics, tmps[0], attrs)
         if per_frame is not None:

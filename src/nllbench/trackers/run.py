@@ -52,7 +52,9 @@ class ScoreResult:
         tgospa_gamma), which of them are defaults, and the data's scale
         (:func:`~nllbench.trackers.checks.unit_check`);
     outside_fov : truth objects outside the undetected-object fill-in's box
-        (``{"truth_outside": n, "frames": k}``; None without that fill-in).
+        (``{"truth_outside": n, "frames": k}``; None without that fill-in);
+    boxes : MOTChallenge box measures (:class:`~nllbench.measures.boxes.BoxMeasures`,
+        TrackEval's fields on IoU) that replace HOTA, CLEAR and Identity, or None.
     """
 
     metrics: RunMetrics
@@ -62,6 +64,7 @@ class ScoreResult:
     not_applicable: tuple[str, ...] = ()
     units: dict = field(default_factory=dict)
     outside_fov: dict | None = None
+    boxes: object | None = None
 
     def summary(self) -> dict:
         """The run-level row of ``evaluate`` with the measures that do not apply as ``n/a``.
@@ -71,6 +74,10 @@ class ScoreResult:
         ``threshold``, ``hota_threshold``, ``tgospa_gamma``.
         """
         row = self.metrics.summary()
+        if self.boxes is not None:  # HOTA, CLEAR and Identity as TrackEval (MOTChallenge files)
+            from nllbench.trackers.motchallenge import box_summary
+
+            row.update(box_summary(self.boxes))
         for key in self.not_applicable:
             if key in row or key == "trajectory_nll":  # no trajectory NLL was computed without ids
                 row[key] = NA

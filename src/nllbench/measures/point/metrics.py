@@ -387,37 +387,91 @@ def clear_mot(
             raise ValueError(f"{name}: expected {K} frames like truth, got {len(seq)}")
     if estimate_covs is not None and len(estimate_covs) != K:
         raise ValueError(f"estimate_covs: expected {K} frames like truth, got {len(estimate_covs)}")
-    last: dict[int, int] = {}  # object -> hypothesis of its last match
+
+    def frames():
+        for k in range(K):
+            Y = _point_set(truth[k], "truth")
+            X = _point_set(estimates[k], "estimates")
+            oid = np.asarray(truth_ids[k], dtype=np.int64).reshape(-1)
+            hid = np.asarray(estimate_ids[k], dtype=np.int64).reshape(-1)
+            if oid.size != Y.shape[0] or hid.size != X.shape[0]:
+                raise ValueError(f"truth_ids/estimate_ids: frame {k}: expected one identity per state")
+            yield oid, hid, _frame_distances(Y, X, estimate_covs, k)
+
     previous: dict[int, int] = {}  # trackeval: object -> hypothesis in the previous frame with both
+
+    def pairs_of(dist, oid, hid, last):
+        if rule == "motmetrics":
+            return _motmetrics_pairs(dist, oid, hid, last, threshold)
+        return _trackeval_pairs(dist, oid, hid, previous, threshold)
+
+    return _clear_run(K, frames(), pairs_of)[0]
+
+
+def clear_similarity(similarities, truth_ids, estimate_ids, threshold: float = 0.5):
+    """TrackEval's CLEAR on per-frame similarities (e.g. box IoU): (ClearMOTResult, matched pairs).
+
+    The matching of :func:`clear_mot` with ``rule="trackeval"``, fed the
+    similarities directly: pairs with ``S >= threshold`` (up to an epsilon,
+    as TrackEval) may match, continued matches first. In the result,
+    ``distance_sum`` is the sum of the matched similarities and ``motp``
+    their mean (TrackEval's MOTP). The second element holds, per frame, the
+    (object identities, hypothesis identities) of the matched pairs
+    (two (p_k,) int arrays), for the track-level counts (MT, PT, ML, Frag).
+    """
+    threshold = v.positive_scalar(threshold, "threshold")
+    K = len(similarities)
+    for name, seq in (("truth_ids", truth_ids), ("estimate_ids", estimate_ids)):
+        if len(seq) != K:
+            raise ValueError(f"{name}: expected {K} frames like similarities, got {len(seq)}")
+
+    def frames():
+        for k in range(K):
+            oid = np.asarray(truth_ids[k], dtype=np.int64).reshape(-1)
+            hid = np.asarray(estimate_ids[k], dtype=np.int64).reshape(-1)
+            yield oid, hid, np.asarray(similarities[k], dtype=float).reshape(oid.size, hid.size)
+
+    previous: dict[int, int] = {}
+
+    def pairs_of(sim, oid, hid, last_match):
+        return _trackeval_sim_pairs(sim, oid, hid, previous, threshold)
+
+    return _clear_run(K, frames(), pairs_of)
+
+
+def _clear_run(K: int, frames, pairs_of):
+    """The CLEAR MOT loop shared by :func:`clear_mot` and :func:`clear_similarity`.
+
+    ``frames`` yields (object ids (n,), hypothesis ids (m,), values (n, m)) per
+    frame; ``pairs_of(values, oid, hid, last)`` gives the frame's matched
+    (object, hypothesis) index pairs. A match whose hypothesis differs from
+    the object's last matched one (in any earlier frame) is a switch.
+    Returns (ClearMOTResult with ``distance_sum`` the sum of the matched
+    values, per-frame matched (object ids, hypothesis ids)).
+    """
+    last: dict[int, int] = {}  # object -> hypothesis of its last match
     fm, fmiss, ffp, fsw = (np.zeros(K, dtype=np.int64) for _ in range(4))
     fd = np.zeros(K)
     num_objects = 0
-    for k in range(K):
-        Y = _point_set(truth[k], "truth")
-        X = _point_set(estimates[k], "estimates")
-        oid = np.asarray(truth_ids[k], dtype=np.int64).reshape(-1)
-        hid = np.asarray(estimate_ids[k], dtype=np.int64).reshape(-1)
-        if oid.size != Y.shape[0] or hid.size != X.shape[0]:
-            raise ValueError(f"truth_ids/estimate_ids: frame {k}: expected one identity per state")
+    matched = []
+    for k, (oid, hid, values) in enumerate(frames):
         _check_unique(oid, "truth_ids", k)
         _check_unique(hid, "estimate_ids", k)
-        num_objects += Y.shape[0]
-        dist = _frame_distances(Y, X, estimate_covs, k)
-        if rule == "motmetrics":
-            pairs = _motmetrics_pairs(dist, oid, hid, last, threshold)
-        else:
-            pairs = _trackeval_pairs(dist, oid, hid, previous, threshold)
+        num_objects += oid.size
+        pairs = pairs_of(values, oid, hid, last)
         o_ids, h_ids = oid.tolist(), hid.tolist()
         dsum, switches = 0.0, 0
         for i, j in pairs:
             o, h = o_ids[i], h_ids[j]
             switch = o in last and last[o] != h
             last[o] = h
-            dsum += float(dist[i, j])  # in pair order, as the per-frame sum always was
+            dsum += float(values[i, j])  # in pair order, as the per-frame sum always was
             switches += switch
         fd[k], fsw[k], fm[k] = dsum, switches, len(pairs) - switches
-        fmiss[k] = Y.shape[0] - len(pairs)
-        ffp[k] = X.shape[0] - len(pairs)
+        fmiss[k] = oid.size - len(pairs)
+        ffp[k] = hid.size - len(pairs)
+        index = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        matched.append((oid[index[:, 0]], hid[index[:, 1]]))
     matches, switches = int(fm.sum()), int(fsw.sum())
     misses, fps = int(fmiss.sum()), int(ffp.sum())
     detections = matches + switches
@@ -427,9 +481,10 @@ def clear_mot(
     else:
         mota = 1.0 if fps == 0 else -np.inf
     motp = dsum / detections if detections else np.inf
-    return ClearMOTResult(
+    result = ClearMOTResult(
         float(mota), float(motp), matches, misses, fps, switches, num_objects, dsum, fm, fmiss, ffp, fsw, fd
     )
+    return result, matched
 
 
 def _frame_distances(Y: np.ndarray, X: np.ndarray, estimate_covs, k: int) -> np.ndarray:
@@ -467,13 +522,22 @@ def _trackeval_pairs(dist, oid, hid, previous: dict, threshold: float) -> list[t
     ``previous`` (object -> hypothesis matched in the previous frame that had
     both) is updated in place; a frame without objects or hypotheses leaves it.
     """
-    n, m = dist.shape
+    if dist.size == 0:
+        return []
+    return _trackeval_sim_pairs(np.maximum(0.0, 1.0 - dist / (2.0 * threshold)), oid, hid, previous, 0.5)
+
+
+def _trackeval_sim_pairs(sim, oid, hid, previous: dict, threshold: float) -> list[tuple[int, int]]:
+    """TrackEval's CLEAR matching of one frame on similarities ``sim`` (n, m), pairs with S >= threshold."""
+    n, m = sim.shape
     if n == 0 or m == 0:
         return []
-    sim = np.maximum(0.0, 1.0 - dist / (2.0 * threshold))
-    continued = np.array([[previous.get(int(o)) == int(h) for h in hid] for o in oid], dtype=bool)
+    last = [previous.get(o) for o in oid.tolist()]
+    known = np.array([h is not None for h in last], dtype=bool)
+    last_h = np.array([h if h is not None else 0 for h in last], dtype=np.int64)
+    continued = known[:, None] & (last_h[:, None] == hid[None, :])
     score = 1000.0 * continued + sim
-    score[sim < 0.5 - _EPS] = 0.0
+    score[sim < threshold - _EPS] = 0.0
     rows, cols = linear_sum_assignment(-score)
     keep = score[rows, cols] > _EPS
     pairs = [(int(a), int(b)) for a, b in zip(rows[keep], cols[keep], strict=True)]
@@ -530,7 +594,7 @@ def identity_scores(
             h_ids = np.asarray(hid).reshape(-1)[j].tolist()
             for key in zip(o_ids, h_ids, strict=True):
                 counts[key] = counts.get(key, 0) + 1
-    idtp = 0
+    gain = np.zeros((0, 0))
     if counts:
         os_ = sorted({o for o, _ in counts})
         hs = sorted({h for _, h in counts})
@@ -539,6 +603,42 @@ def identity_scores(
         hi = {h: j for j, h in enumerate(hs)}
         for (o, h), c in counts.items():
             gain[oi[o], hi[h]] = c
+    return _identity_result(gain, n_obj, n_pred)
+
+
+def identity_similarity(similarities, truth_ids, estimate_ids, threshold: float = 0.5) -> IdentityResult:
+    """IDF1, IDP, IDR on per-frame similarities (e.g. box IoU): a frame counts for a pair at S >= threshold.
+
+    The identity pairing of :func:`identity_scores` (the largest IDTP over
+    one-to-one pairings of identities), with TrackEval's test ``S >=
+    threshold`` (no epsilon, as TrackEval's Identity) in place of the distance gate.
+    """
+    threshold = v.positive_scalar(threshold, "threshold")
+    if not len(similarities) == len(truth_ids) == len(estimate_ids):
+        raise ValueError(
+            f"similarities: expected one per frame like truth_ids ({len(truth_ids)}) and "
+            f"estimate_ids ({len(estimate_ids)}), got {len(similarities)}"
+        )
+    oids = [np.asarray(i, dtype=np.int64).reshape(-1) for i in truth_ids]
+    hids = [np.asarray(i, dtype=np.int64).reshape(-1) for i in estimate_ids]
+    for k, (o, h) in enumerate(zip(oids, hids, strict=True)):
+        _check_unique(o, "truth_ids", k)
+        _check_unique(h, "estimate_ids", k)
+    o_all = np.unique(np.concatenate([*oids, np.empty(0, dtype=np.int64)]))
+    h_all = np.unique(np.concatenate([*hids, np.empty(0, dtype=np.int64)]))
+    gain = np.zeros((o_all.size, h_all.size))
+    for S, o, h in zip(similarities, oids, hids, strict=True):
+        i, j = np.nonzero(np.asarray(S, dtype=float).reshape(o.size, h.size) >= threshold)
+        np.add.at(gain, (np.searchsorted(o_all, o[i]), np.searchsorted(h_all, h[j])), 1.0)
+    n_obj = sum(o.size for o in oids)
+    n_pred = sum(h.size for h in hids)
+    return _identity_result(gain, n_obj, n_pred)
+
+
+def _identity_result(gain: np.ndarray, n_obj: int, n_pred: int) -> IdentityResult:
+    """The identity scores from the (objects, hypotheses) co-occurrence counts ``gain``."""
+    idtp = 0
+    if gain.size:
         rows, cols = linear_sum_assignment(-gain)
         idtp = int(gain[rows, cols].sum())
     idfp, idfn = n_pred - idtp, n_obj - idtp

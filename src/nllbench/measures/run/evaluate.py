@@ -175,7 +175,9 @@ class EvaluationSettings:
         "bool", config=False,
     )  # fmt: skip
     proper_scores: bool = option(
-        True, "also the set energy, intensity and cardinality scores (docs/scores.md)", "bool"
+        True,
+        "also the set energy, intensity and cardinality scores (docs/scores.md in nllbench's source)",
+        "bool",
     )
     kernel_cov: float | None = option(
         None,

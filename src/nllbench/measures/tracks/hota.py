@@ -112,14 +112,69 @@ def hota(
         np.maximum(0.0, 1.0 - distances(X.points[k], Y.points[k], chol[k]) / threshold)
         for k in range(X.frames)
     ]
-    n_i = np.bincount(np.concatenate([*X.index, np.empty(0, dtype=np.int64)]), minlength=X.count)
-    n_j = np.bincount(np.concatenate([*Y.index, np.empty(0, dtype=np.int64)]), minlength=Y.count)
-    align = _global_alignment(sims, X.index, Y.index, n_i, n_j)
+    return _hota_core(sims, X.index, Y.index, X.count, Y.count, threshold)
+
+
+def hota_similarity(similarities, truth_ids, estimate_ids) -> HOTAResult:
+    """HOTA and its sub-measures from per-frame similarities in [0, 1] (e.g. box IoU), as TrackEval.
+
+    The same core as :func:`hota` (one matching per frame, the global
+    alignment, the alpha thresholds, the empty-case conventions), fed the
+    similarities directly instead of ``1 - d / threshold``.
+
+    Parameters
+    ----------
+    similarities : sequence (one per frame) of (n_k, m_k) arrays
+        ``similarities[k][i, j]``: similarity of frame k's truth i and estimate j.
+    truth_ids, estimate_ids : sequences of (n_k,) and (m_k,) integer identities
+
+    Returns
+    -------
+    HOTAResult
+        ``threshold`` is 1.0 (the similarity is taken as it is).
+
+    Examples
+    --------
+    >>> r = hota_similarity([[[0.5]]], [[1]], [[7]])
+    >>> r.deta, r.assa
+    (0.5, 0.5)
+    """
+    if not len(similarities) == len(truth_ids) == len(estimate_ids):
+        raise ValueError(
+            f"similarities: expected one per frame like truth_ids ({len(truth_ids)}) and "
+            f"estimate_ids ({len(estimate_ids)}), got {len(similarities)}"
+        )
+    gi, n_gt = _id_index(truth_ids, "truth_ids")
+    tj, n_est = _id_index(estimate_ids, "estimate_ids")
+    sims = []
+    for k, S in enumerate(similarities):
+        S = np.asarray(S, dtype=float).reshape(gi[k].size, tj[k].size)
+        if S.size and not (np.all(S >= 0.0) and np.all(S <= 1.0)):
+            raise ValueError(f"similarities[{k}]: expected values in [0, 1], got {S.min()} .. {S.max()}")
+        sims.append(S)
+    return _hota_core(sims, gi, tj, n_gt, n_est, 1.0)
+
+
+def _id_index(ids, name: str) -> tuple[list[np.ndarray], int]:
+    """Per-frame indices 0..n-1 of the distinct identities (sorted), and n; identities distinct per frame."""
+    frames = [np.asarray(i, dtype=np.int64).reshape(-1) for i in ids]
+    for k, lab in enumerate(frames):
+        if np.unique(lab).size != lab.size:
+            raise ValueError(f"{name}[{k}]: expected distinct identities, got {lab.tolist()}")
+    every = np.unique(np.concatenate([*frames, np.empty(0, dtype=np.int64)]))
+    return [np.searchsorted(every, lab) for lab in frames], int(every.size)
+
+
+def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: float) -> HOTAResult:
+    """HOTA from per-frame similarities and identity indices (:func:`hota`, :func:`hota_similarity`)."""
+    n_i = np.bincount(np.concatenate([*gt_index, np.empty(0, dtype=np.int64)]), minlength=n_gt)
+    n_j = np.bincount(np.concatenate([*est_index, np.empty(0, dtype=np.int64)]), minlength=n_est)
+    align = _global_alignment(sims, gt_index, est_index, n_i, n_j)
     A = ALPHAS.size
     tp, fn, fp = (np.zeros(A, dtype=np.int64) for _ in range(3))
     loc_sum = np.zeros(A)
-    pair_tp = np.zeros((A, X.count, Y.count))  # |TPA| per alpha and identity pair
-    for S, gi, tj in zip(sims, X.index, Y.index, strict=True):
+    pair_tp = np.zeros((A, n_gt, n_est))  # |TPA| per alpha and identity pair
+    for S, gi, tj in zip(sims, gt_index, est_index, strict=True):
         rows, cols = (np.empty(0, dtype=np.int64),) * 2
         if S.size:
             rows, cols = linear_sum_assignment(align[np.ix_(gi, tj)] * S, maximize=True)
