@@ -32,6 +32,8 @@ VERDICT_LETTERS = {
     "improper (rewards a wrong density)": "W",
     "no-op": ".",
 }
+#: Short column heads of the probe families (the full label is the head's tooltip).
+FAMILY_HEADS = {"covariance": "cov", "existence": "r", "shift": "shift", "cardinality": "&plusmn;1"}
 #: Verdicts whose colour is dark enough for white letters.
 _DARK = {
     "strictly proper",
@@ -56,8 +58,9 @@ def verdicts_caption(summary, record: dict) -> str:
     groups = verdict_groups(summary)
     parts = [f"{k}: " + ", ".join(_label(m) for m in ms) for k, ms in groups.items() if ms]
     return (
-        "Propriety audit, verdict table: one letter per density and probe family (covariance, existence, "
-        "shift, -1/+1 Bernoulli): S strictly proper, P proper, = insensitive, O rewards over-confidence, "
+        "Propriety audit, verdict table: one letter per density and probe family (cov: covariances scaled, "
+        "r: existence tempered, shift: means shifted, +-1: a Bernoulli dropped or added): S strictly "
+        "proper, P proper, = insensitive, O rewards over-confidence, "
         "U under-confidence, OU both, W a shifted or wrong-size density, . the probe leaves the density "
         "unchanged; hover a cell for the probe value of the smallest expected score. "
         f"In this run ({s['n_draws']} truths per density, seed {s['seed']}, z = {s['z']:g} paired standard "
@@ -74,7 +77,8 @@ def _cell(row) -> str:
     if isinstance(row.better, str) and row.better:
         title += f"; better than honest: {row.better}"
     return (
-        f'<td style="background:{colour};color:{ink};text-align:center" title="{html.escape(title)}">'
+        f'<td style="background:{colour};color:{ink};text-align:center;padding:3px 4px;border:1px solid #fff"'
+        f' title="{html.escape(title)}">'
         f"{VERDICT_LETTERS[row.verdict]}</td>"
     )
 
@@ -89,7 +93,10 @@ def verdicts_html(verdicts, summary) -> str:
         f'<th colspan="{len(families)}" style="text-align:center">{html.escape(str(d))}</th>'
         for d in densities
     )
-    head2 = "".join(f"<th>{html.escape(FAMILY_LABELS[f])}</th>" for f in families) * len(densities)
+    head2 = "".join(
+        f'<th title="{html.escape(FAMILY_LABELS[f])}" style="text-align:center">{FAMILY_HEADS[f]}</th>'
+        for f in families
+    ) * len(densities)
     rows = []
     for m in _measures(verdicts["measure"]):
         cells = "".join(_cell(index.get((d, m, f))) for d in densities for f in families)
