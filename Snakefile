@@ -27,6 +27,7 @@ from nllbench.pipeline.workflow import (
     truth_input,
     trackers_of_kind,
 )
+from nllbench.pipeline.audit_workflow import audit_targets
 from nllbench.pipeline.config import validated_config
 
 min_version("9.0")
@@ -81,6 +82,7 @@ include: "workflow/rules/trackers.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/reference.smk"
+include: "workflow/rules/audit.smk"
 
 
 # The paper's outputs come first (rule priorities in paper.smk), then the Monte Carlo study.
@@ -101,3 +103,4 @@ rule all:
         f"{RESULTS}/report/leaderboard.html",
         expand(f"{RESULTS}/figures/{{figure}}.png", figure=STUDY_FIGURES),
         f"{RESULTS}/figures/timing.png",
+        audit_targets(RESULTS, config),

@@ -13,7 +13,7 @@ import pytest
 
 from nllbench.measures.names import NLL_TERM_MEASURES
 from nllbench.pipeline.plots import captions, style
-from nllbench.pipeline.report_items import SWEEP_ITEMS, TIMING_ITEM, CaptionFile
+from nllbench.pipeline.report_items import AUDIT_ITEMS, SWEEP_ITEMS, TIMING_ITEM, CaptionFile
 from nllbench.pipeline.statistics import summarise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_theorem1_caption_claims_the_diagonal_only_when_true():
 
 def test_report_items_follow_the_landing_page_order():
     landing = (ROOT / "workflow/report/workflow.rst").read_text()
-    items = [*SWEEP_ITEMS, TIMING_ITEM]
+    items = [*SWEEP_ITEMS, TIMING_ITEM, *AUDIT_ITEMS]
     for category in sorted({i.category for i in items}):
         section = [i for i in items if i.category == category]
         numbers = [int(i.label.split()[0]) for i in section]

@@ -78,6 +78,9 @@ def test_dry_run_of_every_shipped_config(config, tmp_path):
     counts = job_counts(proc.stdout + proc.stderr)
     # 12 figures of the study and proper_scores (on by default: evaluation.proper_scores)
     assert counts.get("aggregate") == 1 and counts.get("plot") == 13
+    # the propriety audit only where the config has an audit section
+    has_audit = yaml.safe_load((ROOT / config).read_text()).get("audit") is not None
+    assert counts.get("audit", 0) == int(has_audit)
 
 
 def test_end_to_end_outputs(test_run):

@@ -44,6 +44,15 @@ SWEEP_ITEMS = (
 #: The timing figure's item (the only one of its section).
 TIMING_ITEM = ReportItem("timing", "5 Timing", "1 measured evaluation time")
 
+#: The propriety audit's items (``docs/audit.md``), in report order: its figure, its verdict table (an
+#: HTML page) and, where the audit runs reference filters (part 2), their figure. Drawn only when the
+#: configuration has an ``audit`` section (:func:`audit_items`).
+AUDIT_ITEMS = (
+    ReportItem("audit", "6 Honest uncertainty", "1 propriety audit"),
+    ReportItem("verdicts", "6 Honest uncertainty", "2 verdict table"),
+    ReportItem("filters", "6 Honest uncertainty", "3 reference filters' preferred probes"),
+)
+
 SWEEP_FIGURES = [item.figure for item in SWEEP_ITEMS]
 #: Figures drawn only when the evaluation computes what they show (evaluation config key).
 NEEDS = {"proper_scores": "proper_scores"}
@@ -55,7 +64,27 @@ def sweep_figures(evaluation: dict) -> list[str]:
     return [f for f in SWEEP_FIGURES if evaluation.get(NEEDS.get(f, ""), True)]
 
 
+def audit_items(config: dict) -> list[ReportItem]:
+    """The audit's report items of a configuration: none without an ``audit`` section (absent or null),
+    the figure and the verdict table with one, and the reference filters' figure where it has ``filters``."""
+    section = config.get("audit")
+    if section is None:
+        return []
+    return [item for item in AUDIT_ITEMS if item.figure != "filters" or (section or {}).get("filters")]
+
+
 _BY_FIGURE = {item.figure: item for item in (*SWEEP_ITEMS, TIMING_ITEM)}
+_AUDIT = {item.figure: item for item in AUDIT_ITEMS}
+
+
+def audit_category(name: str) -> str:
+    """The report section of the audit's item ``name`` (``audit``, ``verdicts`` or ``filters``)."""
+    return _AUDIT[name].category
+
+
+def audit_labels(name: str) -> dict[str, str]:
+    """The report labels of the audit's item ``name``."""
+    return {"item": _AUDIT[name].label}
 
 
 def figure_category(figure: str) -> str:

@@ -53,7 +53,64 @@ VERDICT_COLOURS = {
 }
 
 
-def _value_text(family: str, value: float) -> str:
+def verdict_groups(summary) -> dict[str, list[str]]:
+    """Overall verdict -> the measures that received it, in table order.
+
+    ``summary`` has one row per measure with its ``verdict``
+    (:func:`nllbench.pipeline.audit.summary_table`). The groups: "strictly
+    proper", "proper", "proper but blind to a probe" (a verdict "proper
+    (insensitive to ...)") and "improper" (every "improper (...)").
+    """
+    out: dict[str, list[str]] = {
+        "strictly proper": [],
+        "proper": [],
+        "proper but blind to a probe": [],
+        "improper": [],
+    }
+    verdict_of = dict(zip(summary["measure"], summary["verdict"], strict=True))
+    for m in (*FRAME_MEASURES, *TRAJECTORY_MEASURES):
+        if m not in verdict_of:
+            continue
+        v = str(verdict_of[m])
+        if v.startswith("improper"):
+            out["improper"].append(m)
+        elif v.startswith("proper (insensitive"):
+            out["proper but blind to a probe"].append(m)
+        elif v in out:
+            out[v].append(m)
+    return out
+
+
+def _label(measure: str) -> str:
+    return MEASURE_LABELS.get(measure, measure)
+
+
+def in_this_run(summary) -> str:
+    """The audit figure's "In this run" sentence: which measures got which overall verdict."""
+    parts = [f"{k}: " + ", ".join(_label(m) for m in ms) for k, ms in verdict_groups(summary).items() if ms]
+    return "In this run: " + "; ".join(parts) + "."
+
+
+def filters_in_this_run(preferences) -> str:
+    """The filter figure's "In this run" sentence: the NLL's preferred s and tau on each filter's run."""
+    nll = preferences[preferences["measure"] == "nll"]
+    if not len(nll):
+        return ""
+    parts = []
+    for name, g in nll.groupby("filter", sort=False):
+        vals = []
+        for r in g.itertuples():
+            sym = "s" if r.family == "covariance" else "tau"
+            if r.insensitive:
+                vals.append(f"{sym}: none (insensitive)")
+            else:
+                star = " (significant)" if isinstance(r.better, str) and r.better else ""
+                vals.append(f"{sym} = {value_text(r.family, r.preferred)}{star}")
+        parts.append(f"{name}: " + ", ".join(vals))
+    return "In this run the NLL prefers " + "; ".join(parts) + "."
+
+
+def value_text(family: str, value: float) -> str:
     """The argmin as a reader reads it: scales as fractions (1/8), counts signed (+1)."""
     if family in ("covariance", "existence"):
         f = Fraction(value).limit_denominator(64)
@@ -102,7 +159,7 @@ def fig_audit(verdicts, summary, z: float):
             ax.text(
                 j + 0.5,
                 i + 0.5,
-                {"insensitive": "=", "no-op": "."}.get(r.verdict, _value_text(fam, r.argmin)),
+                {"insensitive": "=", "no-op": "."}.get(r.verdict, value_text(fam, r.argmin)),
                 ha="center",
                 va="center",
                 fontsize=6.5,
@@ -163,7 +220,7 @@ def fig_audit(verdicts, summary, z: float):
         f"verdict (z = {z:g} paired standard errors) and the text the probe value with the smallest "
         "expected score. Covariance probe: every covariance times s; existence probe: logit tempered by "
         "tau about 1/2 (tau > 1 towards 0/1: over-confident); mean shift along x; -1/+1: one Bernoulli "
-        "dropped or added. Point-estimate measures do not see covariances (grey)."
+        "dropped or added. Point-estimate measures do not see covariances (grey). " + in_this_run(summary)
     )
     return style.captioned(fig, caption)
 
@@ -197,7 +254,7 @@ def fig_filter_preferences(preferences, z: float):
             else:
                 x = float(np.log2(r.preferred))
                 colour = cmap(norm(x))
-                text = _value_text(fam, r.preferred) + ("*" if isinstance(r.better, str) and r.better else "")
+                text = value_text(fam, r.preferred) + ("*" if isinstance(r.better, str) and r.better else "")
             ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
             dark = not r.insensitive and abs(float(np.log2(r.preferred))) >= 2
             ax.text(
@@ -233,6 +290,6 @@ def fig_filter_preferences(preferences, z: float):
         "Covariance (every covariance times s) and existence (logit tempered by tau about 1/2) probes of "
         "each reference filter's posteriors, scored at every step against the simulated truth. A measure "
         "that prefers s > 1 judges the filter over-confident in its covariances; tau > 1 asks for existence "
-        "nearer 0/1. Steps play the draws (paired, not independent)."
-    )
+        "nearer 0/1. Steps play the draws (paired, not independent). " + filters_in_this_run(preferences)
+    ).strip()
     return style.captioned(fig, caption)
