@@ -23,6 +23,7 @@ from nllbench.cli.evaluate import (
     parsed_evaluation_settings,
     print_row,
 )
+from nllbench.cli.progress import ProgressLine
 from nllbench.cli.score_trajectory import (
     add_trajectory_options,
     check_trajectory_args,
@@ -142,6 +143,7 @@ def _score_one(args: argparse.Namespace, options: dict):
             per_frame=per_frame,
             fill=fill,
             trajectory=trajectory,
+            progress=ProgressLine("score", args.progress),
             **options,
         )
         write_summary_csv(row, summary)
@@ -177,6 +179,7 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
                     frames=_frames(args.frames),
                     fill=fill,
                     trajectory=trajectory,
+                    progress=ProgressLine(f"score {name}", args.progress),
                     **options,
                 )
             except ValueError as exc:  # a table read from a MOT or YAML file is named "tracks" / "truth"
@@ -498,6 +501,13 @@ def add_parsers(sub) -> None:
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
     sc.add_argument("--seed", type=integer(0, MAX_SEED), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
+    sc.add_argument(
+        "--progress",
+        type=NON_NEGATIVE,
+        default=10.0,
+        metavar="SECONDS",
+        help="a progress line on stderr (frames done, rate, time left) every SECONDS of a long run; 0: none",
+    )
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
     add_mot_options(sc)

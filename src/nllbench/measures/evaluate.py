@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -58,7 +59,6 @@ from nllbench.measures.hota import HOTAResult
 from nllbench.measures.metrics import (
     CLEAR_RULES,
     ClearMOTResult,
-    GOSPAResult,
     IdentityResult,
     gospa,
     ospa,
@@ -68,7 +68,7 @@ from nllbench.measures.proper import MAX_SAMPLES
 from nllbench.measures.proper_run import ProperScores, step_proper_scores
 from nllbench.measures.run_sequence import fresh_identities, sequence_measures
 from nllbench.measures.tgospa import TGOSPAResult
-from nllbench.measures.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
+from nllbench.measures.theorem1 import scale_for_k_equal_rho, theorem1
 from nllbench.options import MAX_Q, option
 
 #: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
@@ -442,6 +442,7 @@ def evaluate_runs(
     hi = np.asarray(fov_high, dtype=float)
     scale = first.theorem_scale or scale_for_k_equal_rho(first.theorem_rho, lo.size)
     groups = _scale_groups(settings)
+    calibrated = {s: {st.qs[-1] for st in settings if st.cov_scale == s} for s in groups}
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
@@ -449,7 +450,7 @@ def evaluate_runs(
         base, y = _evaluated_density(density, X, first)
         nlls, card, rps = {}, None, None
         for s, (qs, exact) in groups.items():
-            nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
+            nlls[s] = _step_nll(base, y, first, s, qs, exact, card, calibrated[s])
             card = nlls[s].cardinality
             if s in proper_at:
                 t_proper = time.perf_counter()
@@ -505,13 +506,21 @@ def _scale_groups(settings: list[EvaluationSettings]) -> dict[float, tuple[tuple
     return {s: (tuple(sorted(qs)), exact) for s, (qs, exact) in groups.items()}
 
 
+#: What a run keeps of one step's NLL at one Q, GOSPA and Theorem 1 check: the numbers its arrays take
+#: (an NLLResult also holds its best association; a Theorem1Result its NLL and GOSPA results).
+_NLLRow = namedtuple("_NLLRow", (*NLL_STEP, "exact"))
+_GOSPARow = namedtuple("_GOSPARow", ("value", "localization", "missed", "false"))
+_Theorem1Row = namedtuple("_Theorem1Row", ("lhs", "rhs", "difference"))
+
+
 @dataclass(frozen=True)
 class _StepNLL:
-    """The NLL part of one step at one covariance scale, for every Q asked at that scale."""
+    """The NLL part of one step at one covariance scale, for every Q asked at that scale (a run keeps
+    one per step until its arrays are made: only their numbers)."""
 
-    nll: dict  # Q -> NLLResult
+    nll: dict  # Q -> _NLLRow
     cardinality: CardinalityScore
-    calibration: dict  # Q -> CalibrationCounts at that Q's best association
+    calibration: dict  # Q -> CalibrationCounts at that Q's best association (the Qs whose counts are kept)
     exact_value: float | None  # None: not asked, or intractable
     seconds: float
 
@@ -526,9 +535,9 @@ class _StepPoints:
     truth_points: np.ndarray  # (n, e) the truth on the distance columns (e = distance_dims)
     points: np.ndarray  # (m, e) the estimates on them
     covs: np.ndarray | None  # (m, e, e) the estimates' covariance blocks there (None: not Gaussian)
-    gospa: GOSPAResult  # on the distance columns
+    gospa: _GOSPARow  # on the distance columns
     ospa: float
-    theorem1: Theorem1Result  # on the truth inside the field of view
+    theorem1: _Theorem1Row  # on the truth inside the field of view
     theorem1_excluded: int
 
 
@@ -547,22 +556,32 @@ def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
 
 
 def _step_nll(
-    base, y, settings: EvaluationSettings, cov_scale: float, qs, exact: bool, card: CardinalityScore | None
+    base,
+    y,
+    settings: EvaluationSettings,
+    cov_scale: float,
+    qs,
+    exact: bool,
+    card: CardinalityScore | None,
+    calibrated=None,
 ) -> _StepNLL:
     """One step's NLL for every Q in ``qs`` at ``cov_scale`` of ``base``, with its calibration counts.
 
     ``card``: the step's cardinality score if already computed at another
     scale (a covariance scale moves no weight or existence probability, so
-    the cardinality distribution is the same).
+    the cardinality distribution is the same). ``calibrated``: the Qs whose
+    calibration counts a run keeps (the largest Q of each settings); None: every Q.
     """
     dens_eval = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
     t_nll = time.perf_counter()
     results = dict(zip(qs, nll_many(dens_eval, y, qs, budget=settings.budget), strict=True))
     seconds = time.perf_counter() - t_nll
     card = card if card is not None else cardinality_score(dens_eval, y.shape[0])
-    calibration = {q: step_counts(dens_eval, y, r, card) for q, r in results.items()}
+    kept = results if calibrated is None else {q: results[q] for q in sorted(calibrated)}
+    calibration = {q: step_counts(dens_eval, y, r, card) for q, r in kept.items()}
     exact_value = _exact_nll(dens_eval, y) if exact else None
-    return _StepNLL(results, card, calibration, exact_value, seconds)
+    rows = {q: _NLLRow(*(getattr(r, name) for name in _NLLRow._fields)) for q, r in results.items()}
+    return _StepNLL(rows, card, calibration, exact_value, seconds)
 
 
 def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
@@ -581,6 +600,8 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi,
             f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
         )
     inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
+    g = gospa(pts, truth_pts, c=settings.cutoff, p=settings.p)
+    t1 = theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale)
     return _StepPoints(
         states,
         labels,
@@ -588,9 +609,9 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi,
         truth_pts,
         pts,
         None if covs is None else covs[:, :e, :e],
-        gospa(pts, truth_pts, c=settings.cutoff, p=settings.p),
+        _GOSPARow(g.value, g.localization, g.missed, g.false),
         ospa(pts, truth_pts, c=settings.cutoff, p=settings.p).value,
-        theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
+        _Theorem1Row(t1.lhs, t1.rhs, t1.difference),
         int((~inside).sum()),
     )
 

@@ -56,6 +56,7 @@ def score_file(
     config: dict | None = None,
     per_frame=None,
     trajectory=None,
+    progress=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
@@ -67,6 +68,7 @@ def score_file(
     seeds the energy score's samples, as ``nllbench evaluate`` does.
     ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
+    ``progress``: as for :func:`~nllbench.trackers.run.score`.
     Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
     from nllbench.pipeline.runs import run_seed
@@ -102,6 +104,7 @@ def score_file(
             settings=settings,
             trajectory=trajectory,
             seed=run_seed(extra),
+            progress=progress,
         )
         attrs = score_attrs(result, tracker, {**extra, **trajectory_attrs(result.metrics.trajectory)})
         write_metrics(result.metrics, tmps[0], attrs)
