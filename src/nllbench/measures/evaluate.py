@@ -506,26 +506,27 @@ def _scale_groups(settings: list[EvaluationSettings]) -> dict[float, tuple[tuple
     return {s: (tuple(sorted(qs)), exact) for s, (qs, exact) in groups.items()}
 
 
-#: What a run keeps of one step's NLL at one Q, GOSPA and Theorem 1 check: the numbers its arrays take
+#: What a run keeps of one step's NLL at each Q, GOSPA and Theorem 1 check: the numbers its arrays take
 #: (an NLLResult also holds its best association; a Theorem1Result its NLL and GOSPA results).
-_NLLRow = namedtuple("_NLLRow", (*NLL_STEP, "exact"))
+_NLL_FIELDS = (*NLL_STEP, "exact")
 _GOSPARow = namedtuple("_GOSPARow", ("value", "localization", "missed", "false"))
 _Theorem1Row = namedtuple("_Theorem1Row", ("lhs", "rhs", "difference"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _StepNLL:
     """The NLL part of one step at one covariance scale, for every Q asked at that scale (a run keeps
     one per step until its arrays are made: only their numbers)."""
 
-    nll: dict  # Q -> _NLLRow
+    qs: tuple  # the Qs of the rows of nll
+    nll: np.ndarray  # (len(qs), len(_NLL_FIELDS)) float: the NLLResult's fields (exact as 0 / 1)
     cardinality: CardinalityScore
     calibration: dict  # Q -> CalibrationCounts at that Q's best association (the Qs whose counts are kept)
     exact_value: float | None  # None: not asked, or intractable
     seconds: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _StepPoints:
     """The point estimates of one step and the single-frame measures of them (labels not yet relabelled)."""
 
@@ -580,8 +581,8 @@ def _step_nll(
     kept = results if calibrated is None else {q: results[q] for q in sorted(calibrated)}
     calibration = {q: step_counts(dens_eval, y, r, card) for q, r in kept.items()}
     exact_value = _exact_nll(dens_eval, y) if exact else None
-    rows = {q: _NLLRow(*(getattr(r, name) for name in _NLLRow._fields)) for q, r in results.items()}
-    return _StepNLL(rows, card, calibration, exact_value, seconds)
+    rows = np.array([[getattr(results[q], name) for name in _NLL_FIELDS] for q in qs], dtype=float)
+    return _StepNLL(qs, rows, card, calibration, exact_value, seconds)
 
 
 def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
@@ -628,12 +629,13 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
         return np.array([get(x) for x in of], dtype=dtype).reshape(K)
 
     def per_step_q(name, dtype=float):
-        return np.array([[getattr(n.nll[q], name) for q in settings.qs] for n in nlls], dtype=dtype).reshape(
+        j = _NLL_FIELDS.index(name)
+        return np.array([[n.nll[n.qs.index(q), j] for q in settings.qs] for n in nlls], dtype=dtype).reshape(
             K, Q
         )
 
     def exact(n):
-        return n.nll[last].value if n.exact_value is None else n.exact_value
+        return n.nll[n.qs.index(last), 0] if n.exact_value is None else n.exact_value  # 0: "value"
 
     return RunMetrics(
         settings.qs,
