@@ -29,12 +29,23 @@ from nllbench.pipeline.workflow import (
 )
 from nllbench.pipeline.audit_workflow import audit_targets
 from nllbench.pipeline.config import validated_config
+from nllbench.pipeline.config_file import (
+    check_results,
+    mark_results_directory,
+    read_config_files,
+)
 
 min_version("9.0")
 
 
-# config/config.yaml only when no --configfile is given: a --configfile must be
-# complete by itself (snakemake would fill its missing keys from this file).
+# The configuration files read again, strictly, before anything else: a key given twice, a
+# file too large or an alias bomb is refused naming file, line and key (Snakemake's own
+# loader keeps the last of two equal keys). config/config.yaml only when no --configfile is
+# given: a --configfile must be complete by itself (snakemake would fill its missing keys
+# from this file).
+CONFIG_FILES = read_config_files(
+    workflow.overwrite_configfiles or ["config/config.yaml"]
+)
 if not workflow.overwrite_configfiles:
 
     configfile: "config/config.yaml"
@@ -44,6 +55,9 @@ if not workflow.overwrite_configfiles:
 # missing); optional keys take the schema's defaults
 SCHEMA = f"{workflow.basedir}/workflow/schemas/config.schema.yaml"
 config.update(validated_config(config, SCHEMA))
+# paths taken as written (no '~', no braces) and a results directory that nllbench wrote or
+# that is new or empty: Snakemake deletes a file named like an output before its job runs
+check_results(config, CONFIG_FILES, workflow.config_settings.config)
 
 RESULTS = config["results"]
 SWEEP = Sweep.from_config(config)
@@ -56,8 +70,11 @@ report: "workflow/report/workflow.rst"
 # Compile the numerical kernels once, into numba's on-disk cache, before any job starts: in a
 # fresh clone every job that starts before the cache exists would compile them itself (about 25
 # CPU s each); with a warm cache this costs about 3 CPU s (`nllbench warmup --help`). Not run by
-# a dry run; a failure only means that the jobs compile the kernels themselves.
+# a dry run; a failure only means that the jobs compile the kernels themselves. The results
+# directory gets its marker first (nllbench.pipeline.config_file.mark_results_directory), so
+# that the next run accepts it.
 onstart:
+    mark_results_directory(RESULTS)
     shell(
         "nllbench warmup || echo 'nllbench warmup failed: each job compiles the kernels it needs'"
     )

@@ -383,10 +383,10 @@ def test_loader_refuses_mixed_layouts_repeated_ids_and_times_and_zoned_grids(jpd
 
 
 def test_a_frame_period_beyond_timedeltas_range_is_refused_by_name():
-    from nllbench.cli.score import _frame_grid
+    from nllbench.cli.score_stonesoup import frame_grid
 
     with pytest.raises(ValueError, match="--stonesoup-frame-times: expected PERIOD_SECONDS below"):
-        _frame_grid(["2024-01-01T00:00:00", "1e20"])
+        frame_grid(["2024-01-01T00:00:00", "1e20"])
 
 
 def test_tracks_without_existence_point_to_stonesoup_existence(jpda, tmp_path, capsys):

@@ -24,6 +24,7 @@ from nllbench.cli.evaluate import (
     parsed_evaluation_settings,
     print_row,
 )
+from nllbench.cli.progress import ProgressLine
 from nllbench.cli.score_batch import jobs_of, run_items
 from nllbench.cli.score_mot import (
     MOT_BY_SUFFIX_NOTE,
@@ -39,6 +40,7 @@ from nllbench.cli.score_mot import (
     print_combined,
     write_boxes,
 )
+from nllbench.cli.score_stonesoup import STONESOUP_DEFAULTS, add_stonesoup_options, frame_grid
 from nllbench.cli.score_trajectory import (
     add_trajectory_options,
     check_trajectory_args,
@@ -177,6 +179,7 @@ def _score_one(args: argparse.Namespace, options: dict):
             fill=fill,
             trajectory=trajectory,
             boxes=pair,
+            progress=ProgressLine("score", args.progress),
             **options,
         )
         write_summary_csv(row, summary)
@@ -378,7 +381,7 @@ def _stonesoup_pair(args: argparse.Namespace, tracks, truth):
         )
     return stonesoup_tables(
         *files,
-        grid=_frame_grid(args.stonesoup_frame_times),
+        grid=frame_grid(args.stonesoup_frame_times),
         mapping=mapping,
         truth_mapping=args.stonesoup_truth_mapping,
         state=tuple(args.state),
@@ -562,103 +565,19 @@ def add_parsers(sub) -> None:
     sc.add_argument("--scenario-file", help="scenario file whose scenario, seed, clutter, pd label the run")
     sc.add_argument("--seed", type=integer(0, MAX_SEED), help="run seed recorded in the metrics file")
     sc.add_argument("--provenance", help="JSON object stored in the file (e.g. the config slice)")
+    sc.add_argument(
+        "--progress",
+        type=NON_NEGATIVE,
+        default=10.0,
+        metavar="SECONDS",
+        help="a progress line on stderr (frames done, rate, time left) every SECONDS of a long run; 0: none",
+    )
     add_settings_option(sc, "batch", "entry")
     add_evaluation_options(sc, skip=("estimator",))
     add_mot_options(sc)
     add_stonesoup_options(sc)
     add_trajectory_options(sc)
     sc.set_defaults(func=_score)
-
-
-STONESOUP_DEFAULTS = dict(
-    stonesoup_existence="auto",
-    stonesoup_metadata_key="existence_probability",
-    stonesoup_no_metadata=False,
-    stonesoup_window=1,
-    stonesoup_mapping=None,
-    stonesoup_truth_mapping=None,
-    stonesoup_frame_times=None,
-)
-
-
-def add_stonesoup_options(sc) -> None:
-    """``score``'s options for Stone Soup YAML inputs (``docs/score.md``, "Stone Soup YAML files")."""
-    sc.add_argument(
-        "--stonesoup-existence",
-        choices=("auto", "missed_detection", "none"),
-        default="auto",
-        help="Stone Soup tracks' existence: auto (existence_probability, metadata, weight), "
-        "missed_detection (JPDA/GNN: a score to calibrate) or none",
-    )
-    sc.add_argument(
-        "--stonesoup-metadata-key",
-        default="existence_probability",
-        help="track-metadata key read as r by --stonesoup-existence auto",
-    )
-    sc.add_argument(
-        "--stonesoup-no-metadata", action="store_true", help="do not read r from the tracks' metadata"
-    )
-    sc.add_argument(
-        "--stonesoup-window",
-        type=integer(1, MAX_INT64),
-        default=1,
-        help="states averaged by --stonesoup-existence missed_detection",
-    )
-    sc.add_argument(
-        "--stonesoup-mapping",
-        type=integer(0, MAX_INT64),
-        nargs="+",
-        help="state-vector index of each --state column (default 0 2: x, y of [x, vx, y, vy]);"
-        " the covariance is its block",
-    )
-    sc.add_argument(
-        "--stonesoup-truth-mapping",
-        type=integer(0, MAX_INT64),
-        nargs="+",
-        help="the same for the ground truth paths (default: --stonesoup-mapping)",
-    )
-    sc.add_argument(
-        "--stonesoup-frame-times",
-        nargs=2,
-        metavar=("FIRST_TIME", "PERIOD_SECONDS"),
-        help="frame k at FIRST_TIME (ISO 8601) + k * PERIOD (default: a YAMLWriter file's scan times, "
-        "else the truth paths' timestamps)",
-    )
-
-
-def _frame_grid(tokens):
-    """``--stonesoup-frame-times FIRST PERIOD`` as (datetime, timedelta), or None."""
-    if tokens is None:
-        return None
-    import datetime
-    import math
-
-    first, period = tokens
-    try:
-        start = datetime.datetime.fromisoformat(first)
-    except ValueError:
-        raise ValueError(
-            "--stonesoup-frame-times: expected FIRST_TIME as ISO 8601 (e.g. 2024-01-01T00:00:00), "
-            f"got {first!r}"
-        ) from None
-    try:
-        seconds = float(period)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"--stonesoup-frame-times: expected PERIOD_SECONDS > 0, got {period!r}")
-    try:
-        step = datetime.timedelta(seconds=seconds)
-    except OverflowError:
-        raise ValueError(
-            "--stonesoup-frame-times: expected PERIOD_SECONDS below "
-            f"{datetime.timedelta.max.total_seconds():.0f} (timedelta's range), got {period!r}"
-        ) from None
-    if step.total_seconds() != seconds:
-        raise ValueError(
-            f"--stonesoup-frame-times: expected a period in whole microseconds, got {period!r} seconds"
-        )
-    return start, step
 
 
 def check_stonesoup_options(args: argparse.Namespace, paths) -> None:

@@ -15,6 +15,7 @@ def batch_item(args, options, name, tracks, truth, target, fill, trajectory, fra
     import time
     import warnings
 
+    from nllbench.cli.progress import ProgressLine
     from nllbench.trackers.scoring import score_file
 
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -35,6 +36,7 @@ def batch_item(args, options, name, tracks, truth, target, fill, trajectory, fra
                     fill=fill,
                     trajectory=trajectory,
                     boxes=pair,
+                    progress=ProgressLine(f"score {name}", args.progress),
                     **options,
                 )
                 boxes = result.boxes

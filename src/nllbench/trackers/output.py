@@ -57,6 +57,7 @@ def score_file(
     per_frame=None,
     trajectory=None,
     boxes=None,
+    progress=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
@@ -70,6 +71,7 @@ def score_file(
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
     ``boxes``: the :class:`~nllbench.trackers.motchallenge.MOTPair` the tables were read from
     (MOTChallenge files): HOTA, CLEAR and Identity are then TrackEval's, on the boxes' IoU.
+    ``progress``: as for :func:`~nllbench.trackers.run.score`.
     Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
     """
     from nllbench.pipeline.runs import run_seed
@@ -105,6 +107,7 @@ def score_file(
             settings=settings,
             trajectory=trajectory,
             seed=run_seed(extra),
+            progress=progress,
         )
         if boxes is not None:
             from nllbench.trackers.motchallenge import with_box_measures

@@ -9,7 +9,9 @@ provenance of every fill-in.
 from __future__ import annotations
 
 import json
+import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -128,6 +130,32 @@ class ScoreResult:
         return pd.DataFrame(cols)
 
 
+@dataclass(frozen=True, eq=False)
+class ReportedFrames(Sequence):
+    """The per-frame densities of a run, calling ``report(done, total, seconds)`` as they are consumed.
+
+    Iterating yields ``frames[k]`` and, when the next one is asked for (the
+    previous frame evaluated), reports ``k + 1`` frames done of ``len(frames)``
+    and the seconds since the iteration began; the last call reports every frame.
+    Indexing is the wrapped sequence's, without reports.
+    """
+
+    frames: Sequence
+    report: Callable[[int, int, float], None]
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __getitem__(self, k):
+        return self.frames[k]
+
+    def __iter__(self):
+        total, start = len(self.frames), time.perf_counter()
+        for k, density in enumerate(self.frames):
+            yield density
+            self.report(k + 1, total, time.perf_counter() - start)
+
+
 def _theorem_fov(tracks: TrackTable, truth: TruthTable, fill: FillIns):
     """Position box of the Theorem 1 check: the ``fov`` box, else the data's bounding box.
 
@@ -158,6 +186,7 @@ def score(
     preset: str | None = None,
     trajectory=None,
     seed: int = 0,
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -177,6 +206,16 @@ def score(
         trajectory NLL on the same frames (``metrics.trajectory``; ``docs/trajectory.md``)
     seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``
         (k counts the scored frames from 0)
+    progress : None, or ``progress(done, total, seconds)`` called after each frame's evaluation
+        (:class:`ReportedFrames`; ``nllbench score`` prints a line from it now and then)
+
+    Notes
+    -----
+    Memory: the tables' columns (a few hundred bytes per row), the per-frame
+    densities built one at a time as they are evaluated
+    (:class:`~nllbench.trackers.tracks.FrameDensities`), and what the run
+    keeps per frame for its per-frame values and the identity measures over
+    the whole run (``docs/score.md``, "Large tables" gives the measured peak).
 
     Returns
     -------
@@ -194,6 +233,8 @@ def score(
     units = unit_check(t, y, fr, settings)
     X, ids = truth_sets(y, fr)
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
+    if progress is not None:
+        dens = ReportedFrames(dens, progress)
     metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed)
     na = not_applicable(t, metrics)
     if trajectory is not None and t.ids is None:

@@ -40,6 +40,7 @@ for the header) and the column. See ``docs/score.md``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -482,9 +483,7 @@ def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray
 
 def _split(frame: np.ndarray, frames: np.ndarray) -> list[np.ndarray]:
     """Row indices of each frame in ``frames`` (stable order)."""
-    order = np.argsort(frame, kind="stable")
-    lo = np.searchsorted(frame[order], frames, side="left")
-    hi = np.searchsorted(frame[order], frames, side="right")
+    order, lo, hi = _frame_bounds(frame, frames)
     return [order[a:b] for a, b in zip(lo, hi, strict=True)]
 
 
@@ -494,29 +493,64 @@ def truth_sets(truth: TruthTable, frames: np.ndarray) -> tuple[list[np.ndarray],
     return [truth.states[i] for i in rows], [truth.ids[i] for i in rows]
 
 
-def densities(
-    tracks: TrackTable,
-    frames: np.ndarray,
-    r: np.ndarray,
-    covs: np.ndarray,
-    ppp: PPP | None,
-) -> list[PMBM]:
-    """One PMBM per frame from a validated table, its r (N,) and covariances (N, d, d).
+def _frame_bounds(frame: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order (N,), lo (K,), hi (K,)): the rows of ``frames[k]`` are ``order[lo[k]:hi[k]]``, stably."""
+    order = np.argsort(frame, kind="stable")
+    ordered = frame[order]
+    return (
+        order,
+        np.searchsorted(ordered, frames, side="left"),
+        np.searchsorted(ordered, frames, side="right"),
+    )
 
-    Rows of one frame and hypothesis form one multi-Bernoulli (its labels the
-    ids); ``ppp`` (undetected objects) is shared by every frame; a frame
-    with no row is a single hypothesis with no Bernoulli.
+
+@dataclass(frozen=True, eq=False)
+class FrameDensities(Sequence):
+    """One PMBM per frame of a validated tracks table, each built when it is asked for.
+
+    A sequence of K densities (``len``, indexing, iteration) that holds only
+    the table, its r (N,) and covariances (N, d, d) and the row bounds of
+    each frame (``order`` (N,), ``lo`` (K,), ``hi`` (K,)): the memory of
+    the table, not of K density objects (about 2.5 kB each, so 2.5 GB for a
+    million frames). Iterating builds each frame's density once; indexing
+    builds it again each time.
     """
-    d = len(tracks.state)
-    out = []
-    placeholder = tracks.placeholder
-    group = tracks.track_groups()
-    for rows in _split(tracks.frame, frames):
-        hyps, weights = _frame_hypotheses(tracks, rows, placeholder)
+
+    tracks: TrackTable
+    r: np.ndarray
+    covs: np.ndarray
+    ppp: PPP | None
+    order: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    placeholder: np.ndarray
+    group: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.lo.size)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        k = int(k)
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(f"frame index {k} out of range for {len(self)} frames")
+        return self._density(self.order[self.lo[k] : self.hi[k]])
+
+    def __iter__(self):
+        for a, b in zip(self.lo, self.hi, strict=True):
+            yield self._density(self.order[a:b])
+
+    def _density(self, rows: np.ndarray) -> PMBM:
+        tracks, r, covs = self.tracks, self.r, self.covs
+        d = len(tracks.state)
+        hyps, weights = _frame_hypotheses(tracks, rows, self.placeholder)
         mbs = []
         for hrows in hyps:
             if tracks.component is not None:
-                mbs.append(_mixture_bernoullis(tracks, hrows, group, r, covs))
+                mbs.append(_mixture_bernoullis(tracks, hrows, self.group, r, covs))
                 continue
             mbs.append(
                 MultiBernoulli(
@@ -527,8 +561,26 @@ def densities(
                     None if tracks.ids is None else tracks.ids[hrows],
                 )
             )
-        out.append(PMBM(ppp, tuple(mbs), weights))
-    return out
+        return PMBM(self.ppp, tuple(mbs), weights)
+
+
+def densities(
+    tracks: TrackTable,
+    frames: np.ndarray,
+    r: np.ndarray,
+    covs: np.ndarray,
+    ppp: PPP | None,
+) -> FrameDensities:
+    """One PMBM per frame from a validated table, its r (N,) and covariances (N, d, d).
+
+    Rows of one frame and hypothesis form one multi-Bernoulli (its labels the
+    ids); ``ppp`` (undetected objects) is shared by every frame; a frame
+    with no row is a single hypothesis with no Bernoulli. The densities are
+    built as they are read (:class:`FrameDensities`), so that scoring a
+    table of millions of rows holds one frame's density at a time.
+    """
+    order, lo, hi = _frame_bounds(tracks.frame, np.asarray(frames))
+    return FrameDensities(tracks, r, covs, ppp, order, lo, hi, tracks.placeholder, tracks.track_groups())
 
 
 def _mixture_bernoullis(tracks: TrackTable, hrows: np.ndarray, group: np.ndarray, r, covs) -> MultiBernoulli:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -54,12 +55,11 @@ from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.measures.likelihood.theorem1 import Theorem1Result, scale_for_k_equal_rho, theorem1
+from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.point.metrics import (
     CLEAR_RULES,
     ClearMOTResult,
-    GOSPAResult,
     IdentityResult,
     gospa,
     ospa,
@@ -444,6 +444,7 @@ def evaluate_runs(
     hi = np.asarray(fov_high, dtype=float)
     scale = first.theorem_scale or scale_for_k_equal_rho(first.theorem_rho, lo.size)
     groups = _scale_groups(settings)
+    calibrated = {s: {st.qs[-1] for st in settings if st.cov_scale == s} for s in groups}
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
@@ -451,7 +452,7 @@ def evaluate_runs(
         base, y = _evaluated_density(density, X, first)
         nlls, card, rps = {}, None, None
         for s, (qs, exact) in groups.items():
-            nlls[s] = _step_nll(base, y, first, s, qs, exact, card)
+            nlls[s] = _step_nll(base, y, first, s, qs, exact, card, calibrated[s])
             card = nlls[s].cardinality
             if s in proper_at:
                 t_proper = time.perf_counter()
@@ -507,18 +508,27 @@ def _scale_groups(settings: list[EvaluationSettings]) -> dict[float, tuple[tuple
     return {s: (tuple(sorted(qs)), exact) for s, (qs, exact) in groups.items()}
 
 
-@dataclass(frozen=True)
-class _StepNLL:
-    """The NLL part of one step at one covariance scale, for every Q asked at that scale."""
+#: What a run keeps of one step's NLL at each Q, GOSPA and Theorem 1 check: the numbers its arrays take
+#: (an NLLResult also holds its best association; a Theorem1Result its NLL and GOSPA results).
+_NLL_FIELDS = (*NLL_STEP, "exact")
+_GOSPARow = namedtuple("_GOSPARow", ("value", "localization", "missed", "false"))
+_Theorem1Row = namedtuple("_Theorem1Row", ("lhs", "rhs", "difference"))
 
-    nll: dict  # Q -> NLLResult
+
+@dataclass(frozen=True, slots=True)
+class _StepNLL:
+    """The NLL part of one step at one covariance scale, for every Q asked at that scale (a run keeps
+    one per step until its arrays are made: only their numbers)."""
+
+    qs: tuple  # the Qs of the rows of nll
+    nll: np.ndarray  # (len(qs), len(_NLL_FIELDS)) float: the NLLResult's fields (exact as 0 / 1)
     cardinality: CardinalityScore
-    calibration: dict  # Q -> CalibrationCounts at that Q's best association
+    calibration: dict  # Q -> CalibrationCounts at that Q's best association (the Qs whose counts are kept)
     exact_value: float | None  # None: not asked, or intractable
     seconds: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _StepPoints:
     """The point estimates of one step and the single-frame measures of them (labels not yet relabelled)."""
 
@@ -528,9 +538,9 @@ class _StepPoints:
     truth_points: np.ndarray  # (n, e) the truth on the distance columns (e = distance_dims)
     points: np.ndarray  # (m, e) the estimates on them
     covs: np.ndarray | None  # (m, e, e) the estimates' covariance blocks there (None: not Gaussian)
-    gospa: GOSPAResult  # on the distance columns
+    gospa: _GOSPARow  # on the distance columns
     ospa: float
-    theorem1: Theorem1Result  # on the truth inside the field of view
+    theorem1: _Theorem1Row  # on the truth inside the field of view
     theorem1_excluded: int
 
 
@@ -549,22 +559,32 @@ def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
 
 
 def _step_nll(
-    base, y, settings: EvaluationSettings, cov_scale: float, qs, exact: bool, card: CardinalityScore | None
+    base,
+    y,
+    settings: EvaluationSettings,
+    cov_scale: float,
+    qs,
+    exact: bool,
+    card: CardinalityScore | None,
+    calibrated=None,
 ) -> _StepNLL:
     """One step's NLL for every Q in ``qs`` at ``cov_scale`` of ``base``, with its calibration counts.
 
     ``card``: the step's cardinality score if already computed at another
     scale (a covariance scale moves no weight or existence probability, so
-    the cardinality distribution is the same).
+    the cardinality distribution is the same). ``calibrated``: the Qs whose
+    calibration counts a run keeps (the largest Q of each settings); None: every Q.
     """
     dens_eval = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
     t_nll = time.perf_counter()
     results = dict(zip(qs, nll_many(dens_eval, y, qs, budget=settings.budget), strict=True))
     seconds = time.perf_counter() - t_nll
     card = card if card is not None else cardinality_score(dens_eval, y.shape[0])
-    calibration = {q: step_counts(dens_eval, y, r, card) for q, r in results.items()}
+    kept = results if calibrated is None else {q: results[q] for q in sorted(calibrated)}
+    calibration = {q: step_counts(dens_eval, y, r, card) for q, r in kept.items()}
     exact_value = _exact_nll(dens_eval, y) if exact else None
-    return _StepNLL(results, card, calibration, exact_value, seconds)
+    rows = np.array([[getattr(results[q], name) for name in _NLL_FIELDS] for q in qs], dtype=float)
+    return _StepNLL(qs, rows, card, calibration, exact_value, seconds)
 
 
 def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
@@ -583,6 +603,8 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi,
             f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
         )
     inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
+    g = gospa(pts, truth_pts, c=settings.cutoff, p=settings.p)
+    t1 = theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale)
     return _StepPoints(
         states,
         labels,
@@ -590,9 +612,9 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi,
         truth_pts,
         pts,
         None if covs is None else covs[:, :e, :e],
-        gospa(pts, truth_pts, c=settings.cutoff, p=settings.p),
+        _GOSPARow(g.value, g.localization, g.missed, g.false),
         ospa(pts, truth_pts, c=settings.cutoff, p=settings.p).value,
-        theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale),
+        _Theorem1Row(t1.lhs, t1.rhs, t1.difference),
         int((~inside).sum()),
     )
 
@@ -609,12 +631,13 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
         return np.array([get(x) for x in of], dtype=dtype).reshape(K)
 
     def per_step_q(name, dtype=float):
-        return np.array([[getattr(n.nll[q], name) for q in settings.qs] for n in nlls], dtype=dtype).reshape(
+        j = _NLL_FIELDS.index(name)
+        return np.array([[n.nll[n.qs.index(q), j] for q in settings.qs] for n in nlls], dtype=dtype).reshape(
             K, Q
         )
 
     def exact(n):
-        return n.nll[last].value if n.exact_value is None else n.exact_value
+        return n.nll[n.qs.index(last), 0] if n.exact_value is None else n.exact_value  # 0: "value"
 
     return RunMetrics(
         settings.qs,
