@@ -15,6 +15,7 @@ from nllbench.engine.result import NLL_TERMS
 from nllbench.measures.declarations import (
     COORDINATES,
     MEASURES,
+    PTGOSPA,
     RUN,
     STEP,
     TGOSPA,
@@ -34,6 +35,8 @@ NLL_STEP_MEASURES = tuple("nll" if t == "value" else f"nll_{t}" for t in NLL_STE
 
 #: Per-step trajectory-GOSPA terms (p-th-power units): their sums over steps add up to tgospa ** p.
 TGOSPA_TERMS = TGOSPA.names(STEP)
+#: Per-step PT-GOSPA terms (p-th-power units): their sums over steps add up to ptgospa ** p.
+PTGOSPA_TERMS = PTGOSPA.names(STEP)
 
 #: Per-step Theorem 1 check of a run: the NLL of the theorem's PMB, the bound, their difference.
 THEOREM1_STEP = variables_of(("theorem1",), STEP, tabulated=True)

@@ -297,14 +297,14 @@ def _side(obj, name: str) -> _Side:
         n = pts.shape[0]
         zero = np.ones(n, dtype=bool)
         return _Side(np.ones(n), pts, np.zeros((n, pts.shape[1], pts.shape[1])), zero, None, np.ones(1))
-    means, covs = _moments(mb.densities)
+    means, covs = single_object_moments(mb.densities)
     if members is not None:
         members = tuple(np.asarray(m, dtype=np.int64) for m in members)
     roots = psd_sqrt(covs)
     return _Side(mb.r, means, roots, ~np.any(roots != 0.0, axis=(1, 2)), members, weights)
 
 
-def _moments(dens) -> tuple[np.ndarray, np.ndarray]:
+def single_object_moments(dens) -> tuple[np.ndarray, np.ndarray]:
     """Means (m, d) and covariances (m, d, d) of a single-object family (see :func:`pgospa`)."""
     if isinstance(dens, Gaussians):
         return dens.means, dens.covs

@@ -34,6 +34,8 @@ Conventions
   Monte Carlo standard error), the intensity score and the cardinality RPS
   per step, on the same density and marginal as the NLL; finite where the
   NLL is infinite (:mod:`nllbench.measures.scores.proper_run`, docs/scores.md).
+* P-GOSPA per step and PT-GOSPA of the run, of a multi-Bernoulli posterior at each covariance
+  scale, on GOSPA's columns (:mod:`nllbench.measures.run.probabilistic`, docs/pgospa.md).
 * Theorem 1: for each step, the PMB of the theorem built from the step's
   estimates (positions) in the scene's field of view; both sides and their
   difference are recorded. Truth objects outside the field of view (where the
@@ -64,10 +66,13 @@ from nllbench.measures.point.metrics import (
     gospa,
     ospa,
 )
+from nllbench.measures.run.probabilistic import PGOSPASteps, applies, distance_marginal, run_measures
+from nllbench.measures.run.probabilistic import step_bernoullis as pgospa_step
 from nllbench.measures.run.run_sequence import fresh_identities, sequence_measures
 from nllbench.measures.scores.proper import MAX_SAMPLES
 from nllbench.measures.scores.proper_run import ProperScores, step_proper_scores
 from nllbench.measures.tracks.hota import HOTAResult
+from nllbench.measures.tracks.ptgospa import PTGOSPAResult
 from nllbench.measures.tracks.tgospa import TGOSPAResult
 from nllbench.options import MAX_Q, option
 
@@ -255,6 +260,8 @@ class RunMetrics:
         (:class:`~nllbench.measures.scores.proper_run.ProperScores`); None unless ``settings.proper_scores``
     trajectory : the run's trajectory NLL (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`),
         or None (not asked, or a posterior without labels); attached after the evaluation
+    pgospa, ptgospa : P-GOSPA per step and PT-GOSPA of the posterior at its covariance scale
+        (:mod:`nllbench.measures.run.probabilistic`); None for a PHD/CPHD posterior
     """
 
     qs: tuple[int, ...]
@@ -285,6 +292,8 @@ class RunMetrics:
     estimator_empty_steps: int = 0
     proper: ProperScores | None = None
     trajectory: object | None = None
+    pgospa: PGOSPASteps | None = None
+    ptgospa: PTGOSPAResult | None = None
 
     @property
     def steps(self) -> int:
@@ -336,6 +345,10 @@ class RunMetrics:
             row.update(self.proper.summary())
         if self.trajectory is not None:
             row.update(self.trajectory.summary())
+        if self.pgospa is not None:
+            row["pgospa"] = self.pgospa.mean
+        if self.ptgospa is not None:
+            row.update(ptgospa=self.ptgospa.value, ptgospa_switches=self.ptgospa.switches)
         return row
 
 
@@ -422,7 +435,7 @@ def evaluate_runs(
     point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
     MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
     moves no estimate (the estimators read weights, existence probabilities
-    and means only); the proper scores once per covariance scale that some
+    and means only); P-GOSPA and PT-GOSPA once per scale; the proper scores once per covariance scale that some
     settings ask them at (their cardinality RPS once for all scales). Each
     result equals the separate evaluation's value for value; ``seconds`` is
     the whole shared evaluation's wall time and ``nll_seconds`` that of the
@@ -444,6 +457,7 @@ def evaluate_runs(
     groups = _scale_groups(settings)
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
+    bernoullis = {s: [] for s in groups} if all(applies(d) for d in posteriors) and K else None
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
         base, y = _evaluated_density(density, X, first)
@@ -461,6 +475,10 @@ def evaluate_runs(
                 rps = step.rps
                 proper_seconds[s] += time.perf_counter() - t_proper
         steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+        if bernoullis is not None:  # P-GOSPA at every covariance scale (docs/pgospa.md)
+            e = distance_marginal(probed(density, replace(first, cov_scale=1.0)), first.distance_dims)
+            for s in groups:
+                bernoullis[s].append(pgospa_step(e, steps[-1][1].truth_points, s, first.cutoff, first.p))
     proper = {
         s: ProperScores.of_steps(v, first.kernel_variance, first.energy_samples, seed, proper_seconds[s])
         for s, v in propers.items()
@@ -473,10 +491,14 @@ def evaluate_runs(
     truth_pts = [pt.truth_points for _, pt in steps]
     est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
     sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
+    prob = {s: run_measures(b, truth_pts, truth_ids, first) for s, b in (bernoullis or {}).items()}
     seconds = time.perf_counter() - t0
     return [
         replace(
-            _run_metrics(steps, s, sequence, seconds), proper=proper[s.cov_scale] if s.proper_scores else None
+            _run_metrics(steps, s, sequence, seconds),
+            proper=proper[s.cov_scale] if s.proper_scores else None,
+            pgospa=prob[s.cov_scale][0] if prob else None,
+            ptgospa=prob[s.cov_scale][1] if prob else None,
         )
         for s in settings
     ]
