@@ -435,11 +435,11 @@ def evaluate_runs(
     point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
     MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
     moves no estimate (the estimators read weights, existence probabilities
-    and means only); P-GOSPA and PT-GOSPA once per scale; the proper scores once per covariance scale that some
-    settings ask them at (their cardinality RPS once for all scales). Each
-    result equals the separate evaluation's value for value; ``seconds`` is
-    the whole shared evaluation's wall time and ``nll_seconds`` that of the
-    Murty NLL at its scale.
+    and means only); P-GOSPA and PT-GOSPA once per covariance scale; the
+    proper scores once per covariance scale that some settings ask them at
+    (their cardinality RPS once for all scales). Each result equals the separate
+    evaluation's value for value; ``seconds`` is the whole shared evaluation's
+    wall time and ``nll_seconds`` that of the Murty NLL at its scale.
     """
     settings = list(settings)
     _check_shared(settings)

@@ -92,7 +92,7 @@ def distance_marginal(density, dims: int):
 
 
 def step_bernoullis(base, truth_pts: np.ndarray, cov_scale: float, c: float, p: float) -> StepBernoullis:
-    """P-GOSPA of ``truth_pts`` against ``base`` (a distance marginal) at ``cov_scale``, and its best hypothesis."""
+    """P-GOSPA of ``truth_pts`` against ``base`` (a distance marginal) at ``cov_scale``, best hypothesis."""
     dens = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
     r = pgospa(truth_pts, dens, c=c, p=p)
     terms = np.array([r.value, r.localization, r.existence_mismatch, r.missed, r.false])
