@@ -186,3 +186,38 @@ def test_score_reports_pgospa_per_frame_and_ptgospa_over_the_run():
     summary = res.summary()
     assert summary["ptgospa"] == "n/a" and summary["tgospa"] == "n/a"
     assert summary["pgospa"] == pytest.approx(np.mean(want), rel=1e-13)
+
+
+def test_declared_lower_is_better_ranked_in_the_leaderboard_and_optional():
+    from nllbench.pipeline import report, statistics
+    from nllbench.pipeline.plots import style
+    from nllbench.trackers import checks
+
+    for m in (d.PGOSPA, d.PTGOSPA):
+        assert not m.required and m.posteriors == {"pmbm"}
+    assert statistics.BETTER_LOW["pgospa_mean"] and statistics.BETTER_LOW["ptgospa"]
+    assert report.LABEL["pgospa_mean"] == "P-GOSPA" and "pgospa_mean" in statistics.RANKED
+    assert style.MEASURE_LABEL["ptgospa"] == "PT-GOSPA"
+    assert {"ptgospa", "ptgospa_switches"} <= set(checks.IDENTITY_MEASURES)
+    assert "pgospa_mean" not in checks.IDENTITY_MEASURES
+
+
+def test_rank_agreement_compares_each_pair_on_the_filters_both_have():
+    """P-GOSPA has no PHD row: the other measures' agreement must not be lost with it."""
+    from nllbench.pipeline.statistics import rank_agreement
+
+    rows = []
+    for f, (nll, gospa, pg) in {
+        "phd": (3.0, 1.0, None),
+        "pmb": (2.0, 3.0, 1.0),
+        "pmbm": (1.0, 2.0, 2.0),
+    }.items():
+        for m, v in (("nll", nll), ("gospa_mean", gospa), ("pgospa_mean", pg)):
+            if v is not None:
+                rows.append({"scenario": "s", "clutter": 5.0, "pd": 0.9, "cov_scale": 1.0, "temper": 1.0,
+                             "marginal": "position", "filter": f, "measure": m, "q": 1 if m == "nll" else 0,
+                             "mean": v, "finite_mean": v, "n_infinite": 0})  # fmt: skip
+    measures, mat = rank_agreement(pd.DataFrame(rows), 1, ["nll", "gospa_mean", "pgospa_mean"])
+    assert measures == ["nll", "gospa_mean", "pgospa_mean"]
+    assert mat[0, 1] == pytest.approx(-1 / 3) and mat[0, 0] == 1.0
+    assert np.isnan(mat[2]).all() and np.isnan(mat[:, 2]).all()  # two filters only: no tau
