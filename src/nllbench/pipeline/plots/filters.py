@@ -304,6 +304,7 @@ def fig_rank_agreement(summary, q: int):
         cmap="vlag",
         annot=True,
         fmt=".2f",
+        annot_kws={"fontsize": 7} if n > 11 else None,  # beyond 11 measures the numbers need room
         xticklabels=labels,
         yticklabels=labels,
         ax=ax,
