@@ -457,7 +457,7 @@ def evaluate_runs(
     groups = _scale_groups(settings)
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
-    bernoullis = {s: [] for s in groups} if all(applies(d) for d in posteriors) and K else None
+    bernoullis = {s: [] for s in groups} if K else None  # None: not a multi-Bernoulli run
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
         base, y = _evaluated_density(density, X, first)
@@ -475,6 +475,7 @@ def evaluate_runs(
                 rps = step.rps
                 proper_seconds[s] += time.perf_counter() - t_proper
         steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+        bernoullis = bernoullis if applies(density) else None
         if bernoullis is not None:  # P-GOSPA at every covariance scale (docs/pgospa.md)
             e = distance_marginal(probed(density, replace(first, cov_scale=1.0)), first.distance_dims)
             for s in groups:
