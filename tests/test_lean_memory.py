@@ -143,12 +143,14 @@ def test_write_classic_writes_the_bytes_xarray_wrote(run, tmp_path, posterior):
     data.update(sm._measure_variables(m))
     data.update(sm._proper_variables(m))
     data.update(sm._trajectory_variables(m))
+    data.update(sm._pgospa_variables(m))
     data["step"] = (("step",), np.arange(m.steps))
     data["q"] = (("q",), np.array(m.qs, dtype=np.int64))
     ds = xr.Dataset(sm.encode_variables(data), attrs=sm.classic_attrs(attrs_out(sm._metrics_attrs(m, attrs))))
     write_dataset(ds, tmp_path / "xarray.nc", file_format=sm.METRICS_FORMAT)
     assert (tmp_path / "lean.nc").read_bytes() == (tmp_path / "xarray.nc").read_bytes()
     assert ("trajectory_nll" in ds) == (posterior == "pmbm.nc")
+    assert ("pgospa" in ds) == ("ptgospa" in ds) == (posterior == "pmbm.nc")  # not for a PHD
     assert "energy_score" in ds  # the proper scores (on by default) are written the same way
 
 

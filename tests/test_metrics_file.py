@@ -97,6 +97,7 @@ def write_v2(metrics, path, attrs) -> None:
     data = {**m._nll_variables(metrics), **m._point_variables(metrics), **m._run_variables(metrics)}
     data.update(m._measure_variables(metrics))
     data.update(m._proper_variables(metrics))  # schema 2 packed every variable of the run alike
+    data.update(m._pgospa_variables(metrics))
     meta = {**attrs_out(m._metrics_attrs(metrics, attrs)), "nllbench_schema_version": "2"}
     ds = xr.Dataset(
         pack(data),

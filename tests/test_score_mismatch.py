@@ -205,7 +205,17 @@ def test_frame_runs_name_long_gaps_briefly():
 # measures that do not apply: identity measures without ids, MOTP without a match
 
 
-IDENTITY = ("mota", "switches", "idf1", "tgospa", "tgospa_switches", "hota", "assa")
+IDENTITY = (
+    "mota",
+    "switches",
+    "idf1",
+    "tgospa",
+    "tgospa_switches",
+    "hota",
+    "assa",
+    "ptgospa",
+    "ptgospa_switches",
+)
 
 
 def _crossing(with_ids: bool):
@@ -233,7 +243,7 @@ def test_a_table_without_ids_reports_identity_measures_as_not_applicable_with_on
         assert row[key] is NA and f"{row[key]:.4f}" == "n/a" and not isinstance(row[key], float)
         with pytest.raises(TypeError):
             row[key] + 1.0  # never a number
-    for key in ("gospa", "ospa", "motp", "deta", "loca", "nll_q1"):
+    for key in ("gospa", "ospa", "motp", "deta", "loca", "nll_q1", "pgospa"):
         assert isinstance(row[key], float) and np.isfinite(row[key])
     import pickle
 

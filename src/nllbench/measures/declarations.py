@@ -520,6 +520,54 @@ CARDINALITY_RPS = MeasureDeclaration(
     required=False,
 )
 
+PGOSPA = MeasureDeclaration(
+    "pgospa",
+    "P-GOSPA of the posterior's multi-Bernoulli density, alpha = 2 (Xia et al. 2024; docs/pgospa.md)",
+    "measure",
+    (
+        _length("pgospa", "P-GOSPA of the posterior (hypothesis-weighted mean)"),
+        _length("pgospa_localization", "P-GOSPA localization term", power=True),
+        _length("pgospa_existence_mismatch", "P-GOSPA existence-mismatch term", power=True),
+        _length("pgospa_missed", "P-GOSPA missed-object term", power=True),
+        _length("pgospa_false", "P-GOSPA false-object term", power=True),
+        _length("pgospa_mean", "mean P-GOSPA over steps", RUN),
+    ),
+    scores=(
+        Score(
+            "pgospa_mean",
+            "P-GOSPA",
+            axis="P-GOSPA per step (position units)",
+            better="lower",
+            leaderboard="P-GOSPA",
+        ),
+    ),
+    posteriors=frozenset({"pmbm"}),
+    required=False,
+)
+
+PTGOSPA = MeasureDeclaration(
+    "ptgospa",
+    "PT-GOSPA of the best hypothesis's labelled Bernoullis, alpha = 2 (Xia et al. 2025; docs/pgospa.md)",
+    "measure",
+    (
+        _length("ptgospa_localization", "PT-GOSPA localization term", power=True),
+        _length("ptgospa_existence_mismatch", "PT-GOSPA existence-mismatch term", power=True),
+        _length("ptgospa_missed", "PT-GOSPA missed-object term", power=True),
+        _length("ptgospa_false", "PT-GOSPA false-object term", power=True),
+        _length("ptgospa_switches", "PT-GOSPA switch term", power=True),
+        _length("ptgospa", "PT-GOSPA", RUN),
+        _count("ptgospa_n_switches", "PT-GOSPA full switches", RUN, False),
+        _count("ptgospa_n_half_switches", "PT-GOSPA half switches", RUN, False),
+    ),
+    scores=(
+        Score("ptgospa", "PT-GOSPA", better="lower", needs_identities=True),
+        Score("ptgospa_switches", needs_identities=True),
+    ),
+    posteriors=frozenset({"pmbm"}),
+    needs_identities=True,
+    required=False,
+)
+
 _WINDOW = ("trajectory_window",)
 
 TRAJECTORY_NLL = MeasureDeclaration(
@@ -571,6 +619,8 @@ MEASURES: tuple[MeasureDeclaration, ...] = (
     INTENSITY_SCORE,
     CARDINALITY_RPS,
     TRAJECTORY_NLL,
+    PGOSPA,
+    PTGOSPA,
 )
 
 

@@ -15,6 +15,8 @@ from nllbench.engine.result import NLL_TERMS
 from nllbench.measures.declarations import (
     COORDINATES,
     MEASURES,
+    PGOSPA,
+    PTGOSPA,
     RUN,
     STEP,
     TGOSPA,
@@ -34,6 +36,10 @@ NLL_STEP_MEASURES = tuple("nll" if t == "value" else f"nll_{t}" for t in NLL_STE
 
 #: Per-step trajectory-GOSPA terms (p-th-power units): their sums over steps add up to tgospa ** p.
 TGOSPA_TERMS = TGOSPA.names(STEP)
+#: Per-step PT-GOSPA terms (p-th-power units): their sums over steps add up to ptgospa ** p.
+PTGOSPA_TERMS = PTGOSPA.names(STEP)
+#: Per-step P-GOSPA and PT-GOSPA variables: present for multi-Bernoulli posteriors only (docs/pgospa.md).
+PGOSPA_STEP = (*PGOSPA.names(STEP), *PTGOSPA_TERMS)
 
 #: Per-step Theorem 1 check of a run: the NLL of the theorem's PMB, the bound, their difference.
 THEOREM1_STEP = variables_of(("theorem1",), STEP, tabulated=True)

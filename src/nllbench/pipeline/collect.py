@@ -38,6 +38,7 @@ from nllbench.measures.names import (
     POINT_RUN,
     PROPER_RUN,
     PROPER_STEP,
+    PTGOSPA_TERMS,
     TGOSPA_TERMS,
     TRAJECTORY_RUN,
 )
@@ -155,8 +156,9 @@ def _finite_or_inf_mean(values: np.ndarray) -> float:
 def _measure_run_rows(ds, base: dict) -> list[dict]:
     """Rows (q = 0) of the run-level T-GOSPA, HOTA and calibration scores present in ``ds``.
 
-    The T-GOSPA terms are summed over steps (not averaged), so that per run
-    ``sum(terms) == tgospa ** p`` (Garcia-Fernandez et al., IEEE TSP 2020, eq. (5)).
+    The T-GOSPA and PT-GOSPA terms are summed over steps (not averaged), so that per run
+    ``sum(terms) == tgospa ** p`` (Garcia-Fernandez et al., IEEE TSP 2020, eq. (5)), and
+    likewise for ``ptgospa`` (docs/pgospa.md).
     """
     rows = [
         {**base, "q": 0, "measure": name, "value": float(ds[name].values)}
@@ -165,7 +167,7 @@ def _measure_run_rows(ds, base: dict) -> list[dict]:
     ]
     rows += [
         {**base, "q": 0, "measure": name, "value": float(np.sum(ds[name].values))}
-        for name in TGOSPA_TERMS
+        for name in (*TGOSPA_TERMS, *PTGOSPA_TERMS)
         if name in ds.variables
     ]
     rows += [  # the proper scores' run means (docs/scores.md), where the run has them

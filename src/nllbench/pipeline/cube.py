@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.names import NLL_STEP_MEASURES, PROPER_STEP
+from nllbench.measures.names import NLL_STEP_MEASURES, PGOSPA_STEP, PROPER_STEP
 
 #: The setting keys of a row of the per-run and summary tables (``q = 0`` for
 #: the measures that do not depend on the Murty budget).
@@ -35,6 +35,8 @@ _MASKS = {
     # intensity score only where it has a closed form: a mask of its own
     "proper": "proper_present",
     "intensity": "intensity_present",
+    # P-GOSPA and PT-GOSPA exist for multi-Bernoulli posteriors only (not PHD/CPHD): a mask of their own
+    "pgospa": "pgospa_present",
 }
 _COORD_TYPES = {"clutter": float, "pd": float, "cov_scale": float, "temper": float, "q": int, "seed": int}
 
@@ -44,6 +46,8 @@ def _family(measure: str) -> str:
         return "nll"
     if measure in PROPER_STEP:
         return "intensity" if measure == "intensity_score" else "proper"
+    if measure in PGOSPA_STEP:
+        return "pgospa"
     return "nll_exact" if measure == "nll_exact" else "point"
 
 
@@ -57,7 +61,8 @@ def step_cube(records: Iterable[tuple[dict, str, np.ndarray, np.ndarray]]):
     depend on the Murty budget). A cell exists when a metrics file gave it a
     value: the boolean variable named by a measure's ``ancillary_variables``
     attribute (``nll_present``, ``nll_exact_present``, ``present``, and for the
-    proper scores ``proper_present`` and ``intensity_present``) is True
+    proper scores ``proper_present`` and ``intensity_present``, for P-GOSPA and
+    PT-GOSPA ``pgospa_present``) is True
     there. Absent cells (a probe not evaluated at that Q, steps past a shorter
     scenario's end, an exact NLL that was not tractable) hold NaN, the
     variable's NetCDF ``_FillValue``: read them only through the mask

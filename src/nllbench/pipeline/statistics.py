@@ -415,9 +415,10 @@ def rank_agreement(summary, q: int, measures: Sequence[str]):
     Per (scenario, clutter, pd) at covariance scale 1, each measure ranks the
     filters by its summary mean (the NLL at ``q`` by its finite mean, a filter
     with infinite runs last; better-is-higher measures negated), and
-    ``scipy.stats.kendalltau`` compares every two rankings. Returns the
+    ``scipy.stats.kendalltau`` compares every two rankings on the filters both
+    measures have (P-GOSPA, say, has no PHD/CPHD filter). Returns the
     measures present in ``summary`` (in the given order) and the matrix of
-    mean tau over settings (NaN where no setting has three filters).
+    mean tau over settings (NaN where no setting has three such filters).
     """
     from scipy.stats import kendalltau
 
@@ -432,13 +433,14 @@ def rank_agreement(summary, q: int, measures: Sequence[str]):
             vals = sub["finite_mean"].to_numpy() if m == "nll" else sub["mean"].to_numpy()
             if m == "nll":  # a filter with infinite runs ranks last
                 vals = np.where(sub["n_infinite"].to_numpy() > 0, np.inf, vals)
-            table[m] = vals if BETTER_LOW[m] else -vals
-        n = {len(v) for v in table.values()}
-        if len(n) != 1 or n.pop() < 3:
-            continue
+            keys = zip(*(sub[c] for c in ("filter", "temper", "marginal") if c in sub), strict=True)
+            table[m] = dict(zip(keys, vals if BETTER_LOW[m] else -vals, strict=True))
         for a in measures:
             for b in measures:
-                tau = kendalltau(table[a], table[b]).statistic
+                common = sorted(set(table[a]) & set(table[b]))
+                if len(common) < 3:
+                    continue
+                tau = kendalltau([table[a][f] for f in common], [table[b][f] for f in common]).statistic
                 if np.isfinite(tau):
                     taus[(a, b)].append(tau)
     mat = np.array([[np.mean(taus[(a, b)]) if taus[(a, b)] else np.nan for b in measures] for a in measures])

@@ -86,6 +86,7 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     data.update(_measure_variables(metrics))
     data.update(_proper_variables(metrics))
     data.update(_trajectory_variables(metrics))
+    data.update(_pgospa_variables(metrics))
     data["step"] = (("step",), np.arange(metrics.steps))
     data["q"] = (("q",), np.array(metrics.qs, dtype=np.int64))
     # scipy's classic writer without xarray: the same bytes, xarray and pandas left unimported
@@ -381,6 +382,30 @@ def _trajectory_variables(metrics) -> dict:
     return data
 
 
+def _pgospa_variables(metrics) -> dict:
+    """P-GOSPA per step and PT-GOSPA of the run (``docs/pgospa.md``), when the run has them.
+
+    A PHD/CPHD posterior has neither (absent, never NaN). Per step (``step``): ``pgospa`` and its
+    four terms (p-th-power units), the PT-GOSPA terms (their sums over steps add up to
+    ``ptgospa ** p``); per run: ``pgospa_mean``, ``ptgospa``, ``ptgospa_n_switches``,
+    ``ptgospa_n_half_switches``.
+    """
+    pg, pt = getattr(metrics, "pgospa", None), getattr(metrics, "ptgospa", None)
+    data = {}
+    if pg is not None:
+        for name in ("value", "localization", "existence_mismatch", "missed", "false"):
+            key = "pgospa" if name == "value" else f"pgospa_{name}"
+            data[key] = (("step",), np.asarray(getattr(pg, name), dtype=float))
+        data["pgospa_mean"] = ((), pg.mean)
+    if pt is not None:
+        for name in ("localization", "existence_mismatch", "missed", "false", "switches"):
+            data[f"ptgospa_{name}"] = (("step",), np.asarray(getattr(pt, f"frame_{name}"), dtype=float))
+        data["ptgospa"] = ((), float(pt.value))
+        data["ptgospa_n_switches"] = ((), np.int64(pt.n_switches))
+        data["ptgospa_n_half_switches"] = ((), np.int64(pt.n_half_switches))
+    return data
+
+
 def read_calibration_counts(ds):
     """The pooled :class:`~nllbench.measures.calibration.CalibrationCounts` of a metrics dataset."""
     from nllbench.measures.calibration import CalibrationCounts
@@ -538,7 +563,9 @@ def read_metrics(path: str | os.PathLike):
         *POINT_RUN,
         "clear_total_switches",
     )
-    for name in (n for n in required if n not in OPTIONAL_VARIABLES):  # a measure added later: may lack
+    for name in required:
+        if name not in ds.variables and name in OPTIONAL_VARIABLES:  # a measure added later: may lack
+            continue
         if name not in ds.variables:
             raise SchemaError(f"{path}: variable {name!r} is missing")
         values = np.asarray(ds.variables[name].values)  # the Variable: no DataArray built per check

@@ -61,7 +61,7 @@ NA = NotApplicable()
 
 NO_ID_WARNING = (
     "{label}: no column 'id': the identity measures (MOTA, ID switches, IDF1, trajectory GOSPA, HOTA and "
-    "its AssA) are not applicable and reported as n/a; give track ids to have them"
+    "its AssA, PT-GOSPA) are not applicable and reported as n/a; give track ids to have them"
 )
 
 

@@ -124,6 +124,10 @@ class ScoreResult:
         if m.proper is not None:  # the proper scores per frame (docs/scores.md)
             values = (m.proper.energy, m.proper.energy_se, m.proper.intensity, m.proper.rps)
             cols.update({k: v for k, v in zip(PROPER_STEP, values, strict=True) if v is not None})
+        if m.pgospa is not None:  # P-GOSPA per frame (docs/pgospa.md)
+            cols.update(pgospa=m.pgospa.value, pgospa_localization=m.pgospa.localization)
+            cols.update(pgospa_existence_mismatch=m.pgospa.existence_mismatch)
+            cols.update(pgospa_missed=m.pgospa.missed, pgospa_false=m.pgospa.false)
         if "switches" in self.not_applicable:
             for name in IDENTITY_FRAME_COLUMNS:
                 del cols[name]

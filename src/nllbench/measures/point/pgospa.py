@@ -186,7 +186,7 @@ def pgospa(x, y, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) -> PGOSPARe
         for g in range(G):
             part, pair = _hypothesis_pair(W, X, Y, h, g, c, p, alpha)
             parts[h, g] = part
-            values[h, g] = float(np.sum(part)) ** (1.0 / p)
+            values[h, g] = float(part[0] + part[1] + part[2] + part[3]) ** (1.0 / p)
             pairs.append(pair)
     weights = X.weights[:, None] * Y.weights[None, :]
     terms = [float(np.sum(weights * parts[:, :, t])) for t in range(4)]
@@ -209,7 +209,7 @@ def _hypothesis_pair(W, X: _Side, Y: _Side, h: int, g: int, c: float, p: float, 
         return frame_terms(W, X.r, Y.r, c, p, alpha)
     ix = np.arange(X.r.size) if X.members is None else X.members[h]
     iy = np.arange(Y.r.size) if Y.members is None else Y.members[g]
-    return frame_terms(W[np.ix_(ix, iy)], X.r[ix], Y.r[iy], c, p, alpha)
+    return frame_terms(W[ix[:, None], iy], X.r[ix], Y.r[iy], c, p, alpha)
 
 
 def frame_terms(W: np.ndarray, rx: np.ndarray, ry: np.ndarray, c: float, p: float, alpha: float):
@@ -228,7 +228,9 @@ def frame_terms(W: np.ndarray, rx: np.ndarray, ry: np.ndarray, c: float, p: floa
     saving, dc = _saving(W, rx, ry, c, p, cp, unit)
     rows, cols = linear_sum_assignment(saving)
     terms, keep = _terms(saving, dc, rx, ry, rows, cols, unit, alpha == 2.0)
-    return terms, np.stack([rows[keep], cols[keep]], axis=1).astype(np.int64)
+    pairs = np.empty((int(keep.sum()), 2), dtype=np.int64)
+    pairs[:, 0], pairs[:, 1] = rows[keep], cols[keep]
+    return terms, pairs
 
 
 @nb.njit(cache=True)
@@ -297,14 +299,14 @@ def _side(obj, name: str) -> _Side:
         n = pts.shape[0]
         zero = np.ones(n, dtype=bool)
         return _Side(np.ones(n), pts, np.zeros((n, pts.shape[1], pts.shape[1])), zero, None, np.ones(1))
-    means, covs = _moments(mb.densities)
+    means, covs = single_object_moments(mb.densities)
     if members is not None:
         members = tuple(np.asarray(m, dtype=np.int64) for m in members)
     roots = psd_sqrt(covs)
     return _Side(mb.r, means, roots, ~np.any(roots != 0.0, axis=(1, 2)), members, weights)
 
 
-def _moments(dens) -> tuple[np.ndarray, np.ndarray]:
+def single_object_moments(dens) -> tuple[np.ndarray, np.ndarray]:
     """Means (m, d) and covariances (m, d, d) of a single-object family (see :func:`pgospa`)."""
     if isinstance(dens, Gaussians):
         return dens.means, dens.covs

@@ -34,6 +34,8 @@ Conventions
   Monte Carlo standard error), the intensity score and the cardinality RPS
   per step, on the same density and marginal as the NLL; finite where the
   NLL is infinite (:mod:`nllbench.measures.scores.proper_run`, docs/scores.md).
+* P-GOSPA per step and PT-GOSPA of the run, of a multi-Bernoulli posterior at each covariance
+  scale, on GOSPA's columns (:mod:`nllbench.measures.run.probabilistic`, docs/pgospa.md).
 * Theorem 1: for each step, the PMB of the theorem built from the step's
   estimates (positions) in the scene's field of view; both sides and their
   difference are recorded. Truth objects outside the field of view (where the
@@ -50,191 +52,26 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from nllbench.engine.assignment import check_q
 from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
-from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD, RULES, estimate, expected_cardinality
+from nllbench.filters.estimates import estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
 from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.point.metrics import (
-    CLEAR_RULES,
     ClearMOTResult,
     IdentityResult,
     gospa,
     ospa,
 )
+from nllbench.measures.run.probabilistic import PGOSPASteps, applies, distance_marginal, run_measures
+from nllbench.measures.run.probabilistic import step_bernoullis as pgospa_step
 from nllbench.measures.run.run_sequence import fresh_identities, sequence_measures
-from nllbench.measures.scores.proper import MAX_SAMPLES
+from nllbench.measures.run.settings import DISTANCES, EvaluationSettings  # noqa: F401 (re-exported)
 from nllbench.measures.scores.proper_run import ProperScores, step_proper_scores
 from nllbench.measures.tracks.hota import HOTAResult
+from nllbench.measures.tracks.ptgospa import PTGOSPAResult
 from nllbench.measures.tracks.tgospa import TGOSPAResult
-from nllbench.options import MAX_Q, option
-
-#: Distances of the matching measures (:attr:`EvaluationSettings.distance`).
-DISTANCES = ("euclidean", "mahalanobis")
-
-
-@dataclass(frozen=True)
-class EvaluationSettings:
-    """What to compute and how (defaults: the paper's settings).
-
-    qs : Murty budgets for the NLL.
-    marginal : "position" (x, y) or "full" (the whole state) for the NLL.
-    cutoff, p : GOSPA / OSPA cut-off and order.
-    threshold : CLEAR MOT / identity matching threshold (inclusive).
-    existence_threshold : estimator threshold on r (PMBM family).
-    cov_scale, temper : calibration probes applied to every posterior first
-        (1 = none): covariances times ``cov_scale``; existence probabilities
-        tempered about ``existence_threshold`` (estimates do not move).
-    theorem_rho : rho of the Theorem 1 check (c = -2 log(1 - rho)).
-    theorem_scale : its metric scale (None: the scale at which k = rho).
-    budget : "hypothesis" (the paper) or "global" Murty budget.
-    exact : also compute the exact NLL (every association) where the subset
-        DP is tractable; steps where it is not are flagged, not guessed.
-    tgospa_gamma : trajectory-GOSPA switch cost (None: ``cutoff``); its
-        cut-off and order are ``cutoff`` and ``p``.
-    hota_threshold : distance at which the HOTA similarity reaches 0 (None: ``threshold``).
-    estimator : point-estimation rule (:data:`nllbench.filters.estimates.RULES`;
-        None: the family's default).
-    estimate_at : "posterior" (estimates from the stored posterior) or
-        "update" (the filter's own, extracted before pruning and merging).
-    proper_scores : also the set energy score, the intensity score and the
-        cardinality RPS per step (:mod:`nllbench.measures.scores.proper_run`,
-        docs/scores.md), on the density and marginal the NLL is evaluated on.
-    kernel_cov : s of their kernel covariance R = s I, in the evaluated
-        marginal's units squared (None: (cutoff / 2)^2, :attr:`kernel_variance`).
-    energy_samples : samples per step of the energy score.
-    distance : "euclidean" or "mahalanobis" (the matching measures' distance; module notes).
-    distance_dims : the number of leading state columns every distance of the
-        point measures is on (2: x, y, the bird's-eye view of a 3-D state).
-    clear_rule : CLEAR MOT matching, "motmetrics" (py-motmetrics, nuScenes) or
-        "trackeval" (TrackEval, Argoverse 2); see :func:`~nllbench.measures.point.metrics.clear_mot`.
-    strict_threshold : CLEAR MOT and identity pairs match when d < ``threshold``
-        (the nuScenes devkit) instead of d <= ``threshold``.
-    """
-
-    # each field with an option is a command-line flag and config key (nllbench.options)
-    qs: tuple[int, ...] = option(
-        (1, 10, 100), "Murty budgets for the NLL", "integer", low=1, high=MAX_Q, many=True, name="q"
-    )
-    marginal: str = option(
-        "position", "NLL on the position marginal or the full state", "choice", choices=("position", "full")
-    )
-    cutoff: float = option(2.0, "GOSPA/OSPA cut-off c", "number", low=0, open_low=True)
-    p: float = option(1.0, "GOSPA/OSPA order p", "number", low=1)
-    threshold: float = option(2.0, "MOTA/MOTP/IDF1 matching threshold", "number", low=0, open_low=True)
-    existence_threshold: float = option(
-        DEFAULT_EXISTENCE_THRESHOLD, "estimator threshold on r", "number", low=0, high=1, open_high=True
-    )
-    cov_scale: float = option(
-        1.0, "probe: scale every covariance by s", "number", low=0, open_low=True, config=False
-    )
-    temper: float = option(
-        1.0, "probe: temper existence probabilities", "number", low=0, open_low=True, config=False
-    )
-    theorem_rho: float = option(
-        0.9, "rho of the Theorem 1 check", "number", low=0, high=1, open_low=True, open_high=True
-    )
-    theorem_scale: float | None = option(
-        None, "metric scale of the Theorem 1 check (default: the scale at which k = rho)", "number",
-        low=0, open_low=True, config=False,
-    )  # fmt: skip
-    budget: str = option(
-        "hypothesis",
-        "Murty budget per hypothesis (the paper) or global",
-        "choice",
-        choices=("hypothesis", "global"),
-    )
-    exact: bool = option(False, "also the exact NLL where it is tractable", "bool")
-    tgospa_gamma: float | None = option(
-        None, "trajectory-GOSPA switch cost (default: --cutoff)", "number", low=0, open_low=True, config=False
-    )
-    hota_threshold: float | None = option(
-        None, "distance at which the HOTA similarity reaches 0 (default: --threshold)", "number",
-        low=0, open_low=True, config=False,
-    )  # fmt: skip
-    estimator: str | None = option(
-        None, "point-estimation rule (default: the posterior family's)", "choice", choices=RULES, config=False
-    )
-    estimate_at: str = "posterior"
-    distance: str = option(
-        "euclidean", "distance of CLEAR MOT, IDF1 and HOTA matching (GOSPA stays Euclidean)", "choice",
-        choices=DISTANCES, config=False,
-    )  # fmt: skip
-    distance_dims: int = option(
-        2, "leading state columns the point measures' distances are on (2: bird's-eye x, y)", "integer",
-        low=1, high=1000, config=False,
-    )  # fmt: skip
-    clear_rule: str = option(
-        "motmetrics", "CLEAR MOT matching rule: py-motmetrics (nuScenes) or TrackEval (Argoverse 2)",
-        "choice", choices=CLEAR_RULES, config=False,
-    )  # fmt: skip
-    strict_threshold: bool = option(
-        False, "CLEAR MOT and IDF1 pairs match when d < threshold (nuScenes) instead of d <= threshold",
-        "bool", config=False,
-    )  # fmt: skip
-    proper_scores: bool = option(
-        True,
-        "also the set energy, intensity and cardinality scores (docs/scores.md in nllbench's source)",
-        "bool",
-    )
-    kernel_cov: float | None = option(
-        None,
-        "kernel covariance s of those scores, R = s I in position units squared (default: (cutoff/2)^2)",
-        "number",
-        low=0,
-        open_low=True,
-    )
-    energy_samples: int = option(
-        100, "samples per step of the energy score", "integer", low=2, high=MAX_SAMPLES
-    )
-
-    @property
-    def kernel_variance(self) -> float:
-        """s of the proper scores' kernel covariance R = s I: ``kernel_cov``, or (cutoff / 2)^2.
-
-        The default makes the kernel's standard deviation half the GOSPA
-        cut-off c: an estimate at distance c from an object is 2 kernel
-        standard deviations away (k = exp(-2) = 0.14), where GOSPA too stops
-        counting it as that object (docs/scores.md).
-        """
-        return float(self.kernel_cov) if self.kernel_cov is not None else (self.cutoff / 2.0) ** 2
-
-    def __post_init__(self) -> None:
-        n = self.energy_samples
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not 2 <= n <= MAX_SAMPLES:
-            raise ValueError(f"energy_samples: expected an integer in [2, {MAX_SAMPLES}], got {n!r}")
-        k = self.kernel_cov
-        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, float, np.number))
-                              or not (math.isfinite(k) and k > 0)):  # fmt: skip
-            raise ValueError(f"kernel_cov: expected a positive number or None, got {k!r}")
-        if self.estimator is not None and self.estimator not in RULES:
-            raise ValueError(f"estimator: expected one of {RULES} or None, got {self.estimator!r}")
-        if self.estimate_at not in ("posterior", "update"):
-            raise ValueError(f"estimate_at: expected 'posterior' or 'update', got {self.estimate_at!r}")
-        if isinstance(self.qs, (str, bytes)) or not hasattr(self.qs, "__iter__"):
-            raise ValueError(
-                f"qs: expected a sequence of distinct positive integers, got {self.qs!r} "
-                "(allowed: 1 to 2**63 - 1)"
-            )
-        qs = tuple(check_q(q, f"qs[{i}]") for i, q in enumerate(self.qs))
-        if not qs or len(set(qs)) != len(qs):
-            raise ValueError(f"qs: expected distinct positive integers, got {self.qs!r}")
-        object.__setattr__(self, "qs", tuple(sorted(qs)))
-        if self.marginal not in ("position", "full"):
-            raise ValueError(f"marginal: expected 'position' or 'full', got {self.marginal!r}")
-        if self.distance not in DISTANCES:
-            raise ValueError(f"distance: expected one of {DISTANCES}, got {self.distance!r}")
-        if self.clear_rule not in CLEAR_RULES:
-            raise ValueError(f"clear_rule: expected one of {CLEAR_RULES}, got {self.clear_rule!r}")
-        dims = self.distance_dims
-        if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1:
-            raise ValueError(f"distance_dims: expected a positive integer, got {dims!r}")
-        object.__setattr__(self, "distance_dims", int(dims))
-        if not isinstance(self.strict_threshold, (bool, np.bool_)):
-            raise TypeError(f"strict_threshold: expected True or False, got {self.strict_threshold!r}")
-        object.__setattr__(self, "strict_threshold", bool(self.strict_threshold))
 
 
 @dataclass(frozen=True)
@@ -257,6 +94,8 @@ class RunMetrics:
         (:class:`~nllbench.measures.scores.proper_run.ProperScores`); None unless ``settings.proper_scores``
     trajectory : the run's trajectory NLL (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`),
         or None (not asked, or a posterior without labels); attached after the evaluation
+    pgospa, ptgospa : P-GOSPA per step and PT-GOSPA of the posterior at its covariance scale
+        (:mod:`nllbench.measures.run.probabilistic`); None for a PHD/CPHD posterior
     """
 
     qs: tuple[int, ...]
@@ -287,6 +126,8 @@ class RunMetrics:
     estimator_empty_steps: int = 0
     proper: ProperScores | None = None
     trajectory: object | None = None
+    pgospa: PGOSPASteps | None = None
+    ptgospa: PTGOSPAResult | None = None
 
     @property
     def steps(self) -> int:
@@ -338,6 +179,10 @@ class RunMetrics:
             row.update(self.proper.summary())
         if self.trajectory is not None:
             row.update(self.trajectory.summary())
+        if self.pgospa is not None:
+            row["pgospa"] = self.pgospa.mean
+        if self.ptgospa is not None:
+            row.update(ptgospa=self.ptgospa.value, ptgospa_switches=self.ptgospa.switches)
         return row
 
 
@@ -424,11 +269,11 @@ def evaluate_runs(
     point estimates and every measure of them (GOSPA, OSPA, Theorem 1, CLEAR
     MOT, IDF1, trajectory GOSPA, HOTA) once for all, since a covariance scale
     moves no estimate (the estimators read weights, existence probabilities
-    and means only); the proper scores once per covariance scale that some
-    settings ask them at (their cardinality RPS once for all scales). Each
-    result equals the separate evaluation's value for value; ``seconds`` is
-    the whole shared evaluation's wall time and ``nll_seconds`` that of the
-    Murty NLL at its scale.
+    and means only); P-GOSPA and PT-GOSPA once per covariance scale; the
+    proper scores once per covariance scale that some settings ask them at
+    (their cardinality RPS once for all scales). Each result equals the separate
+    evaluation's value for value; ``seconds`` is the whole shared evaluation's
+    wall time and ``nll_seconds`` that of the Murty NLL at its scale.
     """
     settings = list(settings)
     _check_shared(settings)
@@ -447,6 +292,7 @@ def evaluate_runs(
     calibrated = {s: {st.qs[-1] for st in settings if st.cov_scale == s} for s in groups}
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
+    bernoullis = {s: [] for s in groups} if K else None  # None: not a multi-Bernoulli run
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
         base, y = _evaluated_density(density, X, first)
@@ -464,6 +310,11 @@ def evaluate_runs(
                 rps = step.rps
                 proper_seconds[s] += time.perf_counter() - t_proper
         steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+        bernoullis = bernoullis if applies(density) else None
+        if bernoullis is not None:  # P-GOSPA at every covariance scale (docs/pgospa.md)
+            e = distance_marginal(probed(density, replace(first, cov_scale=1.0)), first.distance_dims)
+            for s in groups:
+                bernoullis[s].append(pgospa_step(e, steps[-1][1].truth_points, s, first.cutoff, first.p))
     proper = {
         s: ProperScores.of_steps(v, first.kernel_variance, first.energy_samples, seed, proper_seconds[s])
         for s, v in propers.items()
@@ -476,10 +327,14 @@ def evaluate_runs(
     truth_pts = [pt.truth_points for _, pt in steps]
     est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
     sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
+    prob = {s: run_measures(b, truth_pts, truth_ids, first) for s, b in (bernoullis or {}).items()}
     seconds = time.perf_counter() - t0
     return [
         replace(
-            _run_metrics(steps, s, sequence, seconds), proper=proper[s.cov_scale] if s.proper_scores else None
+            _run_metrics(steps, s, sequence, seconds),
+            proper=proper[s.cov_scale] if s.proper_scores else None,
+            pgospa=prob[s.cov_scale][0] if prob else None,
+            ptgospa=prob[s.cov_scale][1] if prob else None,
         )
         for s in settings
     ]

@@ -436,8 +436,11 @@ def theorem1_caption(steps) -> str:
     )
 
 
-def ranks_caption(summary, q: int, measures, mat) -> str:
-    """Caption of :func:`~nllbench.pipeline.plots.fig_rank_agreement` (``measures``, ``mat`` as drawn)."""
+def ranks_caption(summary, q: int, measures, mat, left_out=()) -> str:
+    """Caption of :func:`~nllbench.pipeline.plots.fig_rank_agreement` (``measures``, ``mat`` as drawn).
+
+    ``left_out``: the measures not drawn, since no setting has three filters with both them and another.
+    """
     what = (
         "Agreement between the filter rankings of each pair of measures: Kendall tau (1: the same order, "
         f"-1: reversed), averaged over the settings (scenario, clutter rate, P_D) at covariance scale 1; "
@@ -469,6 +472,16 @@ def ranks_caption(summary, q: int, measures, mat) -> str:
         )
     else:
         found.append("No setting has three filters, so no tau is defined.")
+    if left_out:
+        names = join_words([MEASURE_LABEL.get(m, m) for m in left_out])
+        why = (
+            " (P-GOSPA and PT-GOSPA exist for multi-Bernoulli filters only, not PHD or CPHD)"
+            if {"pgospa_mean", "ptgospa"} & set(left_out)
+            else ""
+        )
+        found.append(
+            f"Not drawn: {names}, which no setting has for three filters along with another measure{why}."
+        )
     return _join(what, _run(found))
 
 

@@ -288,7 +288,14 @@ def fig_rank_agreement(summary, q: int):
     plt, sns = style.pyplot()
     # the measures of the map: one value per filter and setting for every filter
     measures, mat = rank_agreement(summary, q, list(style.MEASURE_LABEL))
-    fig, ax = plt.subplots(figsize=(6, 5))
+    # a measure no other can be compared with (P-GOSPA with fewer than three multi-Bernoulli
+    # filters, say) is left out and named in the caption, not drawn as an empty row
+    off = np.isfinite(np.asarray(mat, dtype=float)) & ~np.eye(len(measures), dtype=bool)
+    keep = off.any(axis=1) if off.any() else np.ones(len(measures), dtype=bool)
+    left_out = [m for m, k in zip(measures, keep, strict=True) if not k]
+    measures, mat = [m for m, k in zip(measures, keep, strict=True) if k], np.asarray(mat)[keep][:, keep]
+    n = len(measures)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.54 * n), max(5.0, 0.45 * n)))
     labels = [style.MEASURE_LABEL[m] for m in measures]
     sns.heatmap(
         mat,
@@ -297,9 +304,10 @@ def fig_rank_agreement(summary, q: int):
         cmap="vlag",
         annot=True,
         fmt=".2f",
+        annot_kws={"fontsize": 7} if n > 11 else None,  # beyond 11 measures the numbers need room
         xticklabels=labels,
         yticklabels=labels,
         ax=ax,
     )
     ax.set_title(f"Agreement of filter rankings (Kendall tau; NLL at Q = {q})")
-    return style.captioned(fig, captions.ranks_caption(summary, q, measures, mat))
+    return style.captioned(fig, captions.ranks_caption(summary, q, measures, mat, left_out))
