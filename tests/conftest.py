@@ -99,3 +99,13 @@ def test_run(tmp_path_factory):
     )
     assert proc.returncode == 0, proc.stderr[-5000:]
     return results
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every pyplot figure a test left open (matplotlib warns past 20 open figures, and a
+    warning attributed to nllbench is an error here). Loads nothing when the test drew nothing."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
