@@ -221,3 +221,52 @@ def test_rank_agreement_compares_each_pair_on_the_filters_both_have():
     assert measures == ["nll", "gospa_mean", "pgospa_mean"]
     assert mat[0, 1] == pytest.approx(-1 / 3) and mat[0, 0] == 1.0
     assert np.isnan(mat[2]).all() and np.isnan(mat[:, 2]).all()  # two filters only: no tau
+
+
+def test_leaderboard_has_a_pgospa_column_and_rank_aligned_with_its_headings(tmp_path):
+    import json
+    import re
+
+    from nllbench.pipeline.report import write_leaderboard
+    from nllbench.pipeline.statistics import paired, ranking, summarise
+
+    rng = np.random.default_rng(0)
+    rows = []
+    base = {
+        "scenario": "s",
+        "clutter": 10.0,
+        "pd": 0.9,
+        "temper": 1.0,
+        "marginal": "position",
+        "cov_scale": 1.0,
+    }
+    for f, seed in ((f, seed) for f in ("phd", "pmb", "pmbm") for seed in range(4)):
+        row = {**base, "filter": f, "seed": seed}
+        rows += [
+            {**row, "q": 1, "measure": "nll", "value": 5.0 + rng.normal()},
+            {**row, "q": 0, "measure": "gospa_mean", "value": 2.0 + rng.normal()},
+            {**row, "q": 0, "measure": "mota", "value": 0.5},
+        ]
+        if f != "phd":  # P-GOSPA: multi-Bernoulli filters only
+            rows.append(
+                {**row, "q": 0, "measure": "pgospa_mean", "value": 3.0 + (f == "pmb") + rng.normal(0, 0.1)}
+            )
+    r = pd.DataFrame(rows)
+    summary, pairs = summarise(r), paired(r)
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    pairs.to_csv(tmp_path / "paired.csv", index=False)
+    ranking(pairs).to_csv(tmp_path / "ranking.csv", index=False)
+    (tmp_path / "provenance.json").write_text(json.dumps({"config": {"sweep": {"seeds": 4}}}))
+    page = write_leaderboard(tmp_path, [], tmp_path / "page.html").read_text()
+    table = page[page.index("id=leaderboard") :]
+    table = table[: table.index("</table>")]
+    head = re.findall(r"<th[^>]*>(.*?)</th>", table[: table.index("</thead>")])
+    assert "P-GOSPA mean<br>[95 % CI]" in head and head[-1] == "rank<br>P-GOSPA"
+    body = table[table.index("<tbody>") :].split("<tr>")[1:]
+    assert len(body) == 3 and all(len(re.findall(r"<td", b)) == len(head) for b in body)
+    cells = {
+        f: re.findall(r"<td[^>]*>(.*?)</td>", b) for f, b in zip(("phd", "pmb", "pmbm"), body, strict=True)
+    }
+    col = head.index("P-GOSPA mean<br>[95 % CI]")
+    assert cells["phd"][col] == "n/a" and "<span class=ci>" in cells["pmbm"][col]
+    assert cells["pmbm"][-1] == "1" and cells["pmb"][-1] == "2" and cells["phd"][-1] == "–"

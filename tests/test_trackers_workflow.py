@@ -332,6 +332,10 @@ def test_trackers_config_end_to_end_reduced(tmp_path):
     assert nll.loc["oracle", "mean"] < min(nll.loc["pmbm", "mean"], nll.loc["stonesoup_gmphd", "mean"])
     pairs = pd.read_csv(res / "tables" / "paired.csv")
     assert {"oracle", "stonesoup_gmphd"} <= set(pairs["filter_a"]) | set(pairs["filter_b"])
+    # P-GOSPA for every tracker (a PMBM per frame) and the PMBM filter; PT-GOSPA too (docs/pgospa.md)
+    pg = summary[(summary["measure"] == "pgospa_mean") & (summary["cov_scale"] == 1)]
+    assert set(pg["filter"]) == set(nll.index) and (pg["n"] == 2).all()
+    assert {"pmbm", "oracle"} <= set(summary[summary["measure"] == "ptgospa"]["filter"])
     fill = pd.read_csv(res / "tables" / "fill_ins.csv", dtype={"seeds": str})
     assert len(fill) == 6 and (fill["seeds"] == "0 1").all()  # 3 trackers x 2 covariance scales
     fill = fill[fill["cov_scale"] == 1].set_index("filter")

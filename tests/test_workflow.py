@@ -17,7 +17,7 @@ import yaml
 
 from nllbench.cli import main
 from nllbench.cli.report import FIGURES
-from nllbench.measures.names import METRIC_STEP_VARIABLES, PROPER_STEP
+from nllbench.measures.names import METRIC_STEP_VARIABLES, OPTIONAL_VARIABLES, PROPER_STEP
 from nllbench.pipeline.aggregate import write_tables
 from nllbench.pipeline.config import validated_config
 from nllbench.pipeline.cube import long_table, read_long_table, read_step_cube
@@ -287,7 +287,11 @@ def _long_from_metrics(dirs):
                     series.append((q, name, ds[v].values[:, j]))
         if "nll_exact_value" in ds.variables and bool(ds["nll_exact_available"].values.all()):
             series.append((0, "nll_exact", ds["nll_exact_value"].values))
-        series += [(0, v, ds[v].values) for v in METRIC_STEP_VARIABLES if v != "theorem1_excluded"]
+        series += [  # a measure of multi-Bernoulli posteriors only (P-GOSPA) is absent from a PHD's file
+            (0, v, ds[v].values)
+            for v in METRIC_STEP_VARIABLES
+            if v != "theorem1_excluded" and (v in ds.variables or v not in OPTIONAL_VARIABLES)
+        ]
         series += [(0, v, ds[v].values) for v in PROPER_STEP if v in ds.variables]  # where computed
         for q, name, vals in series:
             rows += [
@@ -461,6 +465,12 @@ def test_pooled_calibration_tables_are_the_sums_of_the_runs_counts(test_run):
     wide = runs[runs["q"] == 0].pivot_table(index=keys, columns="measure", values="value")
     terms = wide[["tgospa_localization", "tgospa_missed", "tgospa_false", "tgospa_switches"]].sum(axis=1)
     np.testing.assert_allclose(terms, wide["tgospa"], rtol=1e-9)
+    # P-GOSPA and PT-GOSPA: multi-Bernoulli filters only (docs/pgospa.md); the PT-GOSPA terms add up too
+    for measure in ("pgospa_mean", "ptgospa", "ptgospa_switches"):
+        assert set(runs[runs["measure"] == measure]["filter"]) == {"pmb", "pmbm"}, measure
+    mb = wide.loc[wide.index.get_level_values("filter") != "phd"]
+    parts = ("localization", "existence_mismatch", "missed", "false", "switches")
+    np.testing.assert_allclose(mb[[f"ptgospa_{t}" for t in parts]].sum(axis=1), mb["ptgospa"], rtol=1e-9)
 
 
 def test_posteriors_are_removed_once_evaluated_unless_kept(tmp_path):

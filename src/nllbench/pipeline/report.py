@@ -47,6 +47,13 @@ TRAJECTORY_NA = (
     '<td data-sort="" title="not applicable: the posterior has no track labels (PHD/CPHD),'
     ' or the tracker was scored without --trajectory">n/a</td>'
 )
+#: The leaderboard's P-GOSPA cell of a filter without one: a PHD/CPHD posterior has no Bernoulli.
+PGOSPA_NA = (
+    '<td data-sort="" title="not applicable: P-GOSPA scores multi-Bernoulli posteriors; a PHD/CPHD'
+    ' posterior has none (docs/pgospa.md)">n/a</td>'
+)
+#: The heading of a ranked measure's rank column where it is shorter than its label.
+RANK_HEADING = {"trajectory_nll": "traj. NLL"}
 #: After the name of a filter without lasting track identities: a link to the note that explains it.
 IDENTITY_MARK = ' <a href="#identities" title="no lasting track identities">†</a>'
 
@@ -259,7 +266,8 @@ def short_setting(setting, settings) -> str:
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
     """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
     mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); the trajectory NLL mean [CI]
-    ("n/a" for a filter without track labels); ranks."""
+    ("n/a" for a filter without track labels); P-GOSPA mean [CI] ("n/a" for a PHD/CPHD filter, "–"
+    where the metrics files predate it); a rank per ranked measure."""
     settings, filters = settings_and_filters(summary)
     from nllbench.pipeline.plots.captions import NO_IDENTITY, infinite_reason
 
@@ -267,9 +275,11 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median<br>[IQR]</th>"
         "<th>NLL mean<br>[95 % CI]</th><th>GOSPA mean<br>[95 % CI]</th><th>MOTA mean<br>[95 % CI]</th>"
         "<th>T-GOSPA mean<br>[95 % CI]</th><th>HOTA mean<br>[95 % CI]</th>"
-        "<th>trajectory NLL mean<br>[95 % CI]</th>"
-        "<th>rank<br>NLL</th><th>rank<br>GOSPA</th><th>rank<br>MOTA</th><th>rank<br>traj. NLL</th></tr>"
+        "<th>trajectory NLL mean<br>[95 % CI]</th><th>P-GOSPA mean<br>[95 % CI]</th>"
+        + "".join(f"<th>rank<br>{RANK_HEADING.get(m, LABEL[m])}</th>" for m in RANKED)
+        + "</tr>"
     )
+    has_pgospa = "pgospa_mean" in set(summary["measure"])
     body = []
     for setting in settings:
         for f in filters:
@@ -281,6 +291,7 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
             gospa, mota = _row(summary, setting, f, "gospa_mean", 0), _row(summary, setting, f, "mota", 0)
             tgospa, hota = _row(summary, setting, f, "tgospa", 0), _row(summary, setting, f, "hota", 0)
             traj = _row(summary, setting, f, "trajectory_nll", q)
+            pgospa = _row(summary, setting, f, "pgospa_mean", 0)
             rank_cells = []
             for m in RANKED:
                 r = _rank(ranks, setting, f, m, q if m in Q_MEASURES else 0)
@@ -302,6 +313,11 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 + _stat_cell(tgospa, "mean", "ci95_low", "ci95_high")
                 + _stat_cell(hota, "mean", "ci95_low", "ci95_high")
                 + (TRAJECTORY_NA if traj is None else _stat_cell(traj, "mean", "ci95_low", "ci95_high"))
+                + (
+                    PGOSPA_NA
+                    if pgospa is None and has_pgospa
+                    else _stat_cell(pgospa, "mean", "ci95_low", "ci95_high")
+                )
                 + "".join(rank_cells)
                 + "</tr>"
             )
