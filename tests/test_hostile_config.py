@@ -23,6 +23,7 @@ from nllbench.pipeline.config_file import (
     read_config_file,
 )
 from nllbench.store import MARKER
+from nllbench.store.atomic import partial_name
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIG = ROOT / ".test/config/config.yaml"
@@ -143,7 +144,7 @@ def test_new_empty_and_nllbench_results_directories_are_accepted(tmp_path):
     check_results_directory(tmp_path / "new")
     (tmp_path / "empty").mkdir()
     check_results_directory(tmp_path / "empty")
-    (tmp_path / "empty/.summary.csv.nllbench-partial").write_text("")  # a killed run's temporary
+    partial_name(tmp_path / "empty/summary.csv").write_text("")  # a killed run's temporary
     check_results_directory(tmp_path / "empty")
     run = tmp_path / "run"
     marker = mark_results_directory(run)  # what a run does when it starts
