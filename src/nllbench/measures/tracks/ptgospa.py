@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nllbench.engine import validate as v
-from nllbench.measures._sequences import LabelledSequence, labelled_sequence
+from nllbench.measures._sequences import LabelledSequence
 from nllbench.measures._wasserstein import check_psd, psd_sqrt, w2, w2_frames
 from nllbench.measures.tracks._tgospa import Close, exact_assignment
-from nllbench.measures.tracks.tgospa import _solve
+from nllbench.measures.tracks.tgospa import _solve, checked_arguments
 
 
 @dataclass(frozen=True)
@@ -157,15 +157,7 @@ def ptgospa(
     >>> r.value, r.localization, r.existence_mismatch
     (1.25, 0.75, 0.5)
     """
-    c = v.positive_scalar(c, "c")
-    p = float(p)
-    if not np.isfinite(p) or p < 1:
-        raise ValueError(f"p: expected a number >= 1, got {p!r}")
-    gamma = c if gamma is None else v.positive_scalar(gamma, "gamma")
-    if method not in ("exact", "lp"):
-        raise ValueError(f"method: expected 'exact' or 'lp', got {method!r}")
-    X = labelled_sequence(truth, truth_ids, "truth", "truth_ids")
-    Y = labelled_sequence(estimates, estimate_ids, "estimates", "estimate_ids", frames=X.frames)
+    c, p, gamma, X, Y = checked_arguments(truth, truth_ids, estimates, estimate_ids, c, p, gamma, method)
     dims = {pts.shape[1] for pts in X.points if pts.shape[0]} | {
         pts.shape[1] for pts in Y.points if pts.shape[0]
     }

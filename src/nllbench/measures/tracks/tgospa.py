@@ -91,6 +91,21 @@ class TGOSPAResult:
     gamma: float
 
 
+def checked_arguments(truth, truth_ids, estimates, estimate_ids, c, p, gamma, method):
+    """The arguments of :func:`tgospa` (and of PT-GOSPA, which takes the same) checked:
+    (c, p, gamma, truth sequence, estimates sequence), errors naming the argument."""
+    c = v.positive_scalar(c, "c")
+    p = float(p)
+    if not np.isfinite(p) or p < 1:
+        raise ValueError(f"p: expected a number >= 1, got {p!r}")
+    gamma = c if gamma is None else v.positive_scalar(gamma, "gamma")
+    if method not in ("exact", "lp"):
+        raise ValueError(f"method: expected 'exact' or 'lp', got {method!r}")
+    X = labelled_sequence(truth, truth_ids, "truth", "truth_ids")
+    Y = labelled_sequence(estimates, estimate_ids, "estimates", "estimate_ids", frames=X.frames)
+    return c, p, gamma, X, Y
+
+
 def tgospa(
     truth,
     truth_ids,
@@ -133,15 +148,7 @@ def tgospa(
     >>> r.value, r.localization, r.switches
     (2.0, 1.0, 1.0)
     """
-    c = v.positive_scalar(c, "c")
-    p = float(p)
-    if not np.isfinite(p) or p < 1:
-        raise ValueError(f"p: expected a number >= 1, got {p!r}")
-    gamma = c if gamma is None else v.positive_scalar(gamma, "gamma")
-    if method not in ("exact", "lp"):
-        raise ValueError(f"method: expected 'exact' or 'lp', got {method!r}")
-    X = labelled_sequence(truth, truth_ids, "truth", "truth_ids")
-    Y = labelled_sequence(estimates, estimate_ids, "estimates", "estimate_ids", frames=X.frames)
+    c, p, gamma, X, Y = checked_arguments(truth, truth_ids, estimates, estimate_ids, c, p, gamma, method)
     close = close_entries(X, Y, c, p)
     if method == "lp":
         return _lp_result(close, X, Y, c, p, gamma)
