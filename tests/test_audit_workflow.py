@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_audit import TINY as AUDIT_TINY
 
 from nllbench.cli import main
 from nllbench.pipeline.audit_page import VERDICT_LETTERS, verdicts_page
@@ -19,18 +20,8 @@ from nllbench.pipeline.plots.audit import MEASURE_LABELS, in_this_run
 from nllbench.pipeline.report_items import AUDIT_ITEMS, audit_category, audit_items, audit_labels
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = {
-    "settings": {
-        "n_draws": 8,
-        "blocks": 2,
-        "cov_scales": [0.5, 1, 2],
-        "tempers": [0.5, 1, 2],
-        "shifts": [0, 1],
-        "energy_samples": 10,
-        "nll_q": 50,
-    },
-    "densities": [{"name": "MB", "kind": "synthetic", "density": "mb"}],
-}
+#: test_audit's tiny study without its trajectory density.
+TINY = {key: value for key, value in AUDIT_TINY.items() if key != "trajectories"}
 FILTERS = [{"name": "PMB run", "filter": "pmb", "scenario": "williams15", "steps": 3, "seed": 1}]
 
 

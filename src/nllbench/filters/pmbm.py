@@ -407,14 +407,21 @@ def _reduce(state: PMBMState, settings: PMBMSettings) -> PMBMState:
     return _compact(state, assoc, lw - logsumexp(lw))
 
 
-def _compact(state: PMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> PMBMState:
-    """Merge duplicate hypotheses, drop unreferenced STHs and empty tracks, re-index."""
+def merge_duplicate_hypotheses(assoc: np.ndarray, log_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Global hypotheses with the same association row (H, tracks) merged, their log weights
+    (H,) log-summed; the rows come out sorted (``np.unique``). Shared by the PMBM and TPMBM filters."""
     if assoc.shape[0] > 1:
         uniq, inverse = np.unique(assoc, axis=0, return_inverse=True)
         if uniq.shape[0] < assoc.shape[0]:
             lw = np.full(uniq.shape[0], -np.inf)
             np.logaddexp.at(lw, inverse.ravel(), log_weights)
-            assoc, log_weights = uniq, lw
+            return uniq, lw
+    return assoc, log_weights
+
+
+def _compact(state: PMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> PMBMState:
+    """Merge duplicate hypotheses, drop unreferenced STHs and empty tracks, re-index."""
+    assoc, log_weights = merge_duplicate_hypotheses(assoc, log_weights)
     used_tracks = np.flatnonzero((assoc >= 0).any(axis=0))
     assoc = assoc[:, used_tracks]
     used_sth = np.unique(assoc[assoc >= 0])

@@ -44,7 +44,7 @@ from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
 from nllbench.engine.trajectory_density import TrajectoryPMBM, bernoulli_end_terms, end_masses, ppp_masses
 from nllbench.filters.gaussian import innovation, kf_predict, log_likelihood, mahalanobis2, updated_means
 from nllbench.filters.loop import FilterSteps, run_steps
-from nllbench.filters.pmbm import PMBMSettings
+from nllbench.filters.pmbm import PMBMSettings, merge_duplicate_hypotheses
 from nllbench.simulation.models import Model
 
 TRAJECTORY_VARIANTS = ("tpmbm",)
@@ -467,12 +467,7 @@ def _set_aside_ended(state: TPMBMState) -> TPMBMState:
 
 def _compact(state: TPMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> TPMBMState:
     """Merge duplicate hypotheses, drop unreferenced Bernoullis and empty tracks, re-index."""
-    if assoc.shape[0] > 1:
-        uniq, inverse = np.unique(assoc, axis=0, return_inverse=True)
-        if uniq.shape[0] < assoc.shape[0]:
-            lw = np.full(uniq.shape[0], -np.inf)
-            np.logaddexp.at(lw, inverse.ravel(), log_weights)
-            assoc, log_weights = uniq, lw
+    assoc, log_weights = merge_duplicate_hypotheses(assoc, log_weights)
     used_tracks = np.flatnonzero((assoc >= 0).any(axis=0))
     assoc = assoc[:, used_tracks]
     used = np.unique(assoc[assoc >= 0])
