@@ -171,7 +171,7 @@ def _filter(args: argparse.Namespace) -> int:
             progress = Progress(args.filter, steps, enabled=not args.quiet)
             posts, sec = filter_file(args.scenario_file, args.filter, out, progress=progress, **options)
             write_timing(timing, [{"item": Path(args.scenario_file).stem, "seconds": sec}])
-        what = "a trajectory posterior" if args.filter == "tpmbm" else f"{len(posts)} steps"
+        what = "a trajectory posterior" if args.filter in ("tpmbm", "tpmb") else f"{len(posts)} steps"
         print(f"wrote {args.output}: {args.filter}, {what} of {steps} steps in {sec:.2f} s")
         return 0
     files = seed_files(args.input_dir)
@@ -269,9 +269,9 @@ def _add_filter_parser(sub) -> None:
     flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
     flt.add_argument(
         "--filter",
-        choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01", "tpmbm"],
-        help="the filter (required: here or as the --settings key filter); tpmbm (the trajectory PMBM"
-        " filter for the set of all trajectories) writes one trajectory posterior file, the density of the"
+        choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01", "tpmbm", "tpmb"],
+        help="the filter (required: here or as the --settings key filter); tpmbm and tpmb (the trajectory PMBM"
+        " and PMB filters for the set of all trajectories) write one trajectory posterior file, the density of the"
         " whole run's set of trajectories (docs/trajectory_filters.md)",
     )
     flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")

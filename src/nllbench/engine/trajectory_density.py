@@ -22,6 +22,12 @@ Representation (no Python object per Bernoulli or component):
   alive branch's node now, or its last one). The end time and the existence now
   follow in closed form (:func:`bernoulli_end_terms`): after ``t_last`` only
   survival and missed detections act, which leave the Gaussians unchanged.
+* **Ended prefixes** (trajectory PMB, ``nllbench.filters.tpmb``): a Bernoulli
+  may carry ``prefix`` >= 0, a segment of an append-only store: given that it
+  exists, it ended before ``t_last`` with probability ``seg_ended[prefix]``,
+  at an end time of the segment's distribution (:func:`log_prefix_end`), and
+  the closed form above acts on its alive part only. ``prefix`` -1 (every
+  Bernoulli of the PMBM filter) means alive at ``t_last`` given existence.
 * **Global hypotheses**: ``assoc (H, T)`` (a Bernoulli of each track, -1 if
   none) with ``log_weights (H,)``.
 * **Undetected trajectories**: a Poisson process whose components (birth time,
@@ -33,7 +39,7 @@ Representation (no Python object per Bernoulli or component):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import logsumexp
@@ -67,8 +73,10 @@ def _log1m(p: float) -> float:
 
 _INTEGER_FIELDS = (
     "node_time", "node_parent", "start", "t_last", "cut", "node", "track", "track_labels", "assoc",
-    "ppp_start", "ppp_node", "ppp_cut",
+    "ppp_start", "ppp_node", "ppp_cut", "prefix", "seg_t0", "seg_t1", "seg_parent",
 )  # fmt: skip
+
+_EMPTY_INT = np.empty(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,14 @@ class TrajectoryPMBM:
     ppp_weight : (J,) float
         The undetected trajectories' components: birth time, node now (or
         when cut), cut time (-1: alive), birth weight.
+    prefix : (S,) int or None
+        Each Bernoulli's ended-prefix segment (-1: none; None: -1 for all).
+    seg_t0, seg_t1, seg_parent : (G,) int; seg_beta, seg_ended : (G,) float
+        Prefix segments: given an end before ``seg_t1``, the end lies before
+        ``seg_t0`` (in the parent segment's distribution) with probability
+        ``seg_beta``, else in ``seg_t0..seg_t1 - 1`` with the geometric weights
+        ``(P_S (1 - P_D))^(e - seg_t0)``; ``seg_ended``: the probability of an
+        end before ``seg_t1`` given existence, in (0, 1).
     """
 
     time: int
@@ -126,8 +142,16 @@ class TrajectoryPMBM:
     ppp_weight: np.ndarray
     ppp_node: np.ndarray
     ppp_cut: np.ndarray
+    prefix: np.ndarray | None = None
+    seg_t0: np.ndarray = field(default_factory=lambda: _EMPTY_INT)
+    seg_t1: np.ndarray = field(default_factory=lambda: _EMPTY_INT)
+    seg_parent: np.ndarray = field(default_factory=lambda: _EMPTY_INT)
+    seg_beta: np.ndarray = field(default_factory=lambda: np.empty(0))
+    seg_ended: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def __post_init__(self) -> None:
+        if self.prefix is None:
+            object.__setattr__(self, "prefix", np.full(np.asarray(self.start).shape[0], -1, dtype=np.int64))
         for name in _INTEGER_FIELDS:
             arr = np.asarray(getattr(self, name))
             if arr.size == 0:
@@ -143,7 +167,7 @@ class TrajectoryPMBM:
                 f"got {self.node_mean.shape}, {self.node_cov.shape}"
             )
         S = self.start.shape[0]
-        for name in ("r_last", "t_last", "cut", "node", "track"):
+        for name in ("r_last", "t_last", "cut", "node", "track", "prefix"):
             if getattr(self, name).shape != (S,):
                 raise ValueError(f"{name}: expected shape ({S},), got {getattr(self, name).shape}")
         T = self.track_labels.shape[0]
@@ -174,6 +198,34 @@ class TrajectoryPMBM:
         for p in ("p_survival", "p_detection"):
             if not 0 <= getattr(self, p) <= 1:
                 raise ValueError(f"{p}: expected a probability in [0, 1], got {getattr(self, p)!r}")
+        self._check_segments()
+
+    def _check_segments(self) -> None:
+        G = self.seg_t0.shape[0]
+        for name in ("seg_t1", "seg_parent", "seg_beta", "seg_ended"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name)))
+            if getattr(self, name).shape != (G,):
+                raise ValueError(f"{name}: expected shape ({G},), got {getattr(self, name).shape}")
+        object.__setattr__(self, "seg_beta", self.seg_beta.astype(float))
+        object.__setattr__(self, "seg_ended", self.seg_ended.astype(float))
+        if np.any((self.prefix < -1) | (self.prefix >= G)):
+            raise ValueError(f"prefix: expected segment indices in -1..{G - 1}")
+        has = self.prefix >= 0
+        if np.any(self.seg_t1[self.prefix[has]] != self.t_last[has]):
+            raise ValueError("prefix: expected each Bernoulli's segment to end at its t_last")
+        if np.any((self.seg_parent < -1) | (self.seg_parent >= np.arange(G))):
+            raise ValueError("seg_parent: expected an earlier segment or -1")
+        par = self.seg_parent >= 0
+        if np.any(self.seg_t1[self.seg_parent[par]] != self.seg_t0[par]) or np.any(self.seg_t0 >= self.seg_t1):
+            raise ValueError("seg_t0, seg_t1: expected seg_t0 < seg_t1 and each parent to end at seg_t0")
+        if not np.all((self.seg_beta >= 0) & (self.seg_beta <= 1)) or np.any((self.seg_beta > 0) & ~par):
+            raise ValueError("seg_beta: expected probabilities in [0, 1], 0 without a parent")
+        if not np.all((self.seg_ended > 0) & (self.seg_ended < 1)):
+            raise ValueError("seg_ended: expected probabilities in (0, 1)")
+
+    def a_last(self) -> np.ndarray:
+        """(S,) probability of being alive at ``t_last`` given existence (1 without a prefix)."""
+        return alive_at_last(self.prefix, self.seg_ended)
 
     # ------------------------------------------------------------------
     # closed forms of the end time and existence
@@ -182,8 +234,9 @@ class TrajectoryPMBM:
     def bernoulli_terms(self) -> tuple[np.ndarray, np.ndarray]:
         """(log r now (S,), log D (S,)): see :func:`bernoulli_end_terms`."""
         return bernoulli_end_terms(
-            self.r_last, self.t_last, self.cut, self.time, self.updated, self.p_survival, self.p_detection
-        )
+            self.r_last, self.t_last, self.cut, self.time, self.updated, self.p_survival, self.p_detection,
+            self.a_last(),
+        )  # fmt: skip
 
     def total_undetected(self) -> float:
         """Lambda: the expected number of undetected trajectories (ended ones included)."""
@@ -234,23 +287,73 @@ def end_masses(t_last, cut, time: int, updated: bool, p_s: float, p_d: float):
     return np.asarray(ended, dtype=float), alive
 
 
-def bernoulli_end_terms(r_last, t_last, cut, time: int, updated: bool, p_s: float, p_d: float):
+def alive_at_last(prefix, seg_ended) -> np.ndarray:
+    """(S,) ``a``: the probability of being alive at ``t_last`` given existence (1 where ``prefix`` is -1)."""
+    prefix = np.asarray(prefix)
+    seg_ended = np.asarray(seg_ended, dtype=float)
+    if seg_ended.size == 0:
+        return np.ones(prefix.shape[0])
+    return np.where(prefix >= 0, 1.0 - seg_ended[np.maximum(prefix, 0)], 1.0)
+
+
+def bernoulli_end_terms(
+    r_last, t_last, cut, time: int, updated: bool, p_s: float, p_d: float, a_last=None
+):
     """(log r (S,), log D (S,)): the existence now and ``D = 1 - r_last + r_last Z``.
 
-    With ``Z = ended + alive`` (:func:`end_masses`), missed detections and
-    survival since ``t_last`` give ``r = r_last Z / D`` and the end time the
-    probabilities ``u / Z``; the Bernoulli's weight of a trajectory ending at
-    e is ``r P(e) = r_last u(e) / D``.
+    With ``Z = (1 - a) + a (ended + alive)`` (:func:`end_masses`; ``a =
+    a_last``, the probability of being alive at ``t_last`` given existence, 1
+    if None), missed detections and survival since ``t_last`` give ``r =
+    r_last Z / D``; the Bernoulli's weight of a trajectory ending at e >=
+    t_last is ``r P(e) = r_last a u(e) / D``, and before t_last ``r_last (1 -
+    a) P_prefix(e) / D``.
     """
     r_last = np.asarray(r_last, dtype=float)
     ended, alive = end_masses(t_last, cut, time, updated, p_s, p_d)
     Z = ended + alive
+    if a_last is not None:
+        a = np.asarray(a_last, dtype=float)
+        Z = np.where(a < 1, (1 - a) + a * Z, Z)
     D = 1 - r_last + r_last * Z
     with np.errstate(divide="ignore", invalid="ignore"):
         log_D = np.log(D)
         # Z = 0 (no way left to have been missed): the Bernoulli is empty, never 0/0
         log_r = np.where(Z > 0, np.log(r_last) + np.log(Z) - log_D, -math.inf)
     return log_r, log_D
+
+
+def alive_existence(
+    r_last, t_last, cut, time: int, updated: bool, p_s: float, p_d: float, a_last=None
+) -> np.ndarray:
+    """(S,) the probability that the trajectory exists and is alive at ``time``: ``r_last a alive / D``."""
+    _, log_D = bernoulli_end_terms(r_last, t_last, cut, time, updated, p_s, p_d, a_last)
+    _, alive = end_masses(t_last, cut, time, updated, p_s, p_d)
+    a = np.ones(np.shape(r_last)) if a_last is None else np.asarray(a_last, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ra = np.log(np.asarray(r_last, dtype=float)) + np.log(a) + np.log(alive) - log_D
+        return np.where(alive * a > 0, np.minimum(np.exp(log_ra), 1.0), 0.0)
+
+
+def log_prefix_end(density: TrajectoryPMBM, segment: int, end) -> np.ndarray:
+    """log P(end | ended before ``seg_t1[segment]``) of a prefix segment (-inf outside its support).
+
+    Walks the segment's parents (one per projection that mixed an ended part in).
+    """
+    end = np.atleast_1d(np.asarray(end))
+    out = np.full(end.shape, -math.inf)
+    log_q = _log(density.p_survival) + _log1m(density.p_detection) if density.p_survival > 0 else -math.inf
+    scale = 0.0
+    g = segment
+    while g >= 0 and scale > -math.inf:
+        t0, t1 = int(density.seg_t0[g]), int(density.seg_t1[g])
+        beta = float(density.seg_beta[g])
+        here = (end >= t0) & (end < t1)
+        n = t1 - t0
+        log_geo = float(logsumexp(_times(np.arange(n), log_q)))
+        out = np.where(here, scale + _log1m(beta) + _times(end - t0, log_q) - log_geo, out)
+        scale += _log(beta)
+        g = int(density.seg_parent[g])
+    return out
 
 
 def log_end_probability(
@@ -270,6 +373,26 @@ def log_end_probability(
     if cut < 0:
         out = np.where(end == time, alive, out)
     return out
+
+
+def bernoulli_log_end(density: TrajectoryPMBM, s: int, end) -> np.ndarray:
+    """log of Bernoulli ``s``'s end-time weight: ``r P(end) = r_last exp(this) / D`` (-inf if impossible).
+
+    ``a u(end)`` from :func:`log_end_probability` at or after ``t_last``, and
+    ``(1 - a) P_prefix(end)`` (:func:`log_prefix_end`) before it.
+    """
+    end = np.atleast_1d(np.asarray(end))
+    t_last = int(density.t_last[s])
+    lu = log_end_probability(
+        t_last, int(density.cut[s]), density.time, density.updated,
+        density.p_survival, density.p_detection, end,
+    )  # fmt: skip
+    g = int(density.prefix[s])
+    if g < 0:
+        return lu
+    ended = float(density.seg_ended[g])
+    before = math.log(ended) + log_prefix_end(density, g, end)
+    return np.where(end < t_last, before, math.log1p(-ended) + lu)
 
 
 def ppp_masses(start, weight, cut, time: int, updated: bool, p_s: float, p_d: float):
@@ -425,17 +548,7 @@ def pair_weights(density: TrajectoryPMBM, truths: list[TrueTrajectory]):
         for j, y in enumerate(truths):
             if y.start != b or log_r[s] == -math.inf:
                 continue
-            lu = float(
-                log_end_probability(
-                    int(density.t_last[s]),
-                    int(density.cut[s]),
-                    density.time,
-                    density.updated,
-                    density.p_survival,
-                    density.p_detection,
-                    y.end,
-                )
-            )
+            lu = float(bernoulli_log_end(density, s, y.end)[0])
             if lu == -math.inf:
                 continue
             if chain is None:
@@ -565,10 +678,7 @@ def estimate_trajectories(density: TrajectoryPMBM, threshold: float = 0.4) -> tu
             continue
         b = int(density.start[s])
         ends = np.arange(b, K)
-        lu = log_end_probability(
-            int(density.t_last[s]), int(density.cut[s]), density.time, density.updated,
-            density.p_survival, density.p_detection, ends,
-        )  # fmt: skip
+        lu = bernoulli_log_end(density, s, ends)
         e = int(ends[int(np.argmax(lu))])
         chain = density.chain(int(density.node[s]))[: e - b + 1]
         means = smoothed_means(density, chain)

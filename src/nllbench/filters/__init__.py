@@ -24,7 +24,8 @@ from nllbench.filters.estimates import (
 )
 from nllbench.filters.phd import PHDSettings, run_cphd, run_phd
 from nllbench.filters.pmbm import PMBMSettings, estimate_state, run_pmbm
-from nllbench.filters.tpmbm import TRAJECTORY_VARIANTS, run_tpmbm, run_tpmbm_final
+from nllbench.filters.tpmb import run_tpmb, run_tpmb_final
+from nllbench.filters.tpmbm import TRAJECTORY_VARIANTS, TPMBMState, run_tpmbm, run_tpmbm_final
 from nllbench.simulation.models import Model
 
 FILTERS = ("phd", "cphd", "pmbm", "pmb", "mbm", "mbm01")
@@ -32,6 +33,27 @@ FILTERS = ("phd", "cphd", "pmbm", "pmb", "mbm", "mbm01")
 #: Filters whose posterior is a density over sets of trajectories (nllbench.filters.tpmbm):
 #: one trajectory posterior per run, scored by the exact trajectory NLL.
 TRAJECTORY_FILTERS = TRAJECTORY_VARIANTS
+
+#: The existence threshold of each trajectory filter's point estimate (the published code's
+#: ``existence_estimation_threshold1``: 0.4 in TPMBM_all_filter.m, 0.5 in TPMB_all_filter.m).
+TRAJECTORY_ESTIMATE_THRESHOLD = {"tpmbm": 0.4, "tpmb": 0.5}
+
+
+def run_trajectory_final(
+    name: str,
+    measurements: Sequence[np.ndarray],
+    model: Model,
+    settings: PMBMSettings = PMBMSettings(),
+    progress: Callable[[int], None] | None = None,
+) -> TPMBMState:
+    """The last state of trajectory filter ``name`` (one of :data:`TRAJECTORY_FILTERS`) on ``measurements``.
+
+    ``state.to_density(model)`` is the posterior over the set of all trajectories of the run.
+    """
+    runners = {"tpmbm": run_tpmbm_final, "tpmb": run_tpmb_final}
+    if name not in TRAJECTORY_FILTERS:
+        raise ValueError(f"filter: expected one of {TRAJECTORY_FILTERS}, got {name!r}")
+    return runners[name](measurements, model, settings, progress)
 
 #: When point estimates are extracted: from the stored posterior (at evaluation)
 #: or at update time, after the correction and before pruning and merging.
@@ -112,9 +134,13 @@ __all__ = [
     "FilterRun",
     "PHDSettings",
     "PMBMSettings",
+    "TRAJECTORY_ESTIMATE_THRESHOLD",
     "TRAJECTORY_FILTERS",
     "run_filter",
     "run_filter_full",
+    "run_tpmb",
+    "run_tpmb_final",
     "run_tpmbm",
     "run_tpmbm_final",
+    "run_trajectory_final",
 ]

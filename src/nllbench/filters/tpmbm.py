@@ -41,13 +41,20 @@ from scipy.special import logsumexp
 from nllbench.engine.assignment import murty
 from nllbench.engine.densities import PMBM, PPP, MultiBernoulli
 from nllbench.engine.gaussian_mixture import GaussianMixture, Gaussians
-from nllbench.engine.trajectory_density import TrajectoryPMBM, bernoulli_end_terms, end_masses, ppp_masses
+from nllbench.engine.trajectory_density import (
+    TrajectoryPMBM,
+    alive_at_last,
+    alive_existence,
+    bernoulli_end_terms,
+    ppp_masses,
+)
 from nllbench.filters.gaussian import innovation, kf_predict, log_likelihood, mahalanobis2, updated_means
 from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.filters.pmbm import PMBMSettings, merge_duplicate_hypotheses
 from nllbench.simulation.models import Model
 
-TRAJECTORY_VARIANTS = ("tpmbm",)
+#: The trajectory filters of this module's steps: the PMBM, and the PMB (its projection: nllbench.filters.tpmb).
+TRAJECTORY_VARIANTS = ("tpmbm", "tpmb")
 
 
 class NodeStore:
@@ -99,11 +106,49 @@ class NodeStore:
         return self._parent[idx]
 
 
+class SegmentStore:
+    """Append-only store of ended-prefix segments (t0, t1, parent, beta, ended) of the trajectory PMB.
+
+    See :class:`nllbench.engine.trajectory_density.TrajectoryPMBM` for their
+    meaning; like :class:`NodeStore`, a written segment never changes.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.size = 0
+        self._int = np.empty((capacity, 3), dtype=np.int64)
+        self._float = np.empty((capacity, 2))
+
+    def append(self, t0, t1, parent, beta, ended) -> np.ndarray:
+        """Write segments (arrays of equal length); returns their indices."""
+        n = np.asarray(t0).shape[0]
+        need = self.size + n
+        if need > self._int.shape[0]:
+            cap = max(need, 2 * self._int.shape[0])
+            for name in ("_int", "_float"):
+                old = getattr(self, name)
+                new = np.empty((cap, old.shape[1]), dtype=old.dtype)
+                new[: self.size] = old[: self.size]
+                setattr(self, name, new)
+        sl = slice(self.size, need)
+        self._int[sl] = np.column_stack([t0, t1, parent])
+        self._float[sl] = np.column_stack([beta, ended])
+        self.size = need
+        return np.arange(sl.start, sl.stop)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """(t0, t1, parent, beta, ended), each (G,), of the segments written so far."""
+        i, f = self._int[: self.size], self._float[: self.size]
+        return i[:, 0], i[:, 1], i[:, 2], f[:, 0], f[:, 1]
+
+    def ended(self) -> np.ndarray:
+        return self._float[: self.size, 1]
+
+
 @dataclass(frozen=True)
 class EndedBernoullis:
     """Bernoullis that ended for good and that every global hypothesis holds: a factor of all of them.
 
-    start, t_last, cut, node, label : (F,) int; r_last : (F,) float (see :class:`TPMBMState`).
+    start, t_last, cut, node, label, prefix : (F,) int; r_last : (F,) float (see :class:`TPMBMState`).
     Their existence and end time no longer change, and they can no longer be
     detected, so they leave the hypotheses' bookkeeping (whose cost would
     otherwise grow with every trajectory ever seen) and rejoin every
@@ -116,18 +161,19 @@ class EndedBernoullis:
     cut: np.ndarray
     node: np.ndarray
     label: np.ndarray
+    prefix: np.ndarray
 
     @classmethod
     def empty(cls) -> EndedBernoullis:
         e = np.empty(0, dtype=np.int64)
-        return cls(e, np.empty(0), e, e, e, e)
+        return cls(e, np.empty(0), e, e, e, e, e)
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
 
-    def extended(self, start, r_last, t_last, cut, node, label) -> EndedBernoullis:
-        new = (start, r_last, t_last, cut, node, label)
-        old = (self.start, self.r_last, self.t_last, self.cut, self.node, self.label)
+    def extended(self, start, r_last, t_last, cut, node, label, prefix) -> EndedBernoullis:
+        new = (start, r_last, t_last, cut, node, label, prefix)
+        old = (self.start, self.r_last, self.t_last, self.cut, self.node, self.label, self.prefix)
         return EndedBernoullis(*(np.concatenate([a, b]) for a, b in zip(old, new, strict=True)))
 
 
@@ -142,6 +188,8 @@ class TPMBMState:
     ppp_start, ppp_weight, ppp_node, ppp_cut : (J,) undetected components
     next_label : int
     ended : EndedBernoullis held by every hypothesis (not in the pool)
+    prefix : (S,) int ended-prefix segment of each Bernoulli (-1: none; only the trajectory PMB writes them)
+    segs : SegmentStore (shared, append-only)
     """
 
     time: int
@@ -162,6 +210,12 @@ class TPMBMState:
     ppp_cut: np.ndarray
     next_label: int
     ended: EndedBernoullis = field(default_factory=EndedBernoullis.empty)
+    prefix: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    segs: SegmentStore = field(default_factory=SegmentStore, repr=False)
+
+    def a_last(self) -> np.ndarray:
+        """(S,) probability of being alive at ``t_last`` given existence (1 without a prefix)."""
+        return alive_at_last(self.prefix, self.segs.ended())
 
     def replace(self, **changes) -> TPMBMState:
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -182,6 +236,7 @@ class TPMBMState:
             np.concatenate([self.node, e.node]), np.concatenate([self.track, T + np.arange(n)]),
             np.concatenate([self.track_labels, e.label]), assoc, lw,
             self.ppp_start, self.ppp_weight, self.ppp_node, self.ppp_cut,
+            np.concatenate([self.prefix, e.prefix]), *self.segs.arrays(),
         )  # fmt: skip
 
     def alive_marginal(self, model: Model) -> PMBM:
@@ -191,16 +246,10 @@ class TPMBMState:
         alive undetected components. Where the filters' approximations agree,
         this equals the PMBM filter's posterior (tests/test_trajectory_filter.py).
         """
-        log_r, log_D = bernoulli_end_terms(
-            self.r_last, self.t_last, self.cut, self.time, self.updated, model.p_survival, model.p_detection
-        )
-        _, alive = end_masses(
-            self.t_last, self.cut, self.time, self.updated, model.p_survival, model.p_detection
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r_alive = np.where(
-                alive > 0, np.minimum(np.exp(np.log(self.r_last) + np.log(alive) - log_D), 1.0), 0
-            )
+        r_alive = alive_existence(
+            self.r_last, self.t_last, self.cut, self.time, self.updated, model.p_survival,
+            model.p_detection, self.a_last(),
+        )  # fmt: skip
         m, P = self.nodes.gaussians(self.node)
         pool = MultiBernoulli(r_alive, Gaussians(m, P), self.track_labels[self.track])
         w = np.exp(self.log_weights - logsumexp(self.log_weights))
@@ -293,11 +342,11 @@ def correct(state: TPMBMState, Z: np.ndarray, model: Model, settings: PMBMSettin
     k, nz, p_d = state.time, Z.shape[0], model.p_detection
     log_kappa = _log(model.clutter_intensity)
     S = state.start.shape[0]
-    log_r, log_D = bernoulli_end_terms(state.r_last, state.t_last, state.cut, k, False, model.p_survival, p_d)
-    _, alive = end_masses(state.t_last, state.cut, k, False, model.p_survival, p_d)
+    ra = alive_existence(
+        state.r_last, state.t_last, state.cut, k, False, model.p_survival, p_d, state.a_last()
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_ra = np.where(alive > 0, np.log(state.r_last) + np.log(alive) - log_D, -math.inf)
-        ra = np.minimum(np.exp(log_ra), 1.0)
+        log_ra = np.log(ra)
         l_miss = np.log1p(-ra * p_d)
     # detection children
     l_det = np.full((S, nz), -math.inf)
@@ -356,6 +405,7 @@ def correct(state: TPMBMState, Z: np.ndarray, model: Model, settings: PMBMSettin
         r_last=np.concatenate(r_last).astype(float),
         t_last=np.concatenate([state.t_last, np.full(n_new, k)]).astype(np.int64),
         cut=np.concatenate([state.cut, np.full(n_new, -1)]).astype(np.int64),
+        prefix=np.concatenate([state.prefix, np.full(n_new, -1)]).astype(np.int64),
         node=np.concatenate(nodes).astype(np.int64),
         track=np.concatenate(tracks).astype(np.int64),
         track_labels=np.concatenate([state.track_labels, state.next_label + np.arange(nz)]),
@@ -413,12 +463,10 @@ def reduce(state: TPMBMState, model: Model, settings: PMBMSettings) -> TPMBMStat
     lw = lw[keep]
     # the alive branch of a Bernoulli with r P(alive) below the floor is dropped (its ended part stays)
     k, p_s, p_d = state.time, model.p_survival, model.p_detection
-    _, log_D = bernoulli_end_terms(state.r_last, state.t_last, state.cut, k, True, p_s, p_d)
-    _, alive = end_masses(state.t_last, state.cut, k, True, p_s, p_d)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ra = np.where(alive > 0, np.exp(np.log(state.r_last) + np.log(alive) - log_D), 0.0)
+    a = state.a_last()
+    ra = alive_existence(state.r_last, state.t_last, state.cut, k, True, p_s, p_d, a)
     cut = np.where((state.cut < 0) & (ra < settings.existence_floor), k, state.cut)
-    log_r, _ = bernoulli_end_terms(state.r_last, state.t_last, cut, k, True, p_s, p_d)
+    log_r, _ = bernoulli_end_terms(state.r_last, state.t_last, cut, k, True, p_s, p_d, a)
     small = np.zeros(state.start.shape[0] + 1, dtype=bool)
     small[:-1] = np.exp(log_r) < settings.existence_floor
     assoc[small[assoc]] = -1
@@ -455,6 +503,7 @@ def _set_aside_ended(state: TPMBMState) -> TPMBMState:
         state.cut[s],
         state.node[s],
         state.track_labels[tracks],
+        state.prefix[s],
     )
     keep = np.ones(A.shape[1], dtype=bool)
     keep[tracks] = False
@@ -480,6 +529,7 @@ def _compact(state: TPMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> T
         r_last=state.r_last[used],
         t_last=state.t_last[used],
         cut=state.cut[used],
+        prefix=state.prefix[used],
         node=state.node[used],
         track=track_remap[state.track[used]],
         track_labels=state.track_labels[used_tracks],

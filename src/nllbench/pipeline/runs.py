@@ -21,7 +21,14 @@ from nllbench.engine.trajectory_density import (
     trajectory_density_nll,
     truth_trajectories,
 )
-from nllbench.filters import TRAJECTORY_FILTERS, PHDSettings, PMBMSettings, run_filter_full, run_tpmbm_final
+from nllbench.filters import (
+    TRAJECTORY_ESTIMATE_THRESHOLD,
+    TRAJECTORY_FILTERS,
+    PHDSettings,
+    PMBMSettings,
+    run_filter_full,
+    run_trajectory_final,
+)
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
 from nllbench.measures.likelihood.trajectory import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings, evaluate_runs
@@ -164,7 +171,7 @@ def _trajectory_filter_file(data, scenario_path, filter_name, path, pmbm, progre
     Returns ``([density], seconds)``.
     """
     t0 = time.perf_counter()
-    state = run_tpmbm_final(data.measurements, data.model, pmbm, progress)
+    state = run_trajectory_final(filter_name, data.measurements, data.model, pmbm, progress)
     density = state.to_density(data.model)
     attrs = _scenario_attrs(data)
     params = {"filter": filter_name, **dataclasses.asdict(pmbm)}
@@ -193,7 +200,8 @@ def trajectory_nll_file(posterior_path, scenario_path, q: int = 10, exact: bool 
 
     truths = truth_trajectories(data.truth, data.truth_ids)
     res = trajectory_density_nll(density, truths, q=q, exact=exact)
-    tg, idf1 = estimate_scores(data.truth, data.truth_ids, *estimate_trajectories(density))
+    threshold = TRAJECTORY_ESTIMATE_THRESHOLD.get(str(attrs.get("filter", "")), 0.4)
+    tg, idf1 = estimate_scores(data.truth, data.truth_ids, *estimate_trajectories(density, threshold))
     return {
         "filter": attrs.get("filter", ""),
         "value": res.value,

@@ -8,7 +8,8 @@ step). Only the nodes that a Bernoulli or an undetected component reaches
 (through its parents) are written, re-indexed in order. Layout in
 ``docs/trajectory_filters.md`` ("The file").
 
-Dimensions: ``node``, ``bern``, ``track``, ``hyp``, ``ppp``, ``state``, ``state2``.
+Dimensions: ``node``, ``bern``, ``track``, ``hyp``, ``ppp``, ``state``, ``state2``, and ``seg``
+(with ``bern_prefix``, only when the density has ended-prefix segments: the trajectory PMB).
 Attributes: ``time``, ``updated`` (0/1), ``p_survival``, ``p_detection``, plus the caller's.
 """
 
@@ -59,6 +60,17 @@ TRAJECTORY_POSTERIOR_VARIABLES: dict[str, Declared] = {
     "ppp_cut": Declared(("ppp",), "integer"),
 }
 
+#: Variables written only when the density has ended-prefix segments (the trajectory PMB filter's
+#: posterior); a file without them is read with every ``prefix`` -1.
+TRAJECTORY_SEGMENT_VARIABLES: dict[str, Declared] = {
+    "bern_prefix": Declared(("bern",), "integer"),
+    "seg_t0": Declared(("seg",), "integer"),
+    "seg_t1": Declared(("seg",), "integer"),
+    "seg_parent": Declared(("seg",), "integer"),
+    "seg_beta": Declared(("seg",), "float"),
+    "seg_ended": Declared(("seg",), "float"),
+}
+
 
 def reachable_nodes(parent: np.ndarray, referenced: np.ndarray) -> np.ndarray:
     """Sorted indices of the nodes ``referenced`` and all their ancestors (``parent`` -1: a root)."""
@@ -73,11 +85,22 @@ def reachable_nodes(parent: np.ndarray, referenced: np.ndarray) -> np.ndarray:
 
 
 def _compacted(density: TrajectoryPMBM) -> TrajectoryPMBM:
-    """The same density with only the reachable nodes, re-indexed."""
+    """The same density with only the reachable nodes and prefix segments, re-indexed."""
     keep = reachable_nodes(density.node_parent, np.concatenate([density.node, density.ppp_node]))
     remap = np.full(density.node_parent.shape[0] + 1, -1)
     remap[keep] = np.arange(keep.size)
     fields = {k: getattr(density, k) for k in density.__dataclass_fields__}
+    segs = reachable_nodes(density.seg_parent, density.prefix[density.prefix >= 0])
+    seg_remap = np.full(density.seg_parent.shape[0] + 1, -1)
+    seg_remap[segs] = np.arange(segs.size)
+    fields.update(
+        prefix=seg_remap[density.prefix],
+        seg_t0=density.seg_t0[segs],
+        seg_t1=density.seg_t1[segs],
+        seg_parent=seg_remap[density.seg_parent[segs]],
+        seg_beta=density.seg_beta[segs],
+        seg_ended=density.seg_ended[segs],
+    )
     fields.update(
         node_time=density.node_time[keep],
         node_parent=remap[density.node_parent[keep]],
@@ -116,6 +139,15 @@ def write_trajectory_posterior(density: TrajectoryPMBM, path: str | os.PathLike,
         "ppp_node": (("ppp",), c.ppp_node.astype(np.int64)),
         "ppp_cut": (("ppp",), c.ppp_cut.astype(np.int64)),
     }
+    if c.seg_t0.size:
+        data.update(
+            bern_prefix=(("bern",), c.prefix.astype(np.int64)),
+            seg_t0=(("seg",), c.seg_t0.astype(np.int64)),
+            seg_t1=(("seg",), c.seg_t1.astype(np.int64)),
+            seg_parent=(("seg",), c.seg_parent.astype(np.int64)),
+            seg_beta=(("seg",), c.seg_beta.astype(float)),
+            seg_ended=(("seg",), c.seg_ended.astype(float)),
+        )
     meta = {
         **header(CONTENT),
         "time": int(c.time),
@@ -133,12 +165,27 @@ def write_trajectory_posterior(density: TrajectoryPMBM, path: str | os.PathLike,
 def read_trajectory_posterior(path: str | os.PathLike) -> tuple[TrajectoryPMBM, dict]:
     """Read and validate a trajectory posterior file: (density, attributes)."""
     ds = load(path, CONTENT)
-    check_declared(ds, path, TRAJECTORY_POSTERIOR_VARIABLES)
+    check_declared(ds, path, {**TRAJECTORY_POSTERIOR_VARIABLES, **TRAJECTORY_SEGMENT_VARIABLES})
     attrs = {k: jsonable(v) for k, v in ds.attrs.items()}
     for name in ("time", "updated", "p_survival", "p_detection"):
         if name not in attrs:
             raise SchemaError(f"{path}: attribute {name!r} is missing")
     values = {name: get(ds, path, name) for name in TRAJECTORY_POSTERIOR_VARIABLES if name != "state"}
+    present = [name for name in TRAJECTORY_SEGMENT_VARIABLES if name in ds.variables]
+    if present and len(present) != len(TRAJECTORY_SEGMENT_VARIABLES):
+        missing = sorted(set(TRAJECTORY_SEGMENT_VARIABLES) - set(present))
+        raise SchemaError(f"{path}: variables {missing} are missing (the prefix segments come together)")
+    segments = {}
+    if present:
+        seg = {name: get(ds, path, name) for name in TRAJECTORY_SEGMENT_VARIABLES}
+        segments = dict(
+            prefix=seg["bern_prefix"].astype(np.int64),
+            seg_t0=seg["seg_t0"].astype(np.int64),
+            seg_t1=seg["seg_t1"].astype(np.int64),
+            seg_parent=seg["seg_parent"].astype(np.int64),
+            seg_beta=seg["seg_beta"],
+            seg_ended=seg["seg_ended"],
+        )
     try:
         density = TrajectoryPMBM(
             int(attrs["time"]),
@@ -164,6 +211,7 @@ def read_trajectory_posterior(path: str | os.PathLike) -> tuple[TrajectoryPMBM, 
             values["ppp_weight"],
             values["ppp_node"].astype(np.int64),
             values["ppp_cut"].astype(np.int64),
+            **segments,
         )
     except (ValueError, TypeError) as exc:
         raise SchemaError(f"{path}: trajectory posterior: {exc}") from None
