@@ -73,9 +73,33 @@ def _random_density(rng, time, updated, S=3, J=2, H=2):
     )  # fmt: skip
 
 
-def _end_distribution(r, t_last, cut, time, updated, p_s, p_d):
-    """(r now, {end: probability}) by stepping the recursion from the last detection."""
+def _prefix_law(density, g):
+    """{end: probability} of ended-prefix segment ``g`` given an end before its t1, oldest segment first."""
+    chain = []
+    while g >= 0:
+        chain.append(g)
+        g = int(density.seg_parent[g])
+    q = density.p_survival * (1 - density.p_detection)
+    law: dict = {}
+    for g in chain[::-1]:
+        t0, t1, beta = int(density.seg_t0[g]), int(density.seg_t1[g]), float(density.seg_beta[g])
+        geo = {e: q ** (e - t0) for e in range(t0, t1)}
+        tot = sum(geo.values())
+        law = {e: beta * v for e, v in law.items()}
+        law.update({e: (1 - beta) * v / tot for e, v in geo.items()})
+    return law
+
+
+def _end_distribution(r, t_last, cut, time, updated, p_s, p_d, prefix=None):
+    """(r now, {end: probability}) by stepping the recursion from the last detection.
+
+    ``prefix`` (probability of having ended before t_last given existence, {end: probability}) starts
+    the recursion with those ended masses (the trajectory PMB's projected Bernoullis).
+    """
     ended, alive = {}, 1.0
+    if prefix is not None:
+        ended = {e: prefix[0] * v for e, v in prefix[1].items()}
+        alive = 1.0 - prefix[0]
 
     def miss(r, alive):
         tot = alive + sum(ended.values())
@@ -151,7 +175,9 @@ def _brute_force(density, truths):
             density.updated,
             p_s,
             p_d,
-        )
+            None if density.prefix[s] < 0 else (float(density.seg_ended[density.prefix[s]]),
+                                                 _prefix_law(density, int(density.prefix[s]))),
+        )  # fmt: skip
         log_r1[s] = math.log(r) if r > 0 else -math.inf
         log_1mr[s] = math.log1p(-r) if r < 1 else -math.inf
         ends.append(probs)

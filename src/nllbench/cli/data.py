@@ -270,9 +270,9 @@ def _add_filter_parser(sub) -> None:
     flt.add_argument(
         "--filter",
         choices=["phd", "cphd", "pmb", "pmbm", "mbm", "mbm01", "tpmbm", "tpmb"],
-        help="the filter (required: here or as the --settings key filter); tpmbm and tpmb (the trajectory PMBM"
-        " and PMB filters for the set of all trajectories) write one trajectory posterior file, the density of the"
-        " whole run's set of trajectories (docs/trajectory_filters.md)",
+        help="the filter (required: here or as the --settings key filter); tpmbm and tpmb (the trajectory"
+        " PMBM and PMB filters for the set of all trajectories) write one trajectory posterior file, the"
+        " density of the whole run's set of trajectories (docs/trajectory_filters.md)",
     )
     flt.add_argument("--input-dir", help="batch: directory of seed<N>.nc scenario files")
     add_batch_io(flt, "output NetCDF posterior file (one run)", "batch: directory for the posterior files")

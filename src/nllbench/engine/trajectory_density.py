@@ -216,7 +216,9 @@ class TrajectoryPMBM:
         if np.any((self.seg_parent < -1) | (self.seg_parent >= np.arange(G))):
             raise ValueError("seg_parent: expected an earlier segment or -1")
         par = self.seg_parent >= 0
-        if np.any(self.seg_t1[self.seg_parent[par]] != self.seg_t0[par]) or np.any(self.seg_t0 >= self.seg_t1):
+        if np.any(self.seg_t1[self.seg_parent[par]] != self.seg_t0[par]) or np.any(
+            self.seg_t0 >= self.seg_t1
+        ):
             raise ValueError("seg_t0, seg_t1: expected seg_t0 < seg_t1 and each parent to end at seg_t0")
         if not np.all((self.seg_beta >= 0) & (self.seg_beta <= 1)) or np.any((self.seg_beta > 0) & ~par):
             raise ValueError("seg_beta: expected probabilities in [0, 1], 0 without a parent")
@@ -296,9 +298,7 @@ def alive_at_last(prefix, seg_ended) -> np.ndarray:
     return np.where(prefix >= 0, 1.0 - seg_ended[np.maximum(prefix, 0)], 1.0)
 
 
-def bernoulli_end_terms(
-    r_last, t_last, cut, time: int, updated: bool, p_s: float, p_d: float, a_last=None
-):
+def bernoulli_end_terms(r_last, t_last, cut, time: int, updated: bool, p_s: float, p_d: float, a_last=None):
     """(log r (S,), log D (S,)): the existence now and ``D = 1 - r_last + r_last Z``.
 
     With ``Z = (1 - a) + a (ended + alive)`` (:func:`end_masses`; ``a =

@@ -55,6 +55,7 @@ def run_trajectory_final(
         raise ValueError(f"filter: expected one of {TRAJECTORY_FILTERS}, got {name!r}")
     return runners[name](measurements, model, settings, progress)
 
+
 #: When point estimates are extracted: from the stored posterior (at evaluation)
 #: or at update time, after the correction and before pruning and merging.
 ESTIMATE_AT = ("posterior", "update")

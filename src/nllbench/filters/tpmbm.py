@@ -53,7 +53,7 @@ from nllbench.filters.loop import FilterSteps, run_steps
 from nllbench.filters.pmbm import PMBMSettings, merge_duplicate_hypotheses
 from nllbench.simulation.models import Model
 
-#: The trajectory filters of this module's steps: the PMBM, and the PMB (its projection: nllbench.filters.tpmb).
+#: The trajectory filters built on this module's steps: the PMBM, and the PMB (nllbench.filters.tpmb).
 TRAJECTORY_VARIANTS = ("tpmbm", "tpmb")
 
 
