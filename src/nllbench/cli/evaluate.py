@@ -233,7 +233,7 @@ def add_parsers(sub) -> None:
     et = sub.add_parser(
         "evaluate-trajectory",
         help="the exact trajectory NLL of a scenario's truth under a trajectory posterior (nllbench filter"
-        " --filter tpmbm)",
+        " --filter tpmbm or tpmb)",
     )
     et.add_argument("posterior", help="NetCDF trajectory posterior file")
     et.add_argument("scenario_file", help="NetCDF scenario file with the truth")
