@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pytest
 from scipy.special import logsumexp
-from test_trajectory_density_nll import _brute_force
+from test_trajectory_density_nll import _brute_force, _end_distribution, _prefix_law
 from test_trajectory_filter import _model, _scene, _simulate_one, _smoother_joint
 
 import nllbench as nb
@@ -180,6 +180,16 @@ def test_exact_nll_equals_brute_force(seed):
     assert res.exact == pytest.approx(want, abs=1e-9)
     assert big.value == pytest.approx(want, abs=1e-9)
     assert res.lower <= want + 1e-9 <= res.value + 2e-9
+    # every Bernoulli's whole end-time law against the brute force's recursion from its prefix
+    for sb in range(density.start.shape[0]):
+        g = int(density.prefix[sb])
+        r, probs = _end_distribution(
+            float(density.r_last[sb]), int(density.t_last[sb]), int(density.cut[sb]), density.time,
+            density.updated, density.p_survival, density.p_detection,
+            None if g < 0 else (float(density.seg_ended[g]), _prefix_law(density, g)),
+        )  # fmt: skip
+        for e in range(int(density.start[sb]), density.time + 1):
+            assert _mass(density, sb, e) == pytest.approx(r * probs.get(e, 0.0), rel=1e-9, abs=1e-15)
 
 
 def test_prefixes_occur_in_the_brute_force_cases():

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import logsumexp
@@ -41,6 +42,69 @@ from nllbench.filters.pmbm import PMBMSettings
 from nllbench.filters.tpmbm import TPMBMState, correct, initial_state, predict
 from nllbench.filters.tpmbm import reduce as reduce_tpmbm
 from nllbench.simulation.models import Model
+
+
+@dataclass(frozen=True)
+class _PoolTerms:
+    """Per Bernoulli of a corrected state (S,): existence now, alive existence, geometric ended mass, a."""
+
+    r_now: np.ndarray
+    ra: np.ndarray
+    ended_geo: np.ndarray
+    a: np.ndarray
+    log_r: np.ndarray
+    log_D: np.ndarray
+
+
+def _pool_terms(state: TPMBMState, model: Model) -> _PoolTerms:
+    k, p_s, p_d = state.time, model.p_survival, model.p_detection
+    a = state.a_last()
+    log_r, log_D = bernoulli_end_terms(state.r_last, state.t_last, state.cut, k, True, p_s, p_d, a)
+    ra = alive_existence(state.r_last, state.t_last, state.cut, k, True, p_s, p_d, a)
+    ended_geo, _ = end_masses(state.t_last, state.cut, k, True, p_s, p_d)
+    return _PoolTerms(np.exp(log_r), ra, ended_geo, a, log_r, log_D)
+
+
+def _merged(state: TPMBMState, t: int, local: np.ndarray, W: np.ndarray, terms: _PoolTerms):
+    """The projection of track ``t``'s local hypotheses ``local`` (weights ``W``), several of them.
+
+    Returns ``(s, R, node, segment)``: the pool slot that takes the projected
+    Bernoulli (the missed-detection child's, else the first), its existence,
+    the moment-matched last state ``(parent, mean, cov)`` or the one alive
+    child's node index, and the new prefix segment ``(t0, parent, beta,
+    ended)`` or None.
+    """
+    k = state.time
+    R = float(np.sum(W * terms.r_now[local]))
+    alive_w = W * terms.ra[local]
+    A = float(alive_w.sum())
+    miss = local[state.t_last[local] < k]
+    if miss.size > 1 or A <= 0:
+        raise ValueError(
+            f"state: track {t} has {miss.size} missed-detection hypotheses and alive mass {A}; the"
+            " projection expects a corrected trajectory PMB (one Bernoulli per track before the update)"
+        )
+    parents = state.nodes.parents(state.node[local])
+    if np.any(parents != parents[0]):
+        raise ValueError(f"state: the local hypotheses of track {t} do not continue one chain")
+    s = int(miss[0]) if miss.size else int(local[0])
+    use = alive_w > 0
+    if use.sum() > 1:
+        node = (int(parents[0]), *moment_match(alive_w[use], *state.nodes.gaussians(state.node[local[use]])))
+    else:
+        node = int(state.node[local[use][0]])
+    # the missed-detection child's ended mass: its old prefix (1 - a) and its geometric part a E
+    pre, geo = (1.0 - terms.a[s], terms.a[s] * terms.ended_geo[s]) if miss.size else (0.0, 0.0)
+    segment = None
+    if pre + geo > 0:
+        W_miss = float(W[local == s][0])
+        ended = W_miss * math.exp(math.log(state.r_last[s]) + math.log(pre + geo) - terms.log_D[s]) / R
+        if ended > 0:
+            segment = (int(state.t_last[s]), int(state.prefix[s]), pre / (pre + geo), min(ended, _BELOW_ONE))
+    return s, R, node, segment
+
+
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
 
 
 def project(state: TPMBMState, model: Model) -> TPMBMState:
@@ -56,20 +120,13 @@ def project(state: TPMBMState, model: Model) -> TPMBMState:
     new prefix segment). ``W_c``: the normalised weight of the hypotheses
     holding local hypothesis c.
     """
-    lw = state.log_weights - logsumexp(state.log_weights)
-    w = np.exp(lw)
+    w = np.exp(state.log_weights - logsumexp(state.log_weights))
     H, T = state.assoc.shape
     if H == 1 and abs(w[0] - 1.0) < 1e-15:
         return state.replace(log_weights=np.zeros(1))
-    k, p_s, p_d = state.time, model.p_survival, model.p_detection
-    a = state.a_last()
-    log_r, log_D = bernoulli_end_terms(state.r_last, state.t_last, state.cut, k, True, p_s, p_d, a)
-    r_now = np.exp(log_r)
-    ra = alive_existence(state.r_last, state.t_last, state.cut, k, True, p_s, p_d, a)
-    ended_geo, _ = end_masses(state.t_last, state.cut, k, True, p_s, p_d)
-    out = {
-        name: getattr(state, name).copy() for name in ("start", "r_last", "t_last", "cut", "node", "prefix")
-    }
+    k = state.time
+    terms = _pool_terms(state, model)
+    out = {name: getattr(state, name).copy() for name in ("r_last", "t_last", "cut", "node", "prefix")}
     pick = np.full(T, -1)  # the pool slot of each track's projected Bernoulli (-1: held by no hypothesis)
     new_nodes, new_segs = [], []
     for t in range(T):
@@ -80,62 +137,32 @@ def project(state: TPMBMState, model: Model) -> TPMBMState:
         local, inverse = np.unique(col[held], return_inverse=True)
         W = np.zeros(local.size)
         np.add.at(W, inverse.ravel(), w[held])
-        c0 = int(local[0])
-        pick[t] = c0
         if local.size == 1:
-            out["r_last"][c0] = _rescaled_r_last(state, c0, W[0] * r_now[c0], log_r[c0], log_D[c0])
-            continue
-        R = float(np.sum(W * r_now[local]))
-        alive_w = W * ra[local]
-        A = float(alive_w.sum())
-        miss = local[state.t_last[local] < k]
-        if miss.size > 1 or A <= 0:
-            raise ValueError(
-                f"state: track {t} has {miss.size} missed-detection hypotheses and alive mass {A}; the"
-                " projection expects a corrected trajectory PMB (one Bernoulli per track before the update)"
+            s = pick[t] = int(local[0])
+            out["r_last"][s] = _rescaled_r_last(
+                state, s, W[0] * terms.r_now[s], terms.log_r[s], terms.log_D[s]
             )
-        parents = state.nodes.parents(state.node[local])
-        if np.any(parents != parents[0]):
-            raise ValueError(f"state: the local hypotheses of track {t} do not continue one chain")
-        s = int(miss[0]) if miss.size else c0
+            continue
+        s, R, node, segment = _merged(state, t, local, W, terms)
         pick[t] = s
-        use = alive_w > 0
-        if use.sum() > 1:
-            m, P = state.nodes.gaussians(state.node[local[use]])
-            mm, PP = moment_match(alive_w[use], m, P)
-            new_nodes.append((s, int(parents[0]), mm, PP))
+        out["r_last"][s], out["t_last"][s], out["cut"][s], out["prefix"][s] = R, k, -1, -1
+        if isinstance(node, tuple):
+            new_nodes.append((s, *node))
         else:
-            out["node"][s] = state.node[local[use][0]]
-        # the missed-detection child's ended mass: its old prefix (1 - a) and its geometric part a E
-        pre, geo = (1.0 - a[s], a[s] * ended_geo[s]) if miss.size else (0.0, 0.0)
-        if pre + geo > 0:
-            W_miss = float(W[local == s][0])
-            ended = W_miss * math.exp(math.log(state.r_last[s]) + math.log(pre + geo) - log_D[s]) / R
-            beta = pre / (pre + geo)
-            new_segs.append((s, int(state.t_last[s]), int(state.prefix[s]), beta, min(ended, 1.0)))
-        else:
-            out["prefix"][s] = -1
-        out["start"][s], out["r_last"][s], out["t_last"][s], out["cut"][s] = state.start[s], R, k, -1
+            out["node"][s] = node
+        if segment is not None:
+            new_segs.append((s, *segment))
     if new_nodes:
-        s_idx = np.array([n[0] for n in new_nodes])
-        idx = state.nodes.append(
-            k, np.array([n[1] for n in new_nodes]), np.array([n[2] for n in new_nodes]),
-            np.array([n[3] for n in new_nodes]),
-        )  # fmt: skip
-        out["node"][s_idx] = idx
+        s_idx, parent, mean, cov = (np.array(c) for c in zip(*new_nodes, strict=True))
+        out["node"][s_idx] = state.nodes.append(k, parent, mean, cov)
     if new_segs:
-        s_idx = np.array([g[0] for g in new_segs])
-        cols = list(zip(*(g[1:] for g in new_segs), strict=True))
-        idx = state.segs.append(
-            np.array(cols[0]), np.full(len(new_segs), k), np.array(cols[1]), np.array(cols[2]),
-            np.array(cols[3]),
-        )  # fmt: skip
-        out["prefix"][s_idx] = idx
+        s_idx, t0, parent, beta, ended = (np.array(c) for c in zip(*new_segs, strict=True))
+        out["prefix"][s_idx] = state.segs.append(t0, np.full(s_idx.size, k), parent, beta, ended)
     tracks = np.flatnonzero(pick >= 0)
     pick = pick[tracks]
     n = tracks.size
     return state.replace(
-        start=out["start"][pick],
+        start=state.start[pick],
         r_last=np.minimum(out["r_last"][pick], 1.0),
         t_last=out["t_last"][pick],
         cut=out["cut"][pick],
