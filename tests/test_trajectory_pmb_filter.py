@@ -231,6 +231,16 @@ def test_posterior_file_round_trip(tmp_path):
     ds.drop_vars("seg_beta").to_netcdf(tmp_path / "bad.nc")
     with pytest.raises(SchemaError, match="bad.nc.*seg_beta"):
         read_trajectory_posterior(tmp_path / "bad.nc")
+    for name, value, message in (
+        ("seg_ended", 1.0, "seg_ended: expected probabilities in"),
+        ("seg_parent", 10**6, "seg_parent: expected an earlier segment"),
+        ("seg_t1", -1, "prefix: expected each Bernoulli's segment to end at its t_last"),
+    ):
+        bad = ds.copy(deep=True)
+        bad[name].values[...] = value
+        bad.to_netcdf(tmp_path / "bad2.nc")
+        with pytest.raises(SchemaError, match=f"bad2.nc: trajectory posterior: {message}"):
+            read_trajectory_posterior(tmp_path / "bad2.nc")
 
 
 def test_cli_filter_tpmb_and_evaluate(tmp_path, capsys):
