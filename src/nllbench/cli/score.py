@@ -137,7 +137,7 @@ def _score_one(args: argparse.Namespace, options: dict):
     outputs committed together. A MOTChallenge pair whose NLL lacks a fill-in gives TrackEval's measures
     only: -o then holds them (:func:`nllbench.store.boxes.write_box_measures`)."""
     from nllbench.store import write_summary_csv
-    from nllbench.trackers.scoring import score_file
+    from nllbench.trackers.api import score_file
 
     summary_path, targets = one_run_outputs(args, ("--per-frame", args.per_frame))
     inputs = [("TRACKS", args.tracks), ("TRUTH", args.truth), ("--scenario-file", args.scenario_file)]

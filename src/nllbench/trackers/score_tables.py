@@ -211,7 +211,7 @@ def score(
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, proper scores, ...)
     preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
         distance and thresholds (:func:`nllbench.measures.run.presets.preset_settings`)
-    trajectory : :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` or None: also the
+    trajectory : :class:`~nllbench.trackers.trajectory_options.TrajectoryOptions` or None: also the
         trajectory NLL on the same frames (``metrics.trajectory``; ``docs/trajectory.md``)
     seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``
         (k counts the scored frames from 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 from nllbench.measures.likelihood.trajectory import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.trackers.fillins import FillIns
-from nllbench.trackers.run import score, score_attrs
+from nllbench.trackers.score_tables import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE
 
 _SCENARIO_KEYS = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival", "steps")
@@ -67,12 +67,12 @@ def score_file(
     reference filters (``frames="union"`` too: every step is a frame, also one
     with neither truth nor tracks). The run's seed (``seed``, else the scenario's, else 0)
     seeds the energy score's samples, as ``nllbench evaluate`` does.
-    ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
+    ``trajectory``: :class:`~nllbench.trackers.trajectory_options.TrajectoryOptions`
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
     ``boxes``: the :class:`~nllbench.trackers.motchallenge.MOTPair` the tables were read from
     (MOTChallenge files): HOTA, CLEAR and Identity are then TrackEval's, on the boxes' IoU.
-    ``progress``, ``read``: as for :func:`~nllbench.trackers.run.score`.
-    Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
+    ``progress``, ``read``: as for :func:`~nllbench.trackers.score_tables.score`.
+    Returns (one-row summary, :class:`~nllbench.trackers.score_tables.ScoreResult`).
     """
     from nllbench.store import Output, committed_together, read_scenario, run_seed, write_metrics
 
