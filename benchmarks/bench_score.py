@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
-from nllbench.trackers.scoring import FillIns, build_densities, score
+from nllbench.trackers.api import FillIns, build_densities, score
 from nllbench.trackers.tracks import frame_list, truth_sets, validate_tracks, validate_truth
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -49,7 +49,7 @@ t0 = time.perf_counter()
 import numpy as np
 import nllbench
 from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.trackers.scoring import FillIns, score
+from nllbench.trackers.api import FillIns, score
 import pandas as pd
 imported = time.perf_counter() - t0
 # the proper scores (docs/scores.md) exist only in trees that have them: off unless asked, like for like

@@ -17,8 +17,8 @@ log-likelihood ratio as ``score``; then ``nllbench score TRACKS.csv SCENARIO.nc
 import argparse
 from pathlib import Path
 
+from nllbench.example_trackers.nrl import EXISTENCE, mht_tracks_table
 from nllbench.store import atomic_directory, read_scenario
-from nllbench.trackers.nrl import EXISTENCE, mht_tracks_table
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ Needs Stone Soup (``pip install -e '.[crosscheck]'``).
 import argparse
 from pathlib import Path
 
+from nllbench.example_trackers.stonesoup import gmphd_tracks_table
 from nllbench.store import atomic_directory, read_scenario
-from nllbench.trackers.stonesoup_tracker import gmphd_tracks_table
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ Usage (see docs/score.md, "Stone Soup: JPDA and GNN, a fitted existence")::
 
     python examples/stonesoup_jpda.py CAL.nc TEST.nc [--associator jpda|gnn] [--window 1] [-o TRACKS.csv]
 
-Runs the tracker (:func:`nllbench.trackers.stonesoup_tracker.run_association`)
+Runs the tracker (:func:`nllbench.example_trackers.stonesoup.run_association`)
 on a calibration and a test scenario file, exports both with
 ``score = 1 - P(missed detection)`` (:mod:`nllbench.trackers.stonesoup_existence`),
 fits on the calibration run the score -> r map and the undetected rate, and
@@ -27,11 +27,11 @@ import warnings
 import numpy as np
 
 import nllbench as nb
+from nllbench.example_trackers.stonesoup import association_tracks_table, truth_table
 from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.store import read_scenario
 from nllbench.trackers.fitting import detection_outcomes, fit_score_calibration, fit_undetected_rate
 from nllbench.trackers.inputs import read_tables
-from nllbench.trackers.stonesoup_tracker import association_tracks_table, truth_table
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import argparse
 
 import nllbench as nb
 from nllbench.engine.trajectory import TRAJECTORY_TERMS
-from nllbench.trackers.scoring import FillIns, fit_score_calibration
+from nllbench.trackers.api import FillIns, fit_score_calibration
 from nllbench.trackers.trajectory_fit import fit_undetected_trajectories
 
 

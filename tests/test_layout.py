@@ -12,8 +12,10 @@ the ground up (README, "Layout"):
 3. ``filters`` (reference filters, point estimators)
 4. ``measures`` (GOSPA, T-GOSPA, HOTA, calibration, Theorem 1, a run's evaluation)
 5. ``settings`` (the collection of settings dataclasses), ``store`` (the files)
-6. ``pipeline`` (the workflow's stages), ``examples`` (the paper's examples)
-7. ``trackers`` (scoring any tracker), ``torch`` (the set NLL as a training loss)
+6. ``pipeline`` (the workflow's stages), ``examples`` (the paper's examples), ``trackers`` (scoring
+   any tracker)
+7. ``example_trackers`` (other projects' trackers run for scoring), ``torch`` (the set NLL as a
+   training loss)
 8. ``cli`` (the command line), ``nllbench`` (the public API)
 
 A unit imports only units of lower layers (the index in :data:`LAYERS`).
@@ -40,8 +42,8 @@ LAYERS = (
     ("filters",),
     ("measures",),
     ("settings", "store"),
-    ("pipeline", "examples"),
-    ("trackers", "torch"),
+    ("pipeline", "examples", "trackers"),
+    ("example_trackers", "torch"),
     ("cli", "nllbench"),
 )
 LAYER = {unit: k for k, units in enumerate(LAYERS) for unit in units}

@@ -281,7 +281,7 @@ def test_weight_sum_tolerance_is_per_frame():
 
 
 def test_seed_tables_take_every_reader_suffix_and_refuse_two_spellings(tmp_path):
-    from nllbench.cli.score import _seed_tables
+    from nllbench.trackers.formats.batch import seed_tables as _seed_tables
 
     for name in ("seed2.pq", "seed1.CSV", "seed10.parquet", "notes.txt", "seedx.csv"):
         (tmp_path / name).write_text("")

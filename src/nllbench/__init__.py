@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on 
     from nllbench.measures.tracks.ptgospa import PTGOSPAResult, ptgospa
     from nllbench.measures.tracks.tgospa import TGOSPAResult, tgospa
     from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
-    from nllbench.trackers.scoring import FillIns, ScoreResult, score
+    from nllbench.trackers.api import FillIns, ScoreResult, score
     from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
 
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
@@ -81,7 +81,7 @@ _SOURCES = {
     "nllbench.measures.tracks.tgospa": ("TGOSPAResult", "tgospa"),
     "nllbench.measures.likelihood.theorem1": ("Theorem1Result", "theorem1", "theorem1_pmb"),
     "nllbench.store": ("SchemaError", "read_metrics", "read_posterior", "read_scenario", "write_posterior"),
-    "nllbench.trackers.scoring": ("FillIns", "ScoreResult", "score"),
+    "nllbench.trackers.api": ("FillIns", "ScoreResult", "score"),
     "nllbench.trackers.trajectory": ("TrajectoryNLLResult", "trajectory_nll"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}

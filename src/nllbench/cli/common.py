@@ -270,17 +270,12 @@ def warner(command: str):
 
 
 def seed_files(directory: str) -> list[Path]:
-    """The seed<N>.nc files of a batch's input directory, by seed (each a regular file)."""
-    from nllbench.store import non_regular_kind
+    """The seed<N>.nc files of a batch's input directory, by seed (:func:`nllbench.store.seed_files`)."""
+    from nllbench.store import seed_files as seeds
 
-    files = sorted(
-        Path(directory).glob("seed*.nc"), key=lambda p: int(p.stem[4:]) if p.stem[4:].isdigit() else -1
-    )
+    files = seeds(directory, (".nc",), str(directory), "file")
     if not files:
         raise ValueError(f"{directory}: no seed*.nc files found")
-    for f in files:
-        if what := non_regular_kind(f):
-            raise ValueError(f"{str(f)!r}: expected a regular file, got {what}")
     return files
 
 

@@ -27,20 +27,17 @@ from nllbench.cli.evaluate import (
 from nllbench.cli.progress import ProgressLine
 from nllbench.cli.score_batch import jobs_of, run_items
 from nllbench.cli.score_mot import (
-    MOT_BY_SUFFIX_NOTE,
     add_mot_options,
     aligned_rows,
     check_stonesoup_existence,
     combined_row,
-    mot_pair,
-    mot_truth,
     nll_needs,
     one_run_boxes,
     print_batch,
     print_combined,
     write_boxes,
 )
-from nllbench.cli.score_stonesoup import STONESOUP_DEFAULTS, add_stonesoup_options, frame_grid
+from nllbench.cli.score_stonesoup import STONESOUP_DEFAULTS, add_stonesoup_options
 from nllbench.cli.score_trajectory import (
     add_trajectory_options,
     check_trajectory_args,
@@ -52,33 +49,24 @@ from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
 
 def _score_fill(args: argparse.Namespace, state, settings):
-    """The fill-ins of ``nllbench score``, with the calibrations fitted (and printed)."""
-    from nllbench.trackers.scoring import FillIns, fit_score_calibration, fit_undetected_rate
+    """The fill-ins of ``nllbench score``, with the calibrations fitted (and printed):
+    :func:`nllbench.trackers.fillin_fits.fitted_fill_ins`."""
+    from nllbench.trackers.fillin_fits import fitted_fill_ins
 
-    fov_low = fov_high = None
-    if args.fov is not None:
-        if len(args.fov) % 2:
-            raise ValueError(f"--fov: expected LOW... HIGH... (an even count), got {len(args.fov)} numbers")
-        half = len(args.fov) // 2
-        fov_low, fov_high = tuple(args.fov[:half]), tuple(args.fov[half:])
-    if args.undetected_rate is not None and args.fit_undetected_on:
-        raise ValueError("score: give --undetected-rate or --fit-undetected-on, not both")
-    if (args.undetected_rate or args.fit_undetected_on) and fov_low is None:
-        raise ValueError("score: the undetected-object intensity needs its box: --fov LOW... HIGH...")
-    calibration = None
-    if args.fit_score_on:
-        pair = score_inputs(args, *args.fit_score_on)
-        calibration = fit_score_calibration(*pair, state=state, threshold=args.threshold, frames=_union(args))
-        print(f"score calibration: r = expit({calibration.intercept:.6g} + {calibration.slope:.6g} * score)")
-    options = (fov_low, fov_high, args.default_std, calibration, args.existence_one)
-    constant = _constant_existence(args, state)
-    fill = FillIns(args.undetected_rate or 0.0, *options, constant_existence=constant)
-    if args.fit_undetected_on:
-        pair = score_inputs(args, *args.fit_undetected_on)
-        fit = fit_undetected_rate(*pair, state=state, frames=_union(args), fill=fill, settings=settings)
-        print(f"fitted undetected rate {fit['rate']:.6g} (calibration NLL {fit['calibration_nll']:.6g})")
-        fill = FillIns(fit["rate"], *options, fit, constant_existence=constant)
-    return fill
+    return fitted_fill_ins(
+        state=state,
+        settings=settings,
+        undetected_rate=args.undetected_rate,
+        fov=args.fov,
+        default_std=args.default_std,
+        existence_one=args.existence_one,
+        fit_undetected_on=args.fit_undetected_on,
+        fit_score_on=args.fit_score_on,
+        fit_constant_existence_on=getattr(args, "fit_constant_existence_on", None),
+        threshold=args.threshold,
+        frames=_union(args),
+        read=read_options(args),
+    )
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -111,7 +99,11 @@ def _score(args: argparse.Namespace) -> int:
     inputs = items[0] if batch else [(None, args.tracks, args.truth)]
     check_stonesoup_options(args, [p for _, *pair in inputs for p in pair] + calibration_paths(args))
     options = dict(
-        state=tuple(args.state), settings=settings, tracker=args.tracker, config=provenance_of(args)
+        state=tuple(args.state),
+        settings=settings,
+        tracker=args.tracker,
+        config=provenance_of(args),
+        read=read_options(args),
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
@@ -145,7 +137,7 @@ def _score_one(args: argparse.Namespace, options: dict):
     outputs committed together. A MOTChallenge pair whose NLL lacks a fill-in gives TrackEval's measures
     only: -o then holds them (:func:`nllbench.store.boxes.write_box_measures`)."""
     from nllbench.store import write_summary_csv
-    from nllbench.trackers.scoring import score_file
+    from nllbench.trackers.api import score_file
 
     summary_path, targets = one_run_outputs(args, ("--per-frame", args.per_frame))
     inputs = [("TRACKS", args.tracks), ("TRUTH", args.truth), ("--scenario-file", args.scenario_file)]
@@ -246,66 +238,49 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
 
 
 def batch_items(args: argparse.Namespace) -> tuple[list[tuple[str, Path, Path]], bool]:
-    """(name, tracks file, truth file) of each run of a batch, and whether they are MOTChallenge sequences.
+    """(name, tracks file, truth file) of each run of a batch, and whether they are MOTChallenge sequences
+    (:func:`nllbench.trackers.formats.batch.batch_runs` of ``--tracks-dir``, ``--scenario-dir``)."""
+    from nllbench.trackers.formats.batch import batch_runs
 
-    MOTChallenge (``--format mot``, or ``auto`` and ``*.txt`` files in
-    ``--tracks-dir``): every ``<SEQ>.txt`` there, its ground truth
-    ``<scenario-dir>/<SEQ>.txt`` or, in MOTChallenge's own layout,
-    ``<scenario-dir>/<SEQ>/gt/gt.txt`` (both present: refused as ambiguous;
-    neither: refused naming both). Else the ``seed<N>`` tables
-    (:func:`_seed_tables`), truth ``<scenario-dir>/seed<N>.nc``.
-    """
-    directory = args.tracks_dir
-    if not Path(directory).is_dir():
-        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
-    texts = sorted(p for p in Path(directory).iterdir() if p.is_file() and p.suffix.lower() == ".txt")
-    fmt = getattr(args, "format", "auto")
-    if fmt == "mot" or (fmt == "auto" and texts):
-        if fmt == "auto" and _seed_files(directory):
-            raise ValueError(
-                f"--tracks-dir {directory!r}: expected one kind of tracks file, got MOTChallenge .txt files "
-                "and seed<N> tables; give --format mot or --format table"
-            )
-        if not texts:
-            raise ValueError(f"--tracks-dir {directory!r}: no MOTChallenge <sequence>.txt result files found")
-        return [(p.stem, p, mot_truth(args.scenario_dir, p.stem)) for p in texts], True
-    tables = _seed_tables(directory, stonesoup=fmt in ("auto", "stonesoup"))
-    return [(f.stem, f, Path(args.scenario_dir) / (f.stem + ".nc")) for f in tables], False
+    return batch_runs(args.tracks_dir, args.scenario_dir, getattr(args, "format", "auto"))
+
+
+def read_options(args: argparse.Namespace):
+    """The :class:`~nllbench.trackers.formats.ReadOptions` of ``score``'s options."""
+    from nllbench.trackers.formats import ReadOptions
+    from nllbench.trackers.formats.stonesoup import StoneSoupOptions
+
+    stonesoup = StoneSoupOptions(
+        **{k.removeprefix("stonesoup_"): getattr(args, k, v) for k, v in STONESOUP_DEFAULTS.items()}
+    )
+    return ReadOptions(
+        format=getattr(args, "format", "auto"),
+        state=tuple(args.state),
+        mot_conf=getattr(args, "mot_conf", "score"),
+        mot_box_std_fraction=getattr(args, "mot_box_std_fraction", None),
+        mot_matching=getattr(args, "mot_matching", "iou"),
+        stonesoup=stonesoup,
+    )
 
 
 def input_format(args: argparse.Namespace, path) -> str:
     """How ``score`` reads ``path``: ``"mot"``, ``"stonesoup"`` or ``"table"`` (CSV / Parquet / scenario .nc).
 
-    ``--format auto``: by suffix (``.txt`` MOTChallenge, ``.yaml`` / ``.yml``
-    Stone Soup). ``--format mot`` / ``stonesoup``: every input but a scenario
-    file (``.nc``) and, for ``stonesoup``, a CSV / Parquet table (a truth
-    table next to Stone Soup tracks).
+    :func:`nllbench.trackers.formats.input_format` with ``--format``; a suffix
+    no reader claims is ``"table"`` here (the reader then names the file).
     """
-    from nllbench.trackers.stonesoup_yaml import SUFFIXES
+    from nllbench.trackers.formats import input_format as format_of
 
-    fmt = getattr(args, "format", "auto")
-    suffix = Path(str(path)).suffix.lower()
-    if suffix == ".nc" or fmt == "table":
+    try:
+        kind = format_of(path, getattr(args, "format", "auto"))
+    except ValueError:
         return "table"
-    if fmt == "mot":
-        return "mot"
-    if fmt == "stonesoup":
-        return "table" if suffix in (".csv", ".parquet", ".pq") else "stonesoup"
-    return {".txt": "mot", **dict.fromkeys(SUFFIXES, "stonesoup")}.get(suffix, "table")
+    return "table" if kind == "scenario" else kind
 
 
 def score_inputs(args: argparse.Namespace, tracks, truth):
-    """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge or Stone Soup files.
-
-    A MOTChallenge file is read by :func:`nllbench.trackers.adapters.read_motchallenge`
-    (the box centre as x, y; ``--mot-conf`` for the tracks' 7th column,
-    ``--mot-box-std-fraction`` for the covariance; the truth's 7th column is
-    its consider flag). Stone Soup YAML files (their tags checked before
-    anything is built: only tracking types) are read together by
-    :func:`nllbench.trackers.stonesoup_yaml.stonesoup_tables`, on one set of
-    frame times (``--stonesoup-*`` options). Each table carries its file's
-    name for the metrics file.
-    """
+    """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge or Stone Soup files
+    (:func:`nllbench.trackers.formats.read_inputs` with the command's options)."""
     return score_tables(args, tracks, truth)[0]
 
 
@@ -318,77 +293,11 @@ def read_run(args: argparse.Namespace, tracks, truth, fill):
 
 
 def score_tables(args: argparse.Namespace, tracks, truth):
-    """(:func:`score_inputs`'s (tracks, truth), the MOTPair or None).
+    """(:func:`score_inputs`'s (tracks, truth), the MOTPair or None):
+    :func:`nllbench.trackers.formats.read_inputs`."""
+    from nllbench.trackers.formats import read_inputs
 
-    A MOTChallenge tracker result with a MOTChallenge ground truth is read as
-    a pair (:func:`nllbench.trackers.motchallenge.read_mot_pair`): TrackEval's
-    preprocessing, and the boxes' IoU for HOTA, CLEAR and Identity.
-    """
-    from nllbench.trackers.adapters import read_motchallenge
-
-    formats = [None if path is None else input_format(args, path) for path in (tracks, truth)]
-    if formats == ["mot", "mot"] and getattr(args, "mot_matching", "iou") == "iou":
-        pair = mot_pair(args, tracks, truth)
-        return (pair.tracks, pair.truth), pair
-    out = [tracks, truth]
-    for i, (path, kind) in enumerate(((tracks, "tracks"), (truth, "truth"))):
-        if formats[i] != "mot":
-            continue
-        if tuple(args.state) != ("x", "y"):
-            raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
-        extra = (
-            dict(conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction) if kind == "tracks" else {}
-        )
-        try:
-            table = read_motchallenge(path, kind=kind, **extra)
-        except ValueError as exc:
-            if getattr(args, "format", "auto") != "auto":
-                raise
-            raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
-        table.attrs["file"] = str(path)
-        out[i] = table
-    if "stonesoup" in formats:
-        ss = _stonesoup_pair(
-            args, *(p if f == "stonesoup" else None for p, f in zip(out, formats, strict=True))
-        )
-        out = [s if f == "stonesoup" else o for s, o, f in zip(ss, out, formats, strict=True)]
-    return tuple(out), None
-
-
-def _stonesoup_pair(args: argparse.Namespace, tracks, truth):
-    """(tracks table or None, truth table or None) of the Stone Soup YAML files of a (tracks, truth) pair."""
-    from nllbench.trackers.stonesoup_yaml import load_stonesoup_yaml, stonesoup_tables
-
-    files = [
-        None if path is None else load_stonesoup_yaml(path, label)
-        for path, label in ((tracks, "TRACKS"), (truth, "TRUTH"))
-    ]
-    n = len(args.state)
-    for option, mapping in (
-        ("--stonesoup-mapping", args.stonesoup_mapping),
-        ("--stonesoup-truth-mapping", args.stonesoup_truth_mapping),
-    ):
-        if mapping is not None and len(mapping) != n:
-            raise ValueError(
-                f"{option}: expected one state-vector index per --state column ({' '.join(args.state)}), "
-                f"got {len(mapping)}: {' '.join(map(str, mapping))}"
-            )
-    mapping = args.stonesoup_mapping or ([0, 2] if n == 2 else None)
-    if mapping is None:
-        raise ValueError(
-            f"--stonesoup-mapping: expected the state-vector index of each --state column "
-            f"({' '.join(args.state)}); the default 0 2 is for x y only"
-        )
-    return stonesoup_tables(
-        *files,
-        grid=frame_grid(args.stonesoup_frame_times),
-        mapping=mapping,
-        truth_mapping=args.stonesoup_truth_mapping,
-        state=tuple(args.state),
-        existence=args.stonesoup_existence,
-        metadata_key=None if args.stonesoup_no_metadata else args.stonesoup_metadata_key,
-        window=args.stonesoup_window,
-    )
+    return read_inputs(tracks, truth, read_options(args))
 
 
 def preset_of(args: argparse.Namespace, settings):
@@ -410,20 +319,6 @@ def preset_of(args: argparse.Namespace, settings):
         if getattr(settings, f.name) != getattr(default, f.name)
     }
     return preset_settings(args.preset, default, **changed)
-
-
-def _constant_existence(args: argparse.Namespace, state):
-    """The constant r fitted on ``--fit-constant-existence-on`` (printed), or None."""
-    if not getattr(args, "fit_constant_existence_on", None):
-        return None
-    from nllbench.trackers.fitting import fit_constant_existence
-
-    if args.existence_one:
-        raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
-    pair = score_inputs(args, *args.fit_constant_existence_on)
-    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold, frames=_union(args))
-    print(f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)")
-    return fit
 
 
 def calibration_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -459,43 +354,6 @@ def _score_batch_mode(args: argparse.Namespace) -> bool:
     if all(a is not None for a in single):
         return False
     raise ValueError(usage)
-
-
-_TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
-
-
-def _seed_files(directory: str, suffixes=_TABLE_SUFFIXES) -> list[Path]:
-    return [
-        p
-        for p in Path(directory).glob("seed*")
-        if p.suffix.lower() in suffixes and p.stem[4:].isdigit() and p.is_file()
-    ]
-
-
-def _seed_tables(directory: str, stonesoup: bool = False) -> list[Path]:
-    """seed<N>.csv / .parquet / .pq files of a directory (any case, as the table reader), by seed.
-
-    With ``stonesoup`` also seed<N>.yaml / .yml (Stone Soup YAML). One table
-    per seed: two spellings of one seed (seed1.csv and seed1.parquet, or
-    seed1 and seed01) are an error, not a silent choice.
-    """
-    from nllbench.trackers.stonesoup_yaml import SUFFIXES
-
-    if not Path(directory).is_dir():
-        raise ValueError(f"--tracks-dir {directory!r}: expected a directory of seed<N> tracks tables")
-    files = _seed_files(directory, _TABLE_SUFFIXES + (SUFFIXES if stonesoup else ()))
-    by_seed: dict[int, Path] = {}
-    for p in sorted(files):
-        seed = int(p.stem[4:])
-        if seed in by_seed:
-            raise ValueError(
-                f"--tracks-dir {directory!r}: expected one table per seed, got {by_seed[seed].name} "
-                f"and {p.name} for seed {seed}"
-            )
-        by_seed[seed] = p
-    if not files:
-        raise ValueError(f"--tracks-dir {directory!r}: no seed<N>.csv or seed<N>.parquet tracks tables found")
-    return [by_seed[k] for k in sorted(by_seed)]
 
 
 def add_parsers(sub) -> None:

@@ -16,7 +16,7 @@ def batch_item(args, options, name, tracks, truth, target, fill, trajectory, fra
     import warnings
 
     from nllbench.cli.progress import ProgressLine
-    from nllbench.trackers.scoring import score_file
+    from nllbench.trackers.api import score_file
 
     t0, cpu0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:

@@ -91,20 +91,6 @@ def aligned_rows(rows: list[dict]) -> list[dict]:
     return [{k: r.get(k, "") for k in keys} for r in rows]
 
 
-def mot_pair(args: argparse.Namespace, tracks, truth):
-    """The :class:`~nllbench.trackers.motchallenge.MOTPair` of a MOTChallenge result and ground truth."""
-    from nllbench.trackers.motchallenge import read_mot_pair
-
-    if tuple(args.state) != ("x", "y"):
-        raise ValueError(f"--state: a MOTChallenge file's state is the box centre x y, got {args.state}")
-    try:
-        return read_mot_pair(tracks, truth, conf=args.mot_conf, box_std_fraction=args.mot_box_std_fraction)
-    except ValueError as exc:
-        if getattr(args, "format", "auto") != "auto":
-            raise
-        raise ValueError(f"{exc} ({MOT_BY_SUFFIX_NOTE})") from None
-
-
 def check_stonesoup_existence(args: argparse.Namespace, path, tracks, fill, stonesoup: bool) -> None:
     """Refuse Stone Soup tracks that carry no existence (no r, no score) and no fill-in for it, pointing
     to ``--stonesoup-existence`` (a JPDA / GNN tracker keeps none: ``missed_detection`` gives a score)."""
@@ -185,27 +171,3 @@ def add_mot_options(sc) -> None:
         choices=PRESETS,
         help="matching convention (av2, nuscenes, mahalanobis); settings given explicitly override it",
     )
-
-
-#: Said after an error in a .txt file read as MOTChallenge by its suffix (a CSV table named .txt).
-MOT_BY_SUFFIX_NOTE = (
-    "read as MOTChallenge text because of its .txt suffix; a CSV table must be named .csv or .parquet "
-    "to be read as a table, also with --format table"
-)
-
-
-def mot_truth(directory: str, sequence: str) -> Path:
-    """The ground truth of a MOTChallenge sequence: ``<dir>/<SEQ>.txt`` or ``<dir>/<SEQ>/gt/gt.txt``."""
-    candidates = [Path(directory) / f"{sequence}.txt", Path(directory) / sequence / "gt" / "gt.txt"]
-    found = [p for p in candidates if p.is_file()]
-    if len(found) == 2:
-        raise ValueError(
-            f"--scenario-dir {directory!r}: sequence {sequence}: expected one ground truth, got both "
-            f"{found[0]} and {found[1]}"
-        )
-    if not found:
-        raise ValueError(
-            f"--scenario-dir {directory!r}: sequence {sequence}: no ground truth, looked for "
-            f"{candidates[0]} and {candidates[1]}"
-        )
-    return found[0]

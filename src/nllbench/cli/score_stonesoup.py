@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nllbench.options import MAX_INT64, integer
+from nllbench.trackers.formats.stonesoup import frame_grid  # noqa: F401 - its home is the library
 
 STONESOUP_DEFAULTS = dict(
     stonesoup_existence="auto",
@@ -58,38 +59,3 @@ def add_stonesoup_options(sc) -> None:
         help="frame k at FIRST_TIME (ISO 8601) + k * PERIOD (default: a YAMLWriter file's scan times, "
         "else the truth paths' timestamps)",
     )
-
-
-def frame_grid(tokens):
-    """``--stonesoup-frame-times FIRST PERIOD`` as (datetime, timedelta), or None."""
-    if tokens is None:
-        return None
-    import datetime
-    import math
-
-    first, period = tokens
-    try:
-        start = datetime.datetime.fromisoformat(first)
-    except ValueError:
-        raise ValueError(
-            "--stonesoup-frame-times: expected FIRST_TIME as ISO 8601 (e.g. 2024-01-01T00:00:00), "
-            f"got {first!r}"
-        ) from None
-    try:
-        seconds = float(period)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"--stonesoup-frame-times: expected PERIOD_SECONDS > 0, got {period!r}")
-    try:
-        step = datetime.timedelta(seconds=seconds)
-    except OverflowError:
-        raise ValueError(
-            "--stonesoup-frame-times: expected PERIOD_SECONDS below "
-            f"{datetime.timedelta.max.total_seconds():.0f} (timedelta's range), got {period!r}"
-        ) from None
-    if step.total_seconds() != seconds:
-        raise ValueError(
-            f"--stonesoup-frame-times: expected a period in whole microseconds, got {period!r} seconds"
-        )
-    return start, step

@@ -125,14 +125,14 @@ ZERO_RATE_WARNING = (
 
 
 def trajectory_options(args: argparse.Namespace, fill, state, settings, read=None):
-    """The :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` of the command (None without
+    """The :class:`~nllbench.trackers.trajectory_options.TrajectoryOptions` of the command (None without
     --trajectory), with the fill-ins fitted (and printed) when asked.
 
     ``read(tracks, truth)`` gives the calibration pair as ``score`` reads its inputs (MOTChallenge,
     Stone Soup YAML); errors of the fit name ``--fit-trajectory-on``."""
     import warnings
 
-    from nllbench.trackers.trajectory_run import TrajectoryOptions
+    from nllbench.trackers.trajectory_options import TrajectoryOptions
 
     if not args.trajectory:
         return None

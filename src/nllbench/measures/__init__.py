@@ -11,7 +11,8 @@
 
 The modules' paths before this layout (``nllbench.measures.metrics``, ``.evaluate``,
 ``.tgospa``, ...; :data:`MOVED`) keep working: importing one gives the moved module itself
-(:class:`_MovedModules`), so its names, and a monkeypatch through it, are the very same.
+(:class:`MovedModules`, :func:`keep_old_paths`, also used by ``nllbench.trackers``), so its
+names, and a monkeypatch through it, are the very same.
 """
 
 from __future__ import annotations
@@ -39,21 +40,34 @@ MOVED = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``nllbench.measures.<old>`` (:data:`MOVED`) as the moved module; nothing else."""
+class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``<package>.<old>`` of a package's moved modules as the moved module itself; nothing else.
+
+    ``moved``: each old module name -> its path now, relative to ``package``
+    (``"point.metrics"``) or absolute (``"nllbench.example_trackers.nrl"``).
+    """
+
+    def __init__(self, package: str, moved: dict[str, str]):
+        self.package, self.moved = package, moved
 
     def find_spec(self, fullname, path=None, target=None):
         parent, _, old = fullname.rpartition(".")
-        if parent != __name__ or old not in MOVED:
+        if parent != self.package or old not in self.moved:
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        return importlib.import_module(f"{__name__}.{MOVED[spec.name.rpartition('.')[2]]}")
+        new = self.moved[spec.name.rpartition(".")[2]]
+        return importlib.import_module(new if new.startswith("nllbench.") else f"{self.package}.{new}")
 
     def exec_module(self, module) -> None:
         """Nothing to run: the moved module has run on its own import."""
 
 
-if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
-    sys.meta_path.append(_MovedModules())
+def keep_old_paths(package: str, moved: dict[str, str]) -> None:
+    """Let ``import <package>.<old>`` give the moved module (:class:`MovedModules`), once per package."""
+    if not any(isinstance(f, MovedModules) and f.package == package for f in sys.meta_path):
+        sys.meta_path.append(MovedModules(package, moved))
+
+
+keep_old_paths(__name__, MOVED)

@@ -5,6 +5,7 @@
 * :mod:`~nllbench.store.metrics`: metrics files (one evaluated run);
 * :mod:`~nllbench.store.tables`: CSV tables, long NetCDF tables, the per-step cube;
 * :mod:`~nllbench.store.atomic`: the one atomic-write helper every output goes through;
+* :mod:`~nllbench.store.seeds`: the one rule for a batch's ``seed<N>`` input files;
 * :mod:`~nllbench.store.locks`: its locks (one writer per output), non-regular files and full disks;
 * :mod:`~nllbench.store.exchange`: replacing a finished directory in one swap, losing nothing;
 * :mod:`~nllbench.store.provenance`: software versions and the truth digest.
@@ -39,10 +40,13 @@ from nllbench.store.scenario import (
     SCENARIO_IDENTITY,
     ScenarioData,
     read_scenario,
+    run_seed,
     scenario_identity,
+    scenario_mismatches,
     write_scenario,
     write_truth_csv,
 )
+from nllbench.store.seeds import seed_files, seed_number
 from nllbench.store.tables import (
     read_step_cube,
     write_csv,
@@ -87,7 +91,11 @@ __all__ = [
     "remove_created_dirs",
     "remove_stale_temporaries",
     "save_figure",
+    "run_seed",
     "scenario_identity",
+    "scenario_mismatches",
+    "seed_files",
+    "seed_number",
     "software_versions",
     "truth_digest",
     "write_csv",

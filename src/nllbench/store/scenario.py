@@ -112,6 +112,39 @@ def scenario_identity(data: ScenarioData) -> dict:
     return out
 
 
+def _same(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return str(a) == str(b)
+    a, b = np.atleast_1d(np.asarray(a)), np.atleast_1d(np.asarray(b))
+    return a.shape == b.shape and bool(np.all(a == b))
+
+
+def scenario_mismatches(posterior_attrs: dict, data: ScenarioData) -> dict[str, tuple]:
+    """Identifying attributes on which a posterior and a scenario disagree: key -> (posterior, scenario).
+
+    Compares every attribute of :data:`nllbench.store.SCENARIO_IDENTITY` that the
+    posterior records (preset, seeds, model parameters, field of view) with
+    the scenario file's, and the posterior's ``truth_sha256`` with the digest
+    of the scenario's truth as read (so an edited truth is caught too).
+    """
+    expected = scenario_identity(data)
+    plain = lambda v: v if isinstance(v, str) else np.asarray(v).tolist()  # noqa: E731 - for messages
+    return {
+        k: (plain(posterior_attrs[k]), plain(v))
+        for k, v in expected.items()
+        if k in posterior_attrs and not _same(posterior_attrs[k], v)
+    }
+
+
+def run_seed(attrs: dict) -> int:
+    """The run's seed recorded in a posterior or scenario file's attributes (0 when there is none).
+
+    It seeds the samples of the run's energy score (:func:`nllbench.measures.run.evaluate.evaluate_runs`).
+    """
+    seed = attrs.get("seed")
+    return int(seed) if seed is not None and int(seed) >= 0 else 0
+
+
 def write_scenario(sim, path: str | os.PathLike, config: dict | None = None) -> None:
     """Write a :class:`nllbench.simulation.scenarios.Simulation` (truth, measurements, model) to NetCDF.
 

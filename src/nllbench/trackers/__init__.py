@@ -1,3 +1,21 @@
-"""Scoring any tracker: tidy track tables, fill-ins, adapters for Stone Soup and
-MOTChallenge; the trajectory NLL of a labelled tracks table.
+"""Scoring any tracker: tidy track tables, fill-ins, readers of every input format
+(:mod:`~nllbench.trackers.formats`: tables, scenario files, MOTChallenge, Stone Soup YAML);
+the trajectory NLL of a labelled tracks table.
+
+The modules' former paths (:data:`MOVED`) keep working: importing one gives
+the moved module itself (:func:`nllbench.measures.keep_old_paths`).
 """
+
+from nllbench.measures import keep_old_paths
+
+#: Each module's former name under ``nllbench.trackers`` -> its path now.
+MOVED = {
+    "run": "score_tables",
+    "output": "metrics_file",
+    "scoring": "api",
+    "trajectory_run": "trajectory_options",
+    "stonesoup_tracker": "nllbench.example_trackers.stonesoup",
+    "nrl": "nllbench.example_trackers.nrl",
+}
+
+keep_old_paths(__name__, MOVED)

@@ -12,7 +12,7 @@
   Benchmark for Multi-Object Tracking", arXiv:1603.00831, Sec. 3.3).
 
 Each returns a pandas DataFrame in the tidy format, ready for
-:func:`nllbench.trackers.scoring.score` or ``to_csv`` / ``to_parquet``.
+:func:`nllbench.trackers.api.score` or ``to_csv`` / ``to_parquet``.
 """
 
 from __future__ import annotations

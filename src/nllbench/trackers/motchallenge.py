@@ -232,7 +232,8 @@ def box_summary(measures: BoxMeasures) -> dict:
 
 
 def with_box_measures(result, pair: MOTPair):
-    """A :class:`~nllbench.trackers.run.ScoreResult` with HOTA, CLEAR and Identity on the pair's boxes.
+    """A :class:`~nllbench.trackers.score_tables.ScoreResult` with HOTA, CLEAR and Identity on the
+    pair's boxes.
 
     The result's ``hota``, ``clear`` and ``identity`` (of the point estimates,
     by distance) are replaced by those of every tracker box on IoU, on the

@@ -9,7 +9,7 @@ column                    meaning
 ``id``                    optional integer track id (for MOTA switches, IDF1)
 ``r``                     existence probability in [0, 1] ...
 ``score``                 ... or a confidence mapped to r by a fitted
-                          calibration (:mod:`nllbench.trackers.scoring`)
+                          calibration (:mod:`nllbench.trackers.api`)
 state columns             the mean, named by the user (default ``x y``)
 ``var_<a>``               variance of state column ``a``
 ``cov_<a>_<b>``           covariance of ``a`` and ``b`` (a before b in state

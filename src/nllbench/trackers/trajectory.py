@@ -1,9 +1,9 @@
 """The trajectory NLL of a labelled tracks table: ``nb.trajectory_nll`` (windows and fits:
 :mod:`nllbench.trackers.trajectory_fit`).
 
-Reads the same tidy tables as :func:`nllbench.trackers.scoring.score`
+Reads the same tidy tables as :func:`nllbench.trackers.api.score`
 (:mod:`nllbench.trackers.tracks`), with the same existence and covariance
-fill-ins (:class:`~nllbench.trackers.scoring.FillIns`); each track ``id`` is a
+fill-ins (:class:`~nllbench.trackers.api.FillIns`); each track ``id`` is a
 label, each truth ``id`` a trajectory. The density, its normalisation and the
 fill-ins are in ``docs/trajectory.md``; the engine is
 :mod:`nllbench.engine.trajectory`. This module reads and lays out the tables

@@ -30,6 +30,7 @@ from nllbench.trackers.checks import (
     unit_values,
 )
 from nllbench.trackers.fillins import FillIns
+from nllbench.trackers.formats import ReadOptions, read_inputs
 from nllbench.trackers.inputs import read_tables
 from nllbench.trackers.tracks import DEFAULT_STATE, TrackTable, TruthTable, truth_sets
 
@@ -191,13 +192,17 @@ def score(
     trajectory=None,
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
+    read=None,
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
     Parameters
     ----------
-    tracks, truth : path (.csv / .parquet), pandas DataFrame, or a validated table;
-        the truth may also be a scenario file (.nc; its steps are then the frames)
+    tracks, truth : path, pandas DataFrame, or a validated table; a path in any input format
+        (:mod:`nllbench.trackers.formats`): a table (.csv / .parquet), for the truth a scenario
+        file (.nc; its steps are then the frames), MOTChallenge text (.txt: a result with its
+        ground truth is scored with HOTA, CLEAR and Identity on the boxes' IoU, as TrackEval),
+        Stone Soup YAML (.yaml / .yml)
     state : state column names; the first two are the position (GOSPA, ...)
     frames : frames to score: a list of integers (a row in another frame is an error), ``"union"``
         (every frame of either table), or None: both tables' frames, which must then be the same
@@ -206,12 +211,14 @@ def score(
     settings : as for ``nllbench evaluate`` (Q list, marginal, cut-offs, proper scores, ...)
     preset : "av2", "nuscenes" or "mahalanobis": ``settings`` with that convention's
         distance and thresholds (:func:`nllbench.measures.run.presets.preset_settings`)
-    trajectory : :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions` or None: also the
+    trajectory : :class:`~nllbench.trackers.trajectory_options.TrajectoryOptions` or None: also the
         trajectory NLL on the same frames (``metrics.trajectory``; ``docs/trajectory.md``)
     seed : the run's seed: frame k's energy-score samples come from ``numpy.random.default_rng([seed, k])``
         (k counts the scored frames from 0)
     progress : None, or ``progress(done, total, seconds)`` called after each frame's evaluation
         (:class:`ReportedFrames`; ``nllbench score`` prints a line from it now and then)
+    read : :class:`~nllbench.trackers.formats.ReadOptions` of the paths, or None (the defaults,
+        with ``state``)
 
     Notes
     -----
@@ -227,6 +234,7 @@ def score(
     """
     if preset is not None:
         settings = preset_settings(preset, settings)
+    (tracks, truth), boxes = read_inputs(tracks, truth, read or ReadOptions(state=tuple(state)))
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames, fill)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
@@ -250,7 +258,12 @@ def score(
         keys = ("undetected_trajectories", "unlisted_presence", "mixture", "window", "fitted")
         prov["trajectory"] = {k: run.fill_ins[k] for k in keys if k in run.fill_ins}
     prov["theorem1_fov"] = {"low": lo, "high": hi}
-    return ScoreResult(metrics, fr, prov, (lo, hi), na, units, outside)
+    result = ScoreResult(metrics, fr, prov, (lo, hi), na, units, outside)
+    if boxes is None:
+        return result
+    from nllbench.trackers.motchallenge import with_box_measures
+
+    return with_box_measures(result, boxes)
 
 
 def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = None) -> dict:

@@ -24,8 +24,8 @@ This module gathers the public names of scoring; each job has its own module:
 :mod:`~nllbench.trackers.fillins` (what is filled in),
 :mod:`~nllbench.trackers.build` (the per-frame densities),
 :mod:`~nllbench.trackers.fitting` (fill-ins fitted on a calibration set),
-:mod:`~nllbench.trackers.run` (:func:`score` in memory) and
-:mod:`~nllbench.trackers.output` (:func:`score_file`, the metrics file).
+:mod:`~nllbench.trackers.score_tables` (:func:`score` in memory) and
+:mod:`~nllbench.trackers.metrics_file` (:func:`score_file`, the metrics file).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from nllbench.trackers.fitting import (
     fit_undetected_rate,
 )
 from nllbench.trackers.inputs import truth_from_scenario
-from nllbench.trackers.output import score_file
-from nllbench.trackers.run import ScoreResult, score, score_attrs
+from nllbench.trackers.metrics_file import score_file
+from nllbench.trackers.score_tables import ScoreResult, score, score_attrs
 
 __all__ = [
     "EXISTENCE_ONE_WARNING",

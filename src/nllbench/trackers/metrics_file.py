@@ -14,7 +14,7 @@ from pathlib import Path
 from nllbench.measures.likelihood.trajectory import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.trackers.fillins import FillIns
-from nllbench.trackers.run import score, score_attrs
+from nllbench.trackers.score_tables import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE
 
 _SCENARIO_KEYS = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival", "steps")
@@ -22,8 +22,7 @@ _SCENARIO_KEYS = ("scenario", "seed", "clutter_rate", "p_detection", "p_survival
 
 def _same_scenario(truth, scenario_file) -> None:
     """A scenario-file truth and a --scenario-file that labels the run must be the same scenario."""
-    from nllbench.pipeline.runs import scenario_mismatches
-    from nllbench.store import read_scenario, scenario_identity
+    from nllbench.store import read_scenario, scenario_identity, scenario_mismatches
 
     diffs = scenario_mismatches(scenario_identity(read_scenario(truth)), read_scenario(scenario_file))
     if diffs:
@@ -58,6 +57,7 @@ def score_file(
     trajectory=None,
     boxes=None,
     progress=None,
+    read=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
@@ -67,15 +67,14 @@ def score_file(
     reference filters (``frames="union"`` too: every step is a frame, also one
     with neither truth nor tracks). The run's seed (``seed``, else the scenario's, else 0)
     seeds the energy score's samples, as ``nllbench evaluate`` does.
-    ``trajectory``: :class:`~nllbench.trackers.trajectory_run.TrajectoryOptions`
+    ``trajectory``: :class:`~nllbench.trackers.trajectory_options.TrajectoryOptions`
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
     ``boxes``: the :class:`~nllbench.trackers.motchallenge.MOTPair` the tables were read from
     (MOTChallenge files): HOTA, CLEAR and Identity are then TrackEval's, on the boxes' IoU.
-    ``progress``: as for :func:`~nllbench.trackers.run.score`.
-    Returns (one-row summary, :class:`~nllbench.trackers.run.ScoreResult`).
+    ``progress``, ``read``: as for :func:`~nllbench.trackers.score_tables.score`.
+    Returns (one-row summary, :class:`~nllbench.trackers.score_tables.ScoreResult`).
     """
-    from nllbench.pipeline.runs import run_seed
-    from nllbench.store import Output, committed_together, read_scenario, write_metrics
+    from nllbench.store import Output, committed_together, read_scenario, run_seed, write_metrics
 
     extra: dict = {"tracks_file": _file_name(tracks), "truth_file": _file_name(truth)}
     if isinstance(truth, (str, os.PathLike)) and Path(truth).suffix == ".nc":
@@ -108,6 +107,7 @@ def score_file(
             trajectory=trajectory,
             seed=run_seed(extra),
             progress=progress,
+            read=read,
         )
         if boxes is not None:
             from nllbench.trackers.motchallenge import with_box_measures

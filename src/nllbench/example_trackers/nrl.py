@@ -311,7 +311,7 @@ def mht_model(data, *, new_track_weight: float | None = None) -> dict:
     zero velocity) is R on the measured components and the birth intensity's
     covariance (moment-matched over its components) on the others.
     """
-    from nllbench.trackers.stonesoup_tracker import clutter_density
+    from nllbench.example_trackers.stonesoup import clutter_density
 
     m = data.model
     if m is None:
