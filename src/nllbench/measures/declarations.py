@@ -25,6 +25,7 @@ positions; "^p" marks the p-th-power terms whose sum is the measure to the p-th 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import NamedTuple
 
 from nllbench.engine.result import NLL_TERMS
@@ -163,6 +164,23 @@ class MeasureDeclaration:
         Whether it reads track identities (labels of the estimates or Bernoullis).
     settings : tuple of str
         The fields of :class:`nllbench.measures.run.evaluate.EvaluationSettings` it owns.
+    settings_class : str
+        ``"module:Class"``: the frozen dataclass of its settings (their fields, with their
+        :func:`~nllbench.options.option` declarations), which
+        :class:`~nllbench.measures.run.settings.EvaluationSettings` is composed of; empty: it owns none,
+        or a measure it is computed with declares them (``settings`` still names them).
+    step : str
+        ``"module:function"``: its values at one step, ``function(view) -> {variable: number}`` for
+        a :class:`~nllbench.measures.run.stepwise.StepView` (the step's posterior, truth and point
+        estimates, the settings), or None where it does not apply to the run. Every variable of
+        dimension ``("step",)`` has a value; :func:`~nllbench.measures.run.evaluate.evaluate_run`
+        computes it at every step, :class:`~nllbench.measures.run.evaluate.RunMetrics` gives its
+        arrays by variable name and :mod:`nllbench.store.metrics` writes them. Empty: computed by
+        evaluate's own route (the NLL, the sequence measures, the scores of the posterior).
+    run : str
+        ``"module:function"``: its run-level values from its per-step arrays,
+        ``function(arrays, settings) -> {variable: number}``: the summary row and the metrics file
+        have them. Empty: none, or (the measures of the first release) written by their own route.
     required : bool
         Whether every metrics file has its variables. False for a measure computed only when
         asked (the proper scores, the trajectory NLL) and for one added after metrics files were
@@ -178,6 +196,9 @@ class MeasureDeclaration:
     posteriors: frozenset[str] = EVERY_POSTERIOR
     needs_identities: bool = False
     settings: tuple[str, ...] = ()
+    settings_class: str = ""
+    step: str = ""
+    run: str = ""
     required: bool = True
 
     def names(self, dims: tuple[str, ...] | None = None, tabulated: bool | None = None) -> tuple[str, ...]:
@@ -291,6 +312,7 @@ GOSPA = MeasureDeclaration(
         ),
     ),
     settings=("cutoff", "p"),
+    step="nllbench.measures.run.stepwise:gospa_step",
 )
 
 OSPA = MeasureDeclaration(
@@ -299,6 +321,7 @@ OSPA = MeasureDeclaration(
     "point",
     (_length("ospa", "OSPA of the point estimates"), _length("ospa_mean", "mean OSPA over steps", RUN)),
     scores=(Score("ospa_mean", "OSPA", better="lower"),),
+    step="nllbench.measures.run.stepwise:ospa_step",
 )
 
 COUNTS = MeasureDeclaration(
@@ -306,6 +329,7 @@ COUNTS = MeasureDeclaration(
     "the numbers of true objects and point estimates per step",
     "point",
     (_count("n_truth", "true objects"), _count("n_estimates", "point estimates")),
+    step="nllbench.measures.run.stepwise:counts_step",
 )
 
 CLEAR_MOT = MeasureDeclaration(
@@ -370,6 +394,7 @@ THEOREM1 = MeasureDeclaration(
         _nats("theorem1_max_abs_difference", "Theorem 1 largest absolute difference of the sides", RUN),
     ),
     settings=("theorem_rho", "theorem_scale"),
+    step="nllbench.measures.run.stepwise:theorem1_step",
 )
 
 TGOSPA = MeasureDeclaration(
@@ -622,6 +647,20 @@ MEASURES: tuple[MeasureDeclaration, ...] = (
     PGOSPA,
     PTGOSPA,
 )
+
+
+def resolve(reference: str):
+    """The object a declaration names by ``"module:name"`` (imported when asked, so that reading the
+    declarations loads no measure's code)."""
+    module, sep, name = reference.partition(":")
+    if not sep or not module or not name:
+        raise ValueError(f"reference: expected 'module:name', got {reference!r}")
+    return getattr(import_module(module), name)
+
+
+def stepwise_measures() -> tuple[MeasureDeclaration, ...]:
+    """The measures computed step by step through their declaration's ``step`` function, in order."""
+    return tuple(m for m in MEASURES if m.step)
 
 
 def measures_of(section: str) -> tuple[MeasureDeclaration, ...]:
