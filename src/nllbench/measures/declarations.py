@@ -289,6 +289,7 @@ NLL = MeasureDeclaration(
         Score("nll_exact", better="lower", source="nll_exact_value"),
     ),
     settings=("qs", "marginal", "budget", "exact"),
+    settings_class="nllbench.measures.run.settings:NLLSettings",
 )
 
 GOSPA = MeasureDeclaration(
@@ -312,6 +313,7 @@ GOSPA = MeasureDeclaration(
         ),
     ),
     settings=("cutoff", "p"),
+    settings_class="nllbench.measures.run.settings:GOSPASettings",
     step="nllbench.measures.run.stepwise:gospa_step",
 )
 
@@ -364,6 +366,7 @@ CLEAR_MOT = MeasureDeclaration(
     ),
     needs_identities=True,
     settings=("threshold", "strict_threshold", "clear_rule", "distance", "distance_dims"),
+    settings_class="nllbench.measures.run.settings:MatchingSettings",
 )
 
 IDENTITY = MeasureDeclaration(
@@ -394,6 +397,7 @@ THEOREM1 = MeasureDeclaration(
         _nats("theorem1_max_abs_difference", "Theorem 1 largest absolute difference of the sides", RUN),
     ),
     settings=("theorem_rho", "theorem_scale"),
+    settings_class="nllbench.measures.run.settings:Theorem1Settings",
     step="nllbench.measures.run.stepwise:theorem1_step",
 )
 
@@ -418,6 +422,7 @@ TGOSPA = MeasureDeclaration(
     ),
     needs_identities=True,
     settings=("tgospa_gamma",),
+    settings_class="nllbench.measures.run.settings:TGOSPASettings",
 )
 
 HOTA = MeasureDeclaration(
@@ -446,6 +451,7 @@ HOTA = MeasureDeclaration(
     ),
     needs_identities=True,
     settings=("hota_threshold",),
+    settings_class="nllbench.measures.run.settings:HOTASettings",
 )
 
 CALIBRATION = MeasureDeclaration(
@@ -518,6 +524,7 @@ ENERGY_SCORE = MeasureDeclaration(
     ),
     scores=(Score("energy_score_mean", "energy score", better="lower"),),
     settings=("proper_scores", "kernel_cov", "energy_samples"),
+    settings_class="nllbench.measures.run.settings:ProperScoreSettings",
     required=False,
 )
 
