@@ -109,6 +109,16 @@ class Score:
         its nominal level): compared in pairs, never ranked. Needs ``better`` None.
     leaderboard : str
         Its column heading in the report's leaderboard, which ranks it (empty: not in it).
+    column : bool
+        Whether the leaderboard shows its mean [95 % CI] in a column of its own, headed by its
+        ``leaderboard`` heading or its ``label`` (the NLL's median and mean lead the table).
+    rank_heading : str
+        The heading of its rank column where its ``leaderboard`` heading is too long (empty: that).
+    not_applicable : str
+        Why a run has none of it (the title of its leaderboard's "n/a" cell, shown where some
+        filter has it); empty: "–", as for metrics files that predate it.
+    na_everywhere : bool
+        Whether that "n/a" stands also where no filter has it (its value and rank cells).
     q_dependent : bool
         Whether it depends on the Murty budget Q (its rows carry Q; the others have q = 0).
     needs_identities : bool
@@ -126,6 +136,10 @@ class Score:
     better: str | None = None
     ideal: bool = False
     leaderboard: str = ""
+    column: bool = False
+    rank_heading: str = ""
+    not_applicable: str = ""
+    na_everywhere: bool = False
     q_dependent: bool = False
     needs_identities: bool = False
     source: str = ""
@@ -310,6 +324,7 @@ GOSPA = MeasureDeclaration(
             axis="GOSPA per step (position units)",
             better="lower",
             leaderboard="GOSPA",
+            column=True,
         ),
     ),
     settings=("cutoff", "p"),
@@ -359,6 +374,7 @@ CLEAR_MOT = MeasureDeclaration(
             axis="MOTA (fraction)",
             better="higher",
             leaderboard="MOTA",
+            column=True,
             needs_identities=True,
         ),
         Score("motp", "MOTP", better="lower"),
@@ -381,7 +397,9 @@ IDENTITY = MeasureDeclaration(
         _count("idfp", "identity false positives IDFP", RUN, False),
         _count("idfn", "identity false negatives IDFN", RUN, False),
     ),
-    scores=(Score("idf1", "IDF1", caption="IDF1", better="higher", needs_identities=True),),
+    scores=(
+        Score("idf1", "IDF1", caption="IDF1", axis="IDF1 (fraction)", better="higher", needs_identities=True),
+    ),
     needs_identities=True,
 )
 
@@ -416,7 +434,7 @@ TGOSPA = MeasureDeclaration(
         _count("tgospa_n_half_switches", "trajectory GOSPA half switches", RUN, False),
     ),
     scores=(
-        Score("tgospa", "T-GOSPA", better="lower", needs_identities=True),
+        Score("tgospa", "T-GOSPA", better="lower", column=True, needs_identities=True),
         Score("tgospa_switches", needs_identities=True),
         Score("tgospa_localization", caption="T-GOSPA localisation"),
     ),
@@ -444,7 +462,7 @@ HOTA = MeasureDeclaration(
         _count("hota_fp", "HOTA false positives at alpha", ("alpha",), False),
     ),
     scores=(
-        Score("hota", "HOTA", better="higher", needs_identities=True),
+        Score("hota", "HOTA", axis="HOTA (fraction)", better="higher", column=True, needs_identities=True),
         Score("deta", caption="DetA", better="higher"),
         Score("assa", caption="AssA", better="higher", needs_identities=True),
         Score("loca", better="higher"),
@@ -522,7 +540,7 @@ ENERGY_SCORE = MeasureDeclaration(
         _share("energy_score_mean", "mean set energy score over steps", RUN),
         _share("energy_score_mean_se", "Monte Carlo standard error of energy_score_mean", RUN),
     ),
-    scores=(Score("energy_score_mean", "energy score", better="lower"),),
+    scores=(Score("energy_score_mean", "energy score", axis="energy score per step", better="lower"),),
     settings=("proper_scores", "kernel_cov", "energy_samples"),
     settings_class="nllbench.measures.run.settings:ProperScoreSettings",
     required=False,
@@ -536,7 +554,9 @@ INTENSITY_SCORE = MeasureDeclaration(
         _share("intensity_score", "quadratic intensity score of the posterior at the truth"),
         _share("intensity_score_mean", "mean quadratic intensity score over steps", RUN),
     ),
-    scores=(Score("intensity_score_mean", "intensity score", better="lower"),),
+    scores=(
+        Score("intensity_score_mean", "intensity score", axis="intensity score per step", better="lower"),
+    ),
     required=False,
 )
 
@@ -548,7 +568,15 @@ CARDINALITY_RPS = MeasureDeclaration(
         _share("cardinality_rps", "ranked probability score of the cardinality at the true count"),
         _share("cardinality_rps_mean", "mean cardinality ranked probability score over steps", RUN),
     ),
-    scores=(Score("cardinality_rps_mean", "card. RPS", better="lower"),),
+    scores=(
+        Score(
+            "cardinality_rps_mean",
+            "card. RPS",
+            caption="cardinality RPS",
+            axis="cardinality RPS per step",
+            better="lower",
+        ),
+    ),
     required=False,
 )
 
@@ -571,6 +599,9 @@ PGOSPA = MeasureDeclaration(
             axis="P-GOSPA per step (position units)",
             better="lower",
             leaderboard="P-GOSPA",
+            column=True,
+            not_applicable="not applicable: P-GOSPA scores multi-Bernoulli posteriors; a PHD/CPHD"
+            " posterior has none (docs/pgospa.md)",
         ),
     ),
     posteriors=frozenset({"pmbm"}),
@@ -626,7 +657,18 @@ TRAJECTORY_NLL = MeasureDeclaration(
         _nats("trajectory_window_nll_lower", "lower bound on the window's exact trajectory NLL", _WINDOW),
     ),
     scores=(
-        Score("trajectory_nll", better="lower", leaderboard="trajectory NLL", q_dependent=True),
+        Score(
+            "trajectory_nll",
+            axis="trajectory NLL per run (nats)",
+            better="lower",
+            leaderboard="trajectory NLL",
+            column=True,
+            rank_heading="traj. NLL",
+            not_applicable="not applicable: the posterior has no track labels (PHD/CPHD),"
+            " or the tracker was scored without --trajectory",
+            na_everywhere=True,
+            q_dependent=True,
+        ),
         Score("trajectory_nll_exact", better="lower"),
     ),
     posteriors=frozenset({"pmbm"}),
