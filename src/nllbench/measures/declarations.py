@@ -631,24 +631,6 @@ PTGOSPA = MeasureDeclaration(
     required=False,
 )
 
-CARDINALITY_ERROR = MeasureDeclaration(
-    "cardinality_error",
-    "the cardinality error |n_est - n_truth| of the point estimates",
-    "point",
-    (
-        _count("cardinality_error", "|point estimates - true objects|"),
-        _share("cardinality_error_mean", "mean |point estimates - true objects| over steps", RUN),
-    ),
-    scores=(
-        Score(
-            "cardinality_error_mean", "card. error", better="lower", leaderboard="card. error", column=True
-        ),
-    ),
-    step="nllbench.measures.point.cardinality_error:step",
-    run="nllbench.measures.point.cardinality_error:run",
-    required=False,
-)
-
 _WINDOW = ("trajectory_window",)
 
 TRAJECTORY_NLL = MeasureDeclaration(
@@ -713,7 +695,6 @@ MEASURES: tuple[MeasureDeclaration, ...] = (
     TRAJECTORY_NLL,
     PGOSPA,
     PTGOSPA,
-    CARDINALITY_ERROR,
 )
 
 
