@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,6 @@ from nllbench.store import SchemaError, read_metrics, write_metrics
 from nllbench.store import metrics as store_metrics
 
 DATA = Path(__file__).parent / "data"
-DOCS = Path(__file__).parent.parent / "docs" / "store.md"
 
 
 def _run_metrics(exact: bool = True):
@@ -158,19 +156,6 @@ def test_every_measure_of_a_metrics_file_is_declared_once_with_a_long_name():
 def test_an_undeclared_variable_is_not_written():
     with pytest.raises(ValueError, match="'nll_bogus': not declared in nllbench.measures.names"):
         store_metrics.encode_variables({"nll_bogus": (("step",), np.zeros(3))})
-
-
-def test_docs_list_every_metrics_variable_with_its_long_name():
-    """docs/store.md's metrics schema names every variable and shows its long name as the file does."""
-    text = DOCS.read_text()
-    section = text[text.index("### Metrics files") :]
-    section = section[: section.index("\n## ")]
-    for name, declared in METRICS_VARIABLES.items():
-        row = re.search(rf"^\| `{re.escape(name)}` \|.*$", section, re.MULTILINE)
-        assert row is not None, f"docs/store.md: no table row for {name!r}"
-        assert declared.long_name in row.group(0), (
-            f"docs/store.md: {name!r}: long name differs from the table"
-        )
 
 
 # ---------------------------------------------------------------------------

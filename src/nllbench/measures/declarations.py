@@ -15,8 +15,10 @@ the leaderboard's labels (:mod:`nllbench.pipeline.report`) and the identity
 measures of :mod:`nllbench.trackers.checks`.
 
 This module imports nothing but the NLL's term names (the engine declares them
-beside the NLL), so the store, the pipeline and the trackers read it without
-loading a numerical library beyond numpy.
+beside the NLL) and the kinds of declarations (:mod:`nllbench.measures.declaring`),
+so the store, the pipeline and the trackers read it without loading a numerical
+library beyond numpy. A measure's code (its ``step`` and ``run`` functions, its
+settings class) is named by ``"module:name"`` and imported when first used.
 
 Distances are GOSPA-type with cut-off c, order p and the Euclidean base distance on
 positions; "^p" marks the p-th-power terms whose sum is the measure to the p-th power.
@@ -24,198 +26,29 @@ positions; "^p" marks the p-th-power terms whose sum is the measure to the p-th 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
 from nllbench.engine.result import NLL_TERMS
 
-
-class MetricsVariable(NamedTuple):
-    """How one variable of a metrics file is described and stored.
-
-    :data:`nllbench.measures.names.METRICS_VARIABLES` maps every name to one.
-
-    long_name : str
-        CF ``long_name``. It names the unit where the ``units`` attribute cannot: "nats" for
-        negative log-likelihoods, "state units" for distances.
-    units : str or None
-        CF ``units`` (a UDUNITS string): ``"1"`` for dimensionless numbers (shares, scores, and
-        negative log-likelihoods, whose unit, the nat, has no UDUNITS symbol: UDUNITS reads
-        ``"nat"`` as nano-atmospheres). None: no ``units`` attribute, for counts and flags
-        (dimensionless, CF 3.1) and for distances, which are in the unit of the scenario's
-        state (not recorded by nllbench).
-    kind : str
-        ``"float"`` (float64), ``"count"`` (integers; int64 in memory) or ``"flag"`` (0/1,
-        int8 in memory, with CF ``flag_values`` and ``flag_meanings``).
-    flag_meanings : str
-        For a flag: the CF ``flag_meanings`` of 0 and 1, space separated.
-    """
-
-    long_name: str
-    units: str | None
-    kind: str = "float"
-    flag_meanings: str = ""
-
-
-@dataclass(frozen=True)
-class Variable:
-    """One variable of a metrics file, owned by one measure.
-
-    name : str
-        The variable's name in a metrics file.
-    described : MetricsVariable
-        Its CF description and kind.
-    dims : tuple of str
-        Its dimensions: ``("step",)`` per step, ``("step", "q")`` per step and Murty budget,
-        ``()`` per run, or its own (``("alpha",)``, ``("reliability_bin",)``, ...).
-    tabulated : bool
-        Whether the tables read it under its own name, generically: a per-step variable becomes
-        a series of the per-step cube, a per-run scalar a row of the per-run table (the
-        section's name tuples in :mod:`nllbench.measures.names`). False for auxiliary counts
-        and settings (``theorem1_excluded``, ``tgospa_gamma``, ...) and for variables the
-        tables read by hand (``nll_exact_value``, ``trajectory_nll_exact``).
-    """
-
-    name: str
-    described: MetricsVariable
-    dims: tuple[str, ...] = ("step",)
-    tabulated: bool = True
-
-
-#: Where a direction says a measure is better: lower, higher.
-DIRECTIONS = ("lower", "higher")
-
-
-@dataclass(frozen=True)
-class Score:
-    """One number per run the tables carry (a ``measure`` of the per-run table), with its presentation.
-
-    name : str
-        The ``measure`` of the per-run table: a run-level :class:`Variable` of the same name,
-        or a per-step one summed over steps (``tgospa_switches``), or a number read from
-        ``source``.
-    label : str
-        Its short name in figures (empty: the figures have none).
-    caption : str
-        Its name in captions' running text where the figures have no label (empty: the label).
-    axis : str
-        A figure axis label with the unit (empty: none).
-    better : str or None
-        ``"lower"`` or ``"higher"`` (:data:`DIRECTIONS`): compared in pairs and ranked
-        (tables/paired.csv, tables/ranking.csv). None: not ranked.
-    ideal : bool
-        A score whose ideal is a value, not an end (ANEES: the state dimension; a coverage:
-        its nominal level): compared in pairs, never ranked. Needs ``better`` None.
-    leaderboard : str
-        Its column heading in the report's leaderboard, which ranks it (empty: not in it).
-    q_dependent : bool
-        Whether it depends on the Murty budget Q (its rows carry Q; the others have q = 0).
-    needs_identities : bool
-        Whether it needs track identities: not applicable to a tracks table without ``id``
-        (its summary key is :data:`nllbench.trackers.checks.NA` there).
-    source : str
-        The variable of the same measure it is read from, where its name is none (``nll`` from
-        ``nll_mean``, ``switches`` from ``clear_total_switches``); empty: ``name``.
-    """
-
-    name: str
-    label: str = ""
-    caption: str = ""
-    axis: str = ""
-    better: str | None = None
-    ideal: bool = False
-    leaderboard: str = ""
-    q_dependent: bool = False
-    needs_identities: bool = False
-    source: str = ""
-
-
-#: The sections of a metrics file, in order: each section's variables are named by its tuples in
-#: :mod:`nllbench.measures.names` (``POINT_STEP_VARIABLES``, ``POINT_RUN``, ``THEOREM1_STEP``,
-#: ``MEASURE_RUN``, ``PROPER_STEP``, ``TRAJECTORY_RUN``, ...), which the store and the tables read.
-SECTIONS = ("nll", "point", "theorem1", "measure", "proper", "trajectory")
-
-#: The posterior families a measure may apply to: a Poisson point process (the PHD filter's), an
-#: i.i.d. cluster process (the CPHD filter's), a Poisson multi-Bernoulli mixture (PMB, PMBM, MBM).
-POSTERIORS = ("ppp", "iid_cluster", "pmbm")
-#: Point estimates: what every posterior family gives, and what every tracker's table is.
-EVERY_POSTERIOR = frozenset(POSTERIORS)
-
-
-@dataclass(frozen=True)
-class MeasureDeclaration:
-    """Everything nllbench knows of one measure, in one place.
-
-    name : str
-        The measure's name (its module's subject).
-    title : str
-        What it is, in a few words (docs, reviews).
-    section : str
-        The section of a metrics file its variables are written in (:data:`SECTIONS`).
-    variables : tuple of Variable
-        The metrics-file variables it owns, in the order they are written and tabulated.
-    scores : tuple of Score
-        Its per-run scores that carry a label, a direction or a leaderboard column.
-    posteriors : frozenset of str
-        The posterior families it applies to (:data:`POSTERIORS`); on the others its
-        variables are absent, never NaN.
-    needs_identities : bool
-        Whether it reads track identities (labels of the estimates or Bernoullis).
-    settings : tuple of str
-        The fields of :class:`nllbench.measures.run.evaluate.EvaluationSettings` it owns.
-    required : bool
-        Whether every metrics file has its variables. False for a measure computed only when
-        asked (the proper scores, the trajectory NLL) and for one added after metrics files were
-        written without it: the reader and the tables skip its variables where a file lacks
-        them (absent, never NaN), so older files still read.
-    """
-
-    name: str
-    title: str
-    section: str
-    variables: tuple[Variable, ...]
-    scores: tuple[Score, ...] = ()
-    posteriors: frozenset[str] = EVERY_POSTERIOR
-    needs_identities: bool = False
-    settings: tuple[str, ...] = ()
-    required: bool = True
-
-    def names(self, dims: tuple[str, ...] | None = None, tabulated: bool | None = None) -> tuple[str, ...]:
-        """The names of its variables (of dimensions ``dims``, tabulated or not, when given), in order."""
-        return tuple(
-            v.name
-            for v in self.variables
-            if (dims is None or v.dims == dims) and (tabulated is None or v.tabulated == tabulated)
-        )
-
-
-# --- the kinds of variables -------------------------------------------------------------------------
-
-STEP, STEP_Q, RUN, PER_Q = ("step",), ("step", "q"), (), ("q",)
-
-
-def _nats(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
-    """A negative log-likelihood (or a sum or difference of them): nats, CF units "1"."""
-    return Variable(name, MetricsVariable(f"{long_name} (nats)", "1"), dims, tabulated)
-
-
-def _length(name: str, long_name: str, dims=STEP, tabulated: bool = True, power: bool = False) -> Variable:
-    """A distance (``power``: a sum of distances to the p-th power) in the scenario's state units."""
-    unit = f"(state units{'^p' if power else ''})"
-    return Variable(name, MetricsVariable(f"{long_name} {unit}", None), dims, tabulated)
-
-
-def _count(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
-    return Variable(name, MetricsVariable(long_name, None, "count"), dims, tabulated)
-
-
-def _share(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
-    return Variable(name, MetricsVariable(long_name, "1"), dims, tabulated)
-
-
-def _flag(name: str, long_name: str, meanings: str, dims=STEP, tabulated: bool = True) -> Variable:
-    return Variable(name, MetricsVariable(long_name, None, "flag", meanings), dims, tabulated)
-
+# the kinds of declarations and of variables, re-exported: declarations.Score, declarations.RUN, ...
+from nllbench.measures.declaring import (  # noqa: F401
+    DIRECTIONS,
+    EVERY_POSTERIOR,
+    PER_Q,
+    POSTERIORS,
+    RUN,
+    SECTIONS,
+    STEP,
+    STEP_Q,
+    MeasureDeclaration,
+    MetricsVariable,
+    Score,
+    Variable,
+    _count,
+    _flag,
+    _length,
+    _nats,
+    _share,
+    resolve,
+)
 
 #: The coordinates every metrics file has (the measures' own coordinates are declared with them).
 COORDINATES = (
@@ -268,6 +101,7 @@ NLL = MeasureDeclaration(
         Score("nll_exact", better="lower", source="nll_exact_value"),
     ),
     settings=("qs", "marginal", "budget", "exact"),
+    settings_class="nllbench.measures.run.settings:NLLSettings",
 )
 
 GOSPA = MeasureDeclaration(
@@ -288,9 +122,12 @@ GOSPA = MeasureDeclaration(
             axis="GOSPA per step (position units)",
             better="lower",
             leaderboard="GOSPA",
+            column=True,
         ),
     ),
     settings=("cutoff", "p"),
+    settings_class="nllbench.measures.run.settings:GOSPASettings",
+    step="nllbench.measures.run.stepwise:gospa_step",
 )
 
 OSPA = MeasureDeclaration(
@@ -299,6 +136,7 @@ OSPA = MeasureDeclaration(
     "point",
     (_length("ospa", "OSPA of the point estimates"), _length("ospa_mean", "mean OSPA over steps", RUN)),
     scores=(Score("ospa_mean", "OSPA", better="lower"),),
+    step="nllbench.measures.run.stepwise:ospa_step",
 )
 
 COUNTS = MeasureDeclaration(
@@ -306,6 +144,7 @@ COUNTS = MeasureDeclaration(
     "the numbers of true objects and point estimates per step",
     "point",
     (_count("n_truth", "true objects"), _count("n_estimates", "point estimates")),
+    step="nllbench.measures.run.stepwise:counts_step",
 )
 
 CLEAR_MOT = MeasureDeclaration(
@@ -333,6 +172,7 @@ CLEAR_MOT = MeasureDeclaration(
             axis="MOTA (fraction)",
             better="higher",
             leaderboard="MOTA",
+            column=True,
             needs_identities=True,
         ),
         Score("motp", "MOTP", better="lower"),
@@ -340,6 +180,7 @@ CLEAR_MOT = MeasureDeclaration(
     ),
     needs_identities=True,
     settings=("threshold", "strict_threshold", "clear_rule", "distance", "distance_dims"),
+    settings_class="nllbench.measures.run.settings:MatchingSettings",
 )
 
 IDENTITY = MeasureDeclaration(
@@ -354,7 +195,9 @@ IDENTITY = MeasureDeclaration(
         _count("idfp", "identity false positives IDFP", RUN, False),
         _count("idfn", "identity false negatives IDFN", RUN, False),
     ),
-    scores=(Score("idf1", "IDF1", caption="IDF1", better="higher", needs_identities=True),),
+    scores=(
+        Score("idf1", "IDF1", caption="IDF1", axis="IDF1 (fraction)", better="higher", needs_identities=True),
+    ),
     needs_identities=True,
 )
 
@@ -370,6 +213,8 @@ THEOREM1 = MeasureDeclaration(
         _nats("theorem1_max_abs_difference", "Theorem 1 largest absolute difference of the sides", RUN),
     ),
     settings=("theorem_rho", "theorem_scale"),
+    settings_class="nllbench.measures.run.settings:Theorem1Settings",
+    step="nllbench.measures.run.stepwise:theorem1_step",
 )
 
 TGOSPA = MeasureDeclaration(
@@ -387,12 +232,13 @@ TGOSPA = MeasureDeclaration(
         _count("tgospa_n_half_switches", "trajectory GOSPA half switches", RUN, False),
     ),
     scores=(
-        Score("tgospa", "T-GOSPA", better="lower", needs_identities=True),
+        Score("tgospa", "T-GOSPA", better="lower", column=True, needs_identities=True),
         Score("tgospa_switches", needs_identities=True),
         Score("tgospa_localization", caption="T-GOSPA localisation"),
     ),
     needs_identities=True,
     settings=("tgospa_gamma",),
+    settings_class="nllbench.measures.run.settings:TGOSPASettings",
 )
 
 HOTA = MeasureDeclaration(
@@ -414,13 +260,14 @@ HOTA = MeasureDeclaration(
         _count("hota_fp", "HOTA false positives at alpha", ("alpha",), False),
     ),
     scores=(
-        Score("hota", "HOTA", better="higher", needs_identities=True),
+        Score("hota", "HOTA", axis="HOTA (fraction)", better="higher", column=True, needs_identities=True),
         Score("deta", caption="DetA", better="higher"),
         Score("assa", caption="AssA", better="higher", needs_identities=True),
         Score("loca", better="higher"),
     ),
     needs_identities=True,
     settings=("hota_threshold",),
+    settings_class="nllbench.measures.run.settings:HOTASettings",
 )
 
 CALIBRATION = MeasureDeclaration(
@@ -491,8 +338,9 @@ ENERGY_SCORE = MeasureDeclaration(
         _share("energy_score_mean", "mean set energy score over steps", RUN),
         _share("energy_score_mean_se", "Monte Carlo standard error of energy_score_mean", RUN),
     ),
-    scores=(Score("energy_score_mean", "energy score", better="lower"),),
+    scores=(Score("energy_score_mean", "energy score", axis="energy score per step", better="lower"),),
     settings=("proper_scores", "kernel_cov", "energy_samples"),
+    settings_class="nllbench.measures.run.settings:ProperScoreSettings",
     required=False,
 )
 
@@ -504,7 +352,9 @@ INTENSITY_SCORE = MeasureDeclaration(
         _share("intensity_score", "quadratic intensity score of the posterior at the truth"),
         _share("intensity_score_mean", "mean quadratic intensity score over steps", RUN),
     ),
-    scores=(Score("intensity_score_mean", "intensity score", better="lower"),),
+    scores=(
+        Score("intensity_score_mean", "intensity score", axis="intensity score per step", better="lower"),
+    ),
     required=False,
 )
 
@@ -516,7 +366,15 @@ CARDINALITY_RPS = MeasureDeclaration(
         _share("cardinality_rps", "ranked probability score of the cardinality at the true count"),
         _share("cardinality_rps_mean", "mean cardinality ranked probability score over steps", RUN),
     ),
-    scores=(Score("cardinality_rps_mean", "card. RPS", better="lower"),),
+    scores=(
+        Score(
+            "cardinality_rps_mean",
+            "card. RPS",
+            caption="cardinality RPS",
+            axis="cardinality RPS per step",
+            better="lower",
+        ),
+    ),
     required=False,
 )
 
@@ -539,6 +397,9 @@ PGOSPA = MeasureDeclaration(
             axis="P-GOSPA per step (position units)",
             better="lower",
             leaderboard="P-GOSPA",
+            column=True,
+            not_applicable="not applicable: P-GOSPA scores multi-Bernoulli posteriors; a PHD/CPHD"
+            " posterior has none (docs/pgospa.md)",
         ),
     ),
     posteriors=frozenset({"pmbm"}),
@@ -594,7 +455,18 @@ TRAJECTORY_NLL = MeasureDeclaration(
         _nats("trajectory_window_nll_lower", "lower bound on the window's exact trajectory NLL", _WINDOW),
     ),
     scores=(
-        Score("trajectory_nll", better="lower", leaderboard="trajectory NLL", q_dependent=True),
+        Score(
+            "trajectory_nll",
+            axis="trajectory NLL per run (nats)",
+            better="lower",
+            leaderboard="trajectory NLL",
+            column=True,
+            rank_heading="traj. NLL",
+            not_applicable="not applicable: the posterior has no track labels (PHD/CPHD),"
+            " or the tracker was scored without --trajectory",
+            na_everywhere=True,
+            q_dependent=True,
+        ),
         Score("trajectory_nll_exact", better="lower"),
     ),
     posteriors=frozenset({"pmbm"}),
@@ -622,6 +494,11 @@ MEASURES: tuple[MeasureDeclaration, ...] = (
     PGOSPA,
     PTGOSPA,
 )
+
+
+def stepwise_measures() -> tuple[MeasureDeclaration, ...]:
+    """The measures computed step by step through their declaration's ``step`` function, in order."""
+    return tuple(m for m in MEASURES if m.step)
 
 
 def measures_of(section: str) -> tuple[MeasureDeclaration, ...]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nllbench.measures.declarations import declared_scores
+from nllbench.measures.declarations import declared_scores, measures_of
 from nllbench.measures.names import NLL_TERM_MEASURES, PROPER_SCORES
 from nllbench.pipeline.report_notes import (
     SETTING,
@@ -42,18 +42,22 @@ TERM_MEANING = {
 }
 #: The leaderboard's column headings (the ranked measures' declarations).
 LABEL = {s.name: s.leaderboard for s in declared_scores() if s.leaderboard}
+#: The scores with a mean [95 % CI] column in the leaderboard, in declaration order (beside the NLL's).
+COLUMNS = tuple(s for s in declared_scores() if s.column)
+#: The leaderboard's "n/a" cell of a score a filter has none of, with why (its declaration's words).
+NOT_APPLICABLE = {
+    s.name: f'<td data-sort="" title="{html.escape(s.not_applicable)}">n/a</td>'
+    for s in declared_scores()
+    if s.not_applicable
+}
 #: The leaderboard cell of a filter without a trajectory NLL (a PHD/CPHD: no track labels).
-TRAJECTORY_NA = (
-    '<td data-sort="" title="not applicable: the posterior has no track labels (PHD/CPHD),'
-    ' or the tracker was scored without --trajectory">n/a</td>'
-)
+TRAJECTORY_NA = NOT_APPLICABLE["trajectory_nll"]
 #: The leaderboard's P-GOSPA cell of a filter without one: a PHD/CPHD posterior has no Bernoulli.
-PGOSPA_NA = (
-    '<td data-sort="" title="not applicable: P-GOSPA scores multi-Bernoulli posteriors; a PHD/CPHD'
-    ' posterior has none (docs/pgospa.md)">n/a</td>'
-)
+PGOSPA_NA = NOT_APPLICABLE["pgospa_mean"]
 #: The heading of a ranked measure's rank column where it is shorter than its label.
-RANK_HEADING = {"trajectory_nll": "traj. NLL"}
+RANK_HEADING = {s.name: s.rank_heading for s in declared_scores() if s.rank_heading}
+#: Scores whose "n/a" stands even where no filter has them.
+_NA_EVERYWHERE = frozenset(s.name for s in declared_scores() if s.na_everywhere)
 #: After the name of a filter without lasting track identities: a link to the note that explains it.
 IDENTITY_MARK = ' <a href="#identities" title="no lasting track identities">†</a>'
 
@@ -264,22 +268,23 @@ def short_setting(setting, settings) -> str:
 
 
 def leaderboard_html(summary, ranks, q: int, styles) -> str:
-    """The filter x setting table: NLL median [IQR] and mean [95 % CI]; GOSPA, MOTA, T-GOSPA and HOTA
-    mean [CI] ("–" where the metrics files predate T-GOSPA/HOTA); the trajectory NLL mean [CI]
-    ("n/a" for a filter without track labels); P-GOSPA mean [CI] ("n/a" for a PHD/CPHD filter, "–"
-    where the metrics files predate it); a rank per ranked measure."""
+    """The filter x setting table: NLL median [IQR] and mean [95 % CI]; the mean [CI] of each score
+    declared with a column (GOSPA, MOTA, T-GOSPA, HOTA, the trajectory NLL, P-GOSPA; "–" where the
+    metrics files predate it, "n/a" where it does not apply: a declared ``not_applicable``, e.g. the
+    trajectory NLL of a filter without track labels, P-GOSPA of a PHD/CPHD filter); a rank per ranked
+    measure."""
     settings, filters = settings_and_filters(summary)
     from nllbench.pipeline.plots.captions import NO_IDENTITY, infinite_reason
 
     head = (
         "<tr><th class=l>setting</th><th class=l>filter</th><th>NLL median<br>[IQR]</th>"
-        "<th>NLL mean<br>[95 % CI]</th><th>GOSPA mean<br>[95 % CI]</th><th>MOTA mean<br>[95 % CI]</th>"
-        "<th>T-GOSPA mean<br>[95 % CI]</th><th>HOTA mean<br>[95 % CI]</th>"
-        "<th>trajectory NLL mean<br>[95 % CI]</th><th>P-GOSPA mean<br>[95 % CI]</th>"
+        "<th>NLL mean<br>[95 % CI]</th>"
+        + "".join(f"<th>{s.leaderboard or s.label} mean<br>[95 % CI]</th>" for s in COLUMNS)
         + "".join(f"<th>rank<br>{RANK_HEADING.get(m, LABEL[m])}</th>" for m in RANKED)
         + "</tr>"
     )
-    has_pgospa = "pgospa_mean" in set(summary["measure"])
+    present = set(summary["measure"])
+    na = {m: cell for m, cell in NOT_APPLICABLE.items() if m in present or m in _NA_EVERYWHERE}
     body = []
     for setting in settings:
         for f in filters:
@@ -288,15 +293,15 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 continue
             where = dict(zip(SETTING, setting, strict=True))
             why = infinite_reason(summary, f, q, where) if int(nll["n_infinite"]) else ""
-            gospa, mota = _row(summary, setting, f, "gospa_mean", 0), _row(summary, setting, f, "mota", 0)
-            tgospa, hota = _row(summary, setting, f, "tgospa", 0), _row(summary, setting, f, "hota", 0)
-            traj = _row(summary, setting, f, "trajectory_nll", q)
-            pgospa = _row(summary, setting, f, "pgospa_mean", 0)
+            cells = []
+            for s in COLUMNS:
+                row = _row(summary, setting, f, s.name, q if s.q_dependent else 0)
+                cells.append(na[s.name] if row is None and s.name in na else _stat_cell(row, *_MEAN_CI))
             rank_cells = []
             for m in RANKED:
                 r = _rank(ranks, setting, f, m, q if m in Q_MEASURES else 0)
-                if r is None and m == "trajectory_nll":
-                    rank_cells.append(TRAJECTORY_NA)
+                if r is None and m in _NA_EVERYWHERE:
+                    rank_cells.append(NOT_APPLICABLE[m])
                     continue
                 cls = " class=best" if r == 1 else ""
                 rank_cells.append(
@@ -308,27 +313,21 @@ def leaderboard_html(summary, ranks, q: int, styles) -> str:
                 f"{html.escape(short_setting(setting, settings))}</td>{_filter_cell(f, styles, mark)}"
                 + _stat_cell(nll, "median", "q25", "q75", why)
                 + _stat_cell(nll, "mean", "ci95_low", "ci95_high", why)
-                + _stat_cell(gospa, "mean", "ci95_low", "ci95_high")
-                + _stat_cell(mota, "mean", "ci95_low", "ci95_high")
-                + _stat_cell(tgospa, "mean", "ci95_low", "ci95_high")
-                + _stat_cell(hota, "mean", "ci95_low", "ci95_high")
-                + (TRAJECTORY_NA if traj is None else _stat_cell(traj, "mean", "ci95_low", "ci95_high"))
-                + (
-                    PGOSPA_NA
-                    if pgospa is None and has_pgospa
-                    else _stat_cell(pgospa, "mean", "ci95_low", "ci95_high")
-                )
+                + "".join(cells)
                 + "".join(rank_cells)
                 + "</tr>"
             )
     return f"<table class=sortable id=leaderboard><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
 
-#: The proper scores' columns of :func:`proper_scores_html`: (measure, heading).
-PROPER_COLUMNS = (
-    ("energy_score_mean", "energy score"),
-    ("intensity_score_mean", "intensity score"),
-    ("cardinality_rps_mean", "cardinality RPS"),
+#: A mean [95 % CI] cell's columns of the summary table.
+_MEAN_CI = ("mean", "ci95_low", "ci95_high")
+
+
+#: The proper scores' columns of :func:`proper_scores_html`: (measure, heading), their declarations'
+#: names in running text (the caption, else the label).
+PROPER_COLUMNS = tuple(
+    (s.name, s.caption or s.label) for m in measures_of("proper") for s in m.scores if s.better is not None
 )
 
 

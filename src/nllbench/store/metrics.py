@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from nllbench.measures.declarations import COORDINATES, MEASURES, STEP, measures_of, stepwise_measures
 from nllbench.measures.names import (
     METRIC_STEP_VARIABLES,
     METRICS_VARIABLES,
@@ -38,23 +39,11 @@ from nllbench.store._netcdf import (
     write_classic,
 )
 
-#: The dimensions (names, in order) of each metrics variable that has any; every other variable of
-#: :data:`~nllbench.measures.names.METRICS_VARIABLES` is a scalar. The same in every schema version.
+#: The dimensions (names, in order) of each metrics variable that has any, as its measure declares
+#: them; every other variable of :data:`~nllbench.measures.names.METRICS_VARIABLES` is a scalar.
+#: The same in every schema version.
 _NONSCALAR_DIMS: dict[str, tuple[str, ...]] = {
-    **{name: (name,) for name in ("step", "q", "alpha", "reliability_bin", "nees_pit_bin")},
-    **dict.fromkeys((*(f"nll_{t}" for t in NLL_STEP), "nll_exact"), ("step", "q")),
-    **dict.fromkeys(
-        (*METRIC_STEP_VARIABLES, *PROPER_STEP, "nll_exact_value", "nll_exact_available"), ("step",)
-    ),
-    **dict.fromkeys(("nll_mean", "nll_finite_mean", "nll_infinite_steps"), ("q",)),
-    **dict.fromkeys(
-        ("hota_alpha", "deta_alpha", "assa_alpha", "loca_alpha", "hota_tp", "hota_fn", "hota_fp"), ("alpha",)
-    ),
-    **dict.fromkeys(
-        ("reliability_count", "reliability_r_sum", "reliability_explained"), ("reliability_bin",)
-    ),
-    "nees_pit_count": ("nees_pit_bin",),
-    **dict.fromkeys(TRAJECTORY_WINDOW, ("trajectory_window",)),
+    v.name: v.dims for v in (*COORDINATES, *(v for m in MEASURES for v in m.variables)) if v.dims
 }
 #: Every variable of a metrics file as read (:func:`read_metrics`, any schema version): its
 #: dimensions, in order, and kind of values in memory (floats; counts and flags as integers), the
@@ -87,6 +76,7 @@ def write_metrics(metrics, path: str | os.PathLike, attrs: dict | None = None) -
     data.update(_proper_variables(metrics))
     data.update(_trajectory_variables(metrics))
     data.update(_pgospa_variables(metrics))
+    data.update(_stepwise_variables(metrics, data))
     data["step"] = (("step",), np.arange(metrics.steps))
     data["q"] = (("q",), np.array(metrics.qs, dtype=np.int64))
     # scipy's classic writer without xarray: the same bytes, xarray and pandas left unimported
@@ -190,30 +180,44 @@ def _nll_variables(metrics) -> dict:
 
 
 def _point_variables(metrics) -> dict:
-    """Per-step GOSPA, OSPA, counts, CLEAR MOT frame counts, Theorem 1 check and exact NLL."""
+    """Per-step variables of the point and Theorem 1 sections (GOSPA, OSPA, counts, CLEAR MOT frame
+    counts, the Theorem 1 check, in declaration order) and the exact NLL."""
     c = metrics.clear
-    per_step = {
-        "gospa": metrics.gospa,
-        "gospa_localization": metrics.gospa_localization,
-        "gospa_missed": metrics.gospa_missed,
-        "gospa_false": metrics.gospa_false,
-        "ospa": metrics.ospa,
-        "n_truth": metrics.n_truth,
-        "n_estimates": metrics.n_estimates,
+    clear = {
         "clear_matches": c.frame_matches,
         "clear_misses": c.frame_misses,
         "clear_false_positives": c.frame_false_positives,
         "clear_switches": c.frame_switches,
         "clear_distance_sum": c.frame_distance_sum,
-        "theorem1_lhs": metrics.theorem1_lhs,
-        "theorem1_rhs": metrics.theorem1_rhs,
-        "theorem1_difference": metrics.theorem1_difference,
-        "theorem1_excluded": metrics.theorem1_excluded,
     }
-    data = {name: (("step",), np.asarray(arr)) for name, arr in per_step.items()}
+    data = {}
+    for m in (*measures_of("point"), *measures_of("theorem1")):
+        arrays = {**clear, **metrics.stepwise.get(m.name, {})}
+        for name in m.names(STEP):
+            if name in arrays:
+                data[name] = (STEP, np.asarray(arrays[name]))
     if metrics.nll_exact_value is not None:
         data["nll_exact_value"] = (("step",), metrics.nll_exact_value)
         data["nll_exact_available"] = (("step",), metrics.nll_exact_available.astype(np.int8))
+    return data
+
+
+def _stepwise_variables(metrics, written: dict) -> dict:
+    """The variables of every stepwise measure (``MeasureDeclaration.step``) not in ``written``: its
+    per-step arrays and its run-level values (``MeasureDeclaration.run``), with their declared dimensions."""
+    data = {}
+    run = metrics.run_values()
+    for m in stepwise_measures():
+        arrays = metrics.stepwise.get(m.name)
+        if arrays is None:  # it does not apply to the run: absent, never NaN
+            continue
+        for v in m.variables:
+            if v.name in written:
+                continue
+            if v.name in arrays:
+                data[v.name] = (v.dims, np.asarray(arrays[v.name]))
+            elif v.name in run:
+                data[v.name] = (v.dims, np.asarray(run[v.name]))
     return data
 
 
@@ -226,7 +230,8 @@ def _run_variables(metrics) -> dict:
         "nll_finite_mean": (("q",), np.array([summary[f"nll_finite_mean_q{q}"] for q in metrics.qs])),
         "nll_infinite_steps": (("q",), (~np.isfinite(values)).sum(axis=0).astype(np.int64)),
     }
-    for name in POINT_RUN:
+    declared = metrics.run_values()  # the stepwise measures' own: written by _stepwise_variables
+    for name in (n for n in POINT_RUN if n not in declared):
         key = {"gospa_mean": "gospa", "ospa_mean": "ospa"}.get(name, name)
         data[name] = ((), float(summary[key]))
     c, ident = metrics.clear, metrics.identity

@@ -46,9 +46,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections import namedtuple
-from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -56,18 +55,15 @@ from nllbench.engine.nll import nll, nll_many
 from nllbench.engine.transforms import POSITION, marginal, scale_covariances, temper_existence
 from nllbench.filters.estimates import estimate, expected_cardinality
 from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, cardinality_score, step_counts
-from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1
+from nllbench.measures.declarations import stepwise_measures
 from nllbench.measures.names import NLL_STEP
-from nllbench.measures.point.metrics import (
-    ClearMOTResult,
-    IdentityResult,
-    gospa,
-    ospa,
-)
+from nllbench.measures.point.metrics import ClearMOTResult, IdentityResult
 from nllbench.measures.run.probabilistic import PGOSPASteps, applies, distance_marginal, run_measures
 from nllbench.measures.run.probabilistic import step_bernoullis as pgospa_step
 from nllbench.measures.run.run_sequence import fresh_identities, sequence_measures
 from nllbench.measures.run.settings import DISTANCES, EvaluationSettings  # noqa: F401 (re-exported)
+from nllbench.measures.run.stepwise import StepView, run_arrays, step_values
+from nllbench.measures.run.stepwise import run_values as stepwise_run_values
 from nllbench.measures.scores.proper_run import ProperScores, step_proper_scores
 from nllbench.measures.tracks.hota import HOTAResult
 from nllbench.measures.tracks.ptgospa import PTGOSPAResult
@@ -80,11 +76,14 @@ class RunMetrics:
 
     nll : dict term -> (K, Q) float, terms "value", "lower", "upper" and
         the decomposition (see :data:`nllbench.measures.names.NLL_TERMS`); nll_exact : (K, Q) bool.
-    gospa, gospa_localization, gospa_missed, gospa_false, ospa : (K,)
-    n_truth, n_estimates : (K,) int
     clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
-    theorem1_lhs, theorem1_rhs, theorem1_difference : (K,); theorem1_excluded : (K,) int
     seconds : wall time of the evaluation; nll_seconds : of which the Murty NLL for all Q
+    stepwise : measure name -> {variable: (K,) array} of every measure computed step by step
+        through its declaration (:mod:`nllbench.measures.run.stepwise`; those that apply to the
+        run). Each variable is an attribute too: ``gospa``, ``gospa_localization``,
+        ``gospa_missed``, ``gospa_false``, ``ospa`` (K,); ``n_truth``, ``n_estimates`` (K,) int;
+        ``theorem1_lhs``, ``theorem1_rhs``, ``theorem1_difference`` (K,);
+        ``theorem1_excluded`` (K,) int; and those of any measure declared since.
     tgospa : trajectory GOSPA of the estimates (per-frame decomposition inside)
     hota : HOTA of the estimates
     calibration : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CalibrationCounts`
@@ -101,21 +100,11 @@ class RunMetrics:
     qs: tuple[int, ...]
     nll: dict[str, np.ndarray]
     nll_exact: np.ndarray
-    gospa: np.ndarray
-    gospa_localization: np.ndarray
-    gospa_missed: np.ndarray
-    gospa_false: np.ndarray
-    ospa: np.ndarray
-    n_truth: np.ndarray
-    n_estimates: np.ndarray
     clear: ClearMOTResult
     identity: IdentityResult
-    theorem1_lhs: np.ndarray
-    theorem1_rhs: np.ndarray
-    theorem1_difference: np.ndarray
-    theorem1_excluded: np.ndarray
     seconds: float
     settings: EvaluationSettings
+    stepwise: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
     nll_exact_value: np.ndarray | None = None
     nll_exact_available: np.ndarray | None = None
     nll_seconds: float = 0.0
@@ -129,9 +118,24 @@ class RunMetrics:
     pgospa: PGOSPASteps | None = None
     ptgospa: PTGOSPAResult | None = None
 
+    def __getattr__(self, name: str):
+        """A stepwise measure's per-step array by its variable's name (``metrics.gospa``, ...)."""
+        for arrays in self.__dict__.get("stepwise", {}).values():
+            if name in arrays:
+                return arrays[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def run_values(self) -> dict:
+        """The run-level values of the stepwise measures that declare a ``run`` function, by variable."""
+        row: dict = {}
+        for m in stepwise_measures():
+            if m.name in self.stepwise:
+                row.update(stepwise_run_values(m, self.stepwise[m.name], self.settings))
+        return row
+
     @property
     def steps(self) -> int:
-        return self.gospa.shape[0]
+        return self.nll_exact.shape[0]
 
     def calibration_total(self) -> CalibrationCounts:
         """The run's calibration counts: the per-step counts pooled."""
@@ -183,6 +187,7 @@ class RunMetrics:
             row["pgospa"] = self.pgospa.mean
         if self.ptgospa is not None:
             row.update(ptgospa=self.ptgospa.value, ptgospa_switches=self.ptgospa.switches)
+        row.update(self.run_values())
         return row
 
 
@@ -287,7 +292,6 @@ def evaluate_runs(
     t0 = time.perf_counter()
     lo = np.asarray(fov_low, dtype=float)
     hi = np.asarray(fov_high, dtype=float)
-    scale = first.theorem_scale or scale_for_k_equal_rho(first.theorem_rho, lo.size)
     groups = _scale_groups(settings)
     calibrated = {s: {st.qs[-1] for st in settings if st.cov_scale == s} for s in groups}
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
@@ -309,7 +313,7 @@ def evaluate_runs(
                 propers[s].append(step)
                 rps = step.rps
                 proper_seconds[s] += time.perf_counter() - t_proper
-        steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi, scale)))
+        steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi)))
         bernoullis = bernoullis if applies(density) else None
         if bernoullis is not None:  # P-GOSPA at every covariance scale (docs/pgospa.md)
             e = distance_marginal(probed(density, replace(first, cov_scale=1.0)), first.distance_dims)
@@ -366,8 +370,6 @@ def _scale_groups(settings: list[EvaluationSettings]) -> dict[float, tuple[tuple
 #: What a run keeps of one step's NLL at each Q, GOSPA and Theorem 1 check: the numbers its arrays take
 #: (an NLLResult also holds its best association; a Theorem1Result its NLL and GOSPA results).
 _NLL_FIELDS = (*NLL_STEP, "exact")
-_GOSPARow = namedtuple("_GOSPARow", ("value", "localization", "missed", "false"))
-_Theorem1Row = namedtuple("_Theorem1Row", ("lhs", "rhs", "difference"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,10 +395,7 @@ class _StepPoints:
     truth_points: np.ndarray  # (n, e) the truth on the distance columns (e = distance_dims)
     points: np.ndarray  # (m, e) the estimates on them
     covs: np.ndarray | None  # (m, e, e) the estimates' covariance blocks there (None: not Gaussian)
-    gospa: _GOSPARow  # on the distance columns
-    ospa: float
-    theorem1: _Theorem1Row  # on the truth inside the field of view
-    theorem1_excluded: int
+    values: dict  # measure -> {variable: number}: the stepwise measures' values (stepwise.step_values)
 
 
 def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
@@ -442,12 +441,11 @@ def _step_nll(
     return _StepNLL(qs, rows, card, calibration, exact_value, seconds)
 
 
-def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, scale) -> _StepPoints:
-    """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and their measures."""
+def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi) -> _StepPoints:
+    """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and the stepwise measures."""
     density = probed(density, replace(settings, cov_scale=1.0))
     states, labels, covs = _step_estimates(density, k, estimates, settings)
     empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
-    pos, truth_pos = states[:, list(POSITION)], X[:, list(POSITION)]
     e = settings.distance_dims
     if e > X.shape[1]:
         raise ValueError(f"distance_dims: expected at most {X.shape[1]} (the state dimension), got {e}")
@@ -457,9 +455,7 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi,
         raise ValueError(
             f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
         )
-    inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
-    g = gospa(pts, truth_pts, c=settings.cutoff, p=settings.p)
-    t1 = theorem1(pos, truth_pos[inside], lo, hi, settings.theorem_rho, scale)
+    view = StepView(k, density, X, truth_pts, pts, states, labels, lo, hi, settings)
     return _StepPoints(
         states,
         labels,
@@ -467,10 +463,7 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi,
         truth_pts,
         pts,
         None if covs is None else covs[:, :e, :e],
-        _GOSPARow(g.value, g.localization, g.missed, g.false),
-        ospa(pts, truth_pts, c=settings.cutoff, p=settings.p).value,
-        _Theorem1Row(t1.lhs, t1.rhs, t1.difference),
-        int((~inside).sum()),
+        step_values(view),
     )
 
 
@@ -482,8 +475,8 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
     points = [pt for _, pt in steps]
     last = settings.qs[-1]  # calibration and the exact NLL's fallback: at the largest Q
 
-    def per_step(get, dtype=float, of=points):
-        return np.array([get(x) for x in of], dtype=dtype).reshape(K)
+    def per_step(get, dtype=float):
+        return np.array([get(x) for x in nlls], dtype=dtype).reshape(K)
 
     def per_step_q(name, dtype=float):
         j = _NLL_FIELDS.index(name)
@@ -494,33 +487,25 @@ def _run_metrics(steps, settings: EvaluationSettings, sequence, seconds: float) 
     def exact(n):
         return n.nll[n.qs.index(last), 0] if n.exact_value is None else n.exact_value  # 0: "value"
 
+    values = [pt.values for pt in points]
+    stepwise = {m.name: run_arrays(m, values) for m in stepwise_measures()}
     return RunMetrics(
-        settings.qs,
-        {name: per_step_q(name) for name in NLL_STEP},
-        per_step_q("exact", bool),
-        per_step(lambda pt: pt.gospa.value),
-        per_step(lambda pt: pt.gospa.localization),
-        per_step(lambda pt: pt.gospa.missed),
-        per_step(lambda pt: pt.gospa.false),
-        per_step(lambda pt: pt.ospa),
-        per_step(lambda pt: pt.truth_points.shape[0], np.int64),
-        per_step(lambda pt: pt.states.shape[0], np.int64),
-        clear,
-        identity,
-        per_step(lambda pt: pt.theorem1.lhs),
-        per_step(lambda pt: pt.theorem1.rhs),
-        per_step(lambda pt: pt.theorem1.difference),
-        per_step(lambda pt: pt.theorem1_excluded, np.int64),
-        seconds,
-        settings,
-        per_step(exact, of=nlls) if settings.exact else None,
-        per_step(lambda n: n.exact_value is not None, bool, of=nlls) if settings.exact else None,
-        sum(n.seconds for n in nlls),
-        tgospa_result,
-        hota_result,
-        tuple(n.calibration[last] for n in nlls),
-        tuple(n.cardinality for n in nlls),
-        sum(pt.estimator_empty for pt in points),
+        qs=settings.qs,
+        nll={name: per_step_q(name) for name in NLL_STEP},
+        nll_exact=per_step_q("exact", bool),
+        clear=clear,
+        identity=identity,
+        seconds=seconds,
+        settings=settings,
+        stepwise={name: arrays for name, arrays in stepwise.items() if arrays is not None},
+        nll_exact_value=per_step(exact) if settings.exact else None,
+        nll_exact_available=per_step(lambda n: n.exact_value is not None, bool) if settings.exact else None,
+        nll_seconds=sum(n.seconds for n in nlls),
+        tgospa=tgospa_result,
+        hota=hota_result,
+        calibration=tuple(n.calibration[last] for n in nlls),
+        cardinality=tuple(n.cardinality for n in nlls),
+        estimator_empty_steps=sum(pt.estimator_empty for pt in points),
     )
 
 

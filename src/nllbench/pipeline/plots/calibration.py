@@ -44,7 +44,7 @@ def fig_calibration(summary, q: int | None = None):
             ax.minorticks_off()
             ax.set_xlabel("covariance scale s (1: the filter's own)")
             ax.set_ylabel(style.AXIS_LABEL[measure])
-            name = f"NLL (Q = {q})" if measure == "nll" else "GOSPA"
+            name = f"NLL (Q = {q})" if measure == "nll" else style.MEASURE_LABEL[measure]
             ax.set_title(f"{name}, clutter {clutter:g}", fontsize=8)
     handles, labels = [], []
     for h, label in zip(*axes[0][0].get_legend_handles_labels(), strict=True):

@@ -26,7 +26,10 @@ def fig_vs_clutter(summary, q: int):
     plt, _ = style.pyplot()
     styles = style.filter_styles(summary["filter"].unique())
     fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.9), constrained_layout=True)
-    panels = (("nll", q, style.ROBUST, f"NLL (Q = {q})"), ("gospa_mean", 0, style.MEAN, "GOSPA"))
+    panels = (
+        ("nll", q, style.ROBUST, f"NLL (Q = {q})"),
+        ("gospa_mean", 0, style.MEAN, style.MEASURE_LABEL["gospa_mean"]),
+    )
     for ax, (measure, qq, kind, title) in zip(axes, panels, strict=True):
         data = style.pick(summary, measure=measure, q=qq, cov_scale=1.0)
         style.draw_series(ax, data, "clutter", styles, kind, at="clutter", every="every clutter rate")

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import nllbench.pipeline.plots.style as style
+from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import PROPER_SCORES
 
-#: The panels of :func:`fig_proper_scores`: (measure, its summary, title, y label).
-PROPER_PANELS = (
-    ("energy_score_mean", style.MEAN, "set energy score", "energy score per step"),
-    ("intensity_score_mean", style.MEAN, "intensity score", "intensity score per step"),
-    ("cardinality_rps_mean", style.MEAN, "cardinality RPS", "cardinality RPS per step"),
+#: The panels of :func:`fig_proper_scores`: (measure, its summary, title, y label: its declaration's axis).
+PROPER_PANELS = tuple(
+    (m, style.MEAN, title, style.AXIS_LABEL[m])
+    for m, title in (
+        ("energy_score_mean", "set energy score"),
+        ("intensity_score_mean", "intensity score"),
+        ("cardinality_rps_mean", "cardinality RPS"),
+    )
 )
 
 
@@ -47,7 +51,7 @@ def fig_proper_scores(summary, q: int):
     base = style.pick(summary, scenario=scenario, pd=pd_, cov_scale=1.0)
     panels = (
         ("nll", q, style.ROBUST, f"NLL (Q = {q})", style.AXIS_LABEL["nll"]),
-        ("gospa_mean", 0, style.MEAN, "GOSPA", style.AXIS_LABEL["gospa_mean"]),
+        ("gospa_mean", 0, style.MEAN, style.MEASURE_LABEL["gospa_mean"], style.AXIS_LABEL["gospa_mean"]),
         *((m, 0, kind, title, label) for m, kind, title, label in PROPER_PANELS),
     )
     fig, axes = plt.subplots(2, 3, figsize=(9.6, 5.6), constrained_layout=True)
@@ -91,12 +95,8 @@ CAPTION = (
     " GOSPA cut-off). Lower is better for all five. Where a posterior gives the truth zero density (NLL ="
     " +inf) the three scores stay finite and rank it against the others."
 )
-#: Each proper score's name in the caption.
-SCORE_NAMES = {
-    "energy_score_mean": "energy score",
-    "intensity_score_mean": "intensity score",
-    "cardinality_rps_mean": "cardinality RPS",
-}
+#: Each proper score's name in the caption (its declaration's name in running text).
+SCORE_NAMES = {s.name: s.caption or s.label for s in declared_scores() if s.name in PROPER_SCORES}
 
 
 def proper_scores_caption(summary, q: int) -> str:

@@ -11,15 +11,22 @@ NLL: they are named "n/a" in its panel, never drawn as a number.
 from __future__ import annotations
 
 import nllbench.pipeline.plots.style as style
+from nllbench.measures.declarations import declared_scores
 
-#: The panels: (measure, drawn at Q?, summary drawn, axis label).
-PANELS = (
-    ("trajectory_nll", True, style.ROBUST, "trajectory NLL per run (nats)"),
-    ("nll", True, style.ROBUST, "NLL per step (nats)"),
-    ("idf1", False, style.MEAN, "IDF1 (fraction)"),
-    ("hota", False, style.MEAN, "HOTA (fraction)"),
+_SCORES = {s.name: s for s in declared_scores()}
+#: The panels: (measure, drawn at Q?, summary drawn, axis label); Q and the axis are the measures'
+#: declarations'.
+PANELS = tuple(
+    (m, _SCORES[m].q_dependent, kind, _SCORES[m].axis)
+    for m, kind in (
+        ("trajectory_nll", style.ROBUST),
+        ("nll", style.ROBUST),
+        ("idf1", style.MEAN),
+        ("hota", style.MEAN),
+    )
 )
-TITLES = {"trajectory_nll": "trajectory NLL", "nll": "NLL", "idf1": "IDF1", "hota": "HOTA"}
+#: Each panel's title: its measure's figure label, else its leaderboard heading.
+TITLES = {m: _SCORES[m].label or _SCORES[m].leaderboard for m, *_ in PANELS}
 #: What the figure shows (no claim about the run: the panels carry the numbers).
 CAPTION = (
     "The trajectory NLL (docs/trajectory.md) beside the per-frame NLL and the identity measures, against"
