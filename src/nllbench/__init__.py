@@ -14,6 +14,10 @@ from __future__ import annotations
 from importlib import import_module as _import_module
 from importlib import metadata as _metadata
 
+from nllbench import _moved
+
+_moved.install()  # old module paths (each package's MOVED) import as the moved modules
+
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
 
 #: The module of each public name (imported when the name is first read): the one list of

@@ -233,7 +233,7 @@ _NLL_TERM_MEANING = {
 }
 
 #: The trajectory NLL's decomposition (``docs/trajectory.md``): the terms sum to the value. The
-#: engine declares the same tuple (:data:`nllbench.engine.trajectory.TRAJECTORY_TERMS`; a test keeps
+#: engine declares the same tuple (:data:`nllbench.engine.trajectory_nll.TRAJECTORY_TERMS`; a test keeps
 #: them equal); spelled out here so that reading the names does not load the compiled engine.
 TRAJECTORY_TERMS = ("localization", "presence", "false", "undetected", "association")
 

@@ -23,7 +23,7 @@ from nllbench.engine.trajectory_density import (
 )
 from nllbench.filters import TRAJECTORY_FILTERS, PHDSettings, PMBMSettings, run_filter_full, run_tpmbm_final
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
-from nllbench.measures.likelihood.trajectory import trajectory_attrs
+from nllbench.measures.likelihood.trajectory_windows import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings, evaluate_runs
 from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 from nllbench.store import (

@@ -31,7 +31,7 @@ import numpy as np
 
 from nllbench.engine.densities import PMBM, Gaussians, MultiBernoulli, log_box_volume
 from nllbench.engine.transforms import POSITION
-from nllbench.measures.likelihood.trajectory import (
+from nllbench.measures.likelihood.trajectory_windows import (
     TrajectoryInput,
     TrajectoryRun,
     score_window,

@@ -13,7 +13,7 @@ which reads and validates the tables) and of a labelled filter's posteriors
   (:func:`trajectory_attrs`: its metrics-file attributes).
 
 The density, its normalisation and the fill-ins are in ``docs/trajectory.md``; the engine is
-:mod:`nllbench.engine.trajectory`.
+:mod:`nllbench.engine.trajectory_nll`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nllbench.engine.trajectory import (
+from nllbench.engine.trajectory_nll import (
     TRAJECTORY_TERMS,
     LabelTruthStatistics,
     assignment_sum,
