@@ -179,7 +179,10 @@ def _rank_all(log_p, r, index, starts, log_lam, total_rate, counts, qrank):
 
 @nb.njit(cache=True)
 def _log_remaining(log_total, listed):
-    """log(N - k) for N = exp(log_total) associations of which k are listed (batched._log_remaining)."""
+    """log(N - k) for N = exp(log_total) associations of which k are listed.
+
+    :func:`nllbench.engine.logsum.log_remaining`, compiled.
+    """
     if listed == 0:
         return log_total
     ratio = math.exp(math.log(listed) - log_total)
