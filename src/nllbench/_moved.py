@@ -23,7 +23,7 @@ def moved_path(fullname: str) -> str | None:
     None when ``fullname`` is not listed in the ``MOVED`` of its (imported) package.
     """
     parent, _, old = fullname.rpartition(".")
-    if not parent.startswith("nllbench") or parent not in sys.modules:
+    if not (parent == "nllbench" or parent.startswith("nllbench.")) or parent not in sys.modules:
         return None
     moved = getattr(sys.modules[parent], "MOVED", None)
     if not isinstance(moved, dict) or old not in moved:

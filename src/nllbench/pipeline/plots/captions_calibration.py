@@ -1,5 +1,5 @@
 """The calibration section's captions (reliability, NEES, cardinality), written from the tables
-their figures draw; the shared wording helpers are in :mod:`nllbench.pipeline.plots.captions`.
+their figures draw; the shared wording helpers are in :mod:`nllbench.pipeline.plots.caption_text`.
 """
 
 from __future__ import annotations
