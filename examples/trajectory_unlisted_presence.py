@@ -13,7 +13,7 @@ at the fitted R and at every R of ``--r`` with the fitted (Lambda, rho).
 import argparse
 
 import nllbench as nb
-from nllbench.engine.trajectory import TRAJECTORY_TERMS
+from nllbench.engine.trajectory_nll import TRAJECTORY_TERMS
 from nllbench.trackers.api import FillIns, fit_score_calibration
 from nllbench.trackers.trajectory_fit import fit_undetected_trajectories
 

@@ -7,7 +7,8 @@ itself (``nllbench``: its ``__init__``, the public API). Every import counts,
 also one inside a function (a lazy import is still an arrow). The layers, from
 the ground up (README, "Layout"):
 
-1. ``options`` (argparse and dataclasses only), ``engine`` (densities, NLL, Murty)
+1. ``options`` (argparse and dataclasses only), ``engine`` (densities, NLL, Murty), ``_moved``
+   (old module paths: the standard library only)
 2. ``simulation`` (models, scenarios)
 3. ``filters`` (reference filters, point estimators)
 4. ``measures`` (GOSPA, T-GOSPA, HOTA, calibration, Theorem 1, a run's evaluation)
@@ -24,6 +25,7 @@ A unit imports only units of lower layers (the index in :data:`LAYERS`).
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,7 +39,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "nllbench"
 
 LAYERS = (
-    ("options", "engine"),
+    ("options", "engine", "_moved"),
     ("simulation",),
     ("filters",),
     ("measures",),
@@ -184,19 +186,100 @@ def test_every_import_points_down():
     assert not upward, "\n".join(sorted(upward))
 
 
-def test_no_private_name_imported_from_another_unit():
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
+
+
+def home_of_private(module: str) -> str | None:
+    """The package a private module belongs to: ``a.b._c.d`` -> ``a.b``; None for a public module."""
+    parts = module.split(".")
+    for k, part in enumerate(parts):
+        if private(part):
+            return ".".join(parts[:k])
+    return None
+
+
+def module_aliases(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """The names a module binds to nllbench modules (``from nllbench.torch import _core``)."""
+    package = module if is_package else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.asname for a in node.names if a.asname and a.name.startswith("nllbench")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.startswith("nllbench"):
+                out |= {a.asname or a.name for a in node.names if is_module(f"{base}.{a.name}")}
+    return out
+
+
+def private_uses(path: Path) -> list[str]:
+    """Where a module uses a private name of another module, or a private module from outside its package.
+
+    The rule: an underscore name (``_solve``, ``_INF``) is used only in the module that defines it,
+    neither imported (``from m import _x``) nor read through a module (``m._x``). An underscore
+    module or package (``measures/_sequences.py``, ``measures/tracks/_tgospa/``) is imported only
+    by modules inside the package that holds it (``nllbench.measures...``,
+    ``nllbench.measures.tracks...``): there its names are public (no underscore), shared by its
+    package and hidden from everyone else. Attributes of objects (``Gaussians._trusted``) are not
+    checked here.
+    """
+    here = module_name(path)
     found = []
-    for path in sources():
-        here = unit_of(module_name(path))
-        for line, module, name in file_imports(path):
-            if unit_of(target(module, name)) == here:
-                continue
-            private = [
-                p for p in [*module.split("."), name or ""] if p.startswith("_") and not p.endswith("__")
-            ]
-            if private:
-                found.append(f"{path.relative_to(SRC)}:{line}: {module} {name or ''}")
-    assert not found, "\n".join(found)
+    for line, module, name in file_imports(path):
+        reached = target(module, name)
+        if reached == here:
+            continue
+        home = home_of_private(reached)
+        if home is not None and not (here == home or here.startswith(home + ".")):
+            found.append(f"{path.relative_to(SRC)}:{line}: {reached} is private to {home}")
+        if reached == module and name is not None and private(name):
+            found.append(f"{path.relative_to(SRC)}:{line}: {module} {name}")
+    tree = ast.parse(path.read_text())
+    aliases = module_aliases(tree, here, path.name == "__init__.py")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in aliases and private(node.attr):
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+#: Modules of ``trackers`` that still use private names of its other modules (it is being laid out
+#: anew, issue 31). The test fails when one of them no longer does: drop it.
+KNOWN_PRIVATE_USES = frozenset(
+    {"nllbench/trackers/tracks.py", "nllbench/trackers/trajectory.py", "nllbench/trackers/trajectory_fit.py"}
+)
+
+
+def test_no_private_name_used_from_another_module():
+    found = {str(p.relative_to(SRC)): private_uses(p) for p in sources()}
+    for file in KNOWN_PRIVATE_USES:
+        assert found.get(file), f"{file} no longer uses a private name of another module: drop it"
+        found[file] = []
+    left = [f for places in found.values() for f in places]
+    assert not left, "\n".join(left)
+
+
+def test_the_private_use_finder_sees_names_modules_and_attributes(tmp_path, monkeypatch):
+    assert home_of_private("nllbench.measures.tracks._tgospa.close") == "nllbench.measures.tracks"
+    assert home_of_private("nllbench.measures.tracks.tgospa") is None
+    package = tmp_path / "nllbench"
+    (package / "a" / "_p").mkdir(parents=True)
+    for f in ("__init__.py", "a/__init__.py", "a/_p/__init__.py", "a/m.py", "b.py"):
+        (package / f).write_text("")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    source = "from nllbench.a.m import _x\nfrom nllbench.a import _p\nfrom nllbench.a import m\nm._y\n"
+    (package / "b.py").write_text(source)
+    assert [f.split(": ", 1)[1] for f in private_uses(package / "b.py")] == [
+        "nllbench.a.m _x",
+        "nllbench.a._p is private to nllbench.a",
+        "m._y",
+    ]
+    (package / "a" / "m.py").write_text("from nllbench.a import _p\nfrom nllbench.a._p import q\n")
+    assert private_uses(package / "a" / "m.py") == []
 
 
 def test_no_source_file_over_700_lines():
@@ -222,21 +305,44 @@ def test_imports_inside_functions_and_relative_imports_count():
     ]
 
 
-def test_the_old_paths_of_the_moved_measures_modules_are_the_moved_modules():
-    """``nllbench.measures.<old>`` (before the layout by family) imports as the moved module itself."""
+def packages_with_moves() -> list[str]:
+    """Every nllbench package whose ``__init__.py`` lists moved modules (``MOVED = {...}``)."""
+    return sorted(
+        module_name(p)
+        for p in PACKAGE.rglob("__init__.py")
+        if any(
+            isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "MOVED" for t in n.targets)
+            for n in ast.parse(p.read_text()).body
+        )
+    )
+
+
+def test_the_old_paths_of_moved_modules_are_the_moved_modules():
+    """``<package>.<old>`` (each package's ``MOVED``) imports as the moved module itself."""
     import importlib
 
-    import nllbench.measures as measures
-
-    for old, new in measures.MOVED.items():
-        assert not is_module(f"nllbench.measures.{old}"), f"{old}: both paths exist as files"
-        assert is_module(f"nllbench.measures.{new}"), new
-        moved = importlib.import_module(f"nllbench.measures.{new}")
-        assert importlib.import_module(f"nllbench.measures.{old}") is moved
-        assert getattr(measures, old) is moved  # `from nllbench.measures import <old>` too
+    packages = packages_with_moves()
+    assert {"nllbench.engine", "nllbench.measures", "nllbench.measures.likelihood", "nllbench.torch"} <= set(
+        packages
+    )
+    for package in packages:
+        if package == "nllbench.torch":
+            pytest.importorskip("torch")
+        parent = importlib.import_module(package)
+        for old, new in parent.MOVED.items():
+            assert not is_module(f"{package}.{old}"), f"{package}.{old}: both paths exist as files"
+            target = new if new.startswith("nllbench.") else f"{package}.{new}"  # absolute: left the package
+            assert is_module(target), target
+            moved = importlib.import_module(target)
+            assert importlib.import_module(f"{package}.{old}") is moved
+            assert getattr(parent, old) is moved  # `from <package> import <old>` too
+    from nllbench.engine.trajectory import label_truth_statistics
+    from nllbench.engine.trajectory_nll import label_truth_statistics as moved_function
     from nllbench.measures.evaluate import EvaluationSettings
     from nllbench.measures.run.evaluate import EvaluationSettings as moved_class
 
-    assert EvaluationSettings is moved_class
+    assert EvaluationSettings is moved_class and label_truth_statistics is moved_function
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("nllbench.measures.no_such_module")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("nllbench.engine.no_such_module")

@@ -8,14 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from nllbench.engine._murty import _murty_kernel, _solution_cost, _solve_root
+from nllbench.engine._murty import murty_kernel as _murty_kernel
+from nllbench.engine._murty import solution_cost as _solution_cost
+from nllbench.engine._murty import solve_root as _solve_root
 from nllbench.engine._pruned import (
     _k_best_choices,
     _prune,
-    _ranked,
     _ranked_pruned,
     _upper_bound,
 )
+from nllbench.engine._pruned import ranked as _ranked
 
 
 def canonical_brute_force(C, mandatory):

@@ -176,14 +176,14 @@ def test_reduced_programme_equals_the_full_one(seed, monkeypatch):
     if seed % 2:  # fresh identity at every frame
         EI = [1000 + 10 * k + np.arange(len(e)) for k, e in enumerate(E)]
     r = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=float(rng.choice([0.5, 2.0, 5.0])))
-    full_solve = module._solve
+    full_solve = module.lp_weights
     calls = {}
 
     def full(gain, ti, ej, n, m, switch, integer):
         calls["n"] = 1
         return full_solve(gain, ti, ej, n, m, switch, integer=True)
 
-    monkeypatch.setattr(module, "_solve", full)  # the "lp" route, made integer: the full MILP
+    monkeypatch.setattr(module, "lp_weights", full)  # the "lp" route, made integer: the full MILP
     ref = tgospa(T, TI, E, EI, c=2.0, p=1, gamma=r.gamma, method="lp")
     assert calls and ref.value == pytest.approx(r.value, rel=1e-12)
 

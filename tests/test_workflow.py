@@ -35,6 +35,7 @@ CONFIGS = [
     "config/reference.yaml",
     "config/trackers.yaml",
     ".test/config/config.yaml",
+    ".test/config/trackers.yaml",
 ]
 TABLES = (
     "runs.csv",

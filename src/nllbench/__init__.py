@@ -13,44 +13,17 @@ from __future__ import annotations
 
 from importlib import import_module as _import_module
 from importlib import metadata as _metadata
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the same names, for type checkers and readers; imported on first use below
-    from nllbench.engine.assignment import RankedAssignments, murty
-    from nllbench.engine.densities import (
-        MBM,
-        PMB,
-        PMBM,
-        PPP,
-        GaussianMixtures,
-        Gaussians,
-        IIDCluster,
-        Laplaces,
-        MultiBernoulli,
-    )
-    from nllbench.engine.nll import NLLResult, nll, nll_many
-    from nllbench.engine.sampling import SetSamples, sample
-    from nllbench.measures.likelihood.theorem1 import Theorem1Result, theorem1, theorem1_pmb
-    from nllbench.measures.point.metrics import GOSPAResult, gospa
-    from nllbench.measures.point.pgospa import PGOSPAResult, pgospa
-    from nllbench.measures.run.presets import preset_settings
-    from nllbench.measures.scores.proper import (
-        EnergyScoreResult,
-        IntensityScoreResult,
-        cardinality_rps,
-        energy_score,
-        intensity_score,
-    )
-    from nllbench.measures.tracks.hota import HOTAResult, hota
-    from nllbench.measures.tracks.ptgospa import PTGOSPAResult, ptgospa
-    from nllbench.measures.tracks.tgospa import TGOSPAResult, tgospa
-    from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
-    from nllbench.trackers.api import FillIns, ScoreResult, score
-    from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
+from nllbench import _moved
+
+_moved.install()  # old module paths (each package's MOVED) import as the moved modules
 
 __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
 
-#: The module of each public name (imported when the name is first read).
+#: The module of each public name (imported when the name is first read): the one list of
+#: the public API. ``__all__`` is derived from it; ``__init__.pyi``, the same names as static
+#: imports for type checkers and readers, is generated from it and checked against it by
+#: ``tests/test_public_api_stub.py`` (run that file as a script to write it again).
 _SOURCES = {
     "nllbench.engine.assignment": ("RankedAssignments", "murty"),
     "nllbench.engine.densities": (
@@ -101,51 +74,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_MODULE_OF))
 
 
-__all__ = [
-    "MBM",
-    "PMB",
-    "PMBM",
-    "PPP",
-    "EnergyScoreResult",
-    "GOSPAResult",
-    "HOTAResult",
-    "FillIns",
-    "GaussianMixtures",
-    "Gaussians",
-    "IIDCluster",
-    "IntensityScoreResult",
-    "Laplaces",
-    "MultiBernoulli",
-    "NLLResult",
-    "PGOSPAResult",
-    "PTGOSPAResult",
-    "RankedAssignments",
-    "SchemaError",
-    "ScoreResult",
-    "SetSamples",
-    "TGOSPAResult",
-    "Theorem1Result",
-    "TrajectoryNLLResult",
-    "cardinality_rps",
-    "energy_score",
-    "gospa",
-    "hota",
-    "intensity_score",
-    "murty",
-    "nll",
-    "nll_many",
-    "pgospa",
-    "preset_settings",
-    "ptgospa",
-    "read_metrics",
-    "read_posterior",
-    "read_scenario",
-    "sample",
-    "score",
-    "tgospa",
-    "theorem1",
-    "theorem1_pmb",
-    "trajectory_nll",
-    "write_posterior",
-    "__version__",
-]
+__all__ = [*_MODULE_OF, "__version__"]

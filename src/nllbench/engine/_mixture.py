@@ -24,7 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
-from nllbench.engine._pruned import _ranked
+from nllbench.engine._pruned import ranked
 from nllbench.engine.assignment import MAX_FINITE_COST
 
 _INF = np.inf
@@ -164,7 +164,7 @@ def _rank_all(log_p, r, index, starts, log_lam, total_rate, counts, qrank):
             q = qrank
         if q == 0:
             continue
-        c, cc, rr = _ranked(C, mand, q, _INF)
+        c, cc, rr = ranked(C, mand, q, _INF)
         k = c.size
         costs[h, :k] = c
         cols[h, :k] = cc
@@ -179,7 +179,10 @@ def _rank_all(log_p, r, index, starts, log_lam, total_rate, counts, qrank):
 
 @nb.njit(cache=True)
 def _log_remaining(log_total, listed):
-    """log(N - k) for N = exp(log_total) associations of which k are listed (batched._log_remaining)."""
+    """log(N - k) for N = exp(log_total) associations of which k are listed.
+
+    :func:`nllbench.engine.logsum.log_remaining`, compiled.
+    """
     if listed == 0:
         return log_total
     ratio = math.exp(math.log(listed) - log_total)

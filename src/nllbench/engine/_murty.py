@@ -34,9 +34,9 @@ import math
 import numba as nb
 import numpy as np
 
-_INF = np.inf
+INF = np.inf
 _FREE = -1  # column held by nobody (only during an augmentation)
-_DUMMY = -2  # column held by one of the implicit dummy rows
+DUMMY = -2  # column held by one of the implicit dummy rows
 
 
 @nb.njit(cache=True)
@@ -44,14 +44,14 @@ def _dijkstra(C, row, col4row, row4col, u, v, forbid, blocked, optional, limit, 
     """Shortest augmenting path from free ``row``; update duals and matching.
 
     ``blocked[j]`` excludes column j (held by a fixed row); ``forbid[i, j]``
-    excludes a cell. One function, like :func:`_murty_kernel` and for the same
+    excludes a cell. One function, like :func:`murty_kernel` and for the same
     measured reason: it is the innermost loop. Returns ``(delta, status)`` with status 0 = augmented,
     1 = infeasible, 2 = stopped because every remaining path is longer than
     ``limit`` (then ``delta`` is a lower bound on the true path length).
     """
     M = C.shape[1]
     for j in range(M):
-        dist[j] = _INF
+        dist[j] = INF
         pred[j] = -1
         done[j] = blocked[j]
     n_done = 0
@@ -65,20 +65,20 @@ def _dijkstra(C, row, col4row, row4col, u, v, forbid, blocked, optional, limit, 
             for j in range(M):
                 if not done[j] and not forbid[i, j]:
                     c = C[i, j]
-                    if c < _INF:
+                    if c < INF:
                         nd = d_i + c - ui - v[j]
                         if nd < dist[j]:
                             dist[j] = nd
                             pred[j] = i
         # closest unscanned column
         jmin = -1
-        best = _INF
+        best = INF
         for j in range(M):
             if not done[j] and dist[j] < best:
                 best = dist[j]
                 jmin = j
         if jmin < 0:
-            return _INF, 1
+            return INF, 1
         if best > limit:
             return best, 2
         done[jmin] = True
@@ -88,7 +88,7 @@ def _dijkstra(C, row, col4row, row4col, u, v, forbid, blocked, optional, limit, 
         if holder == _FREE:
             sink = jmin
             break
-        if holder == _DUMMY:
+        if holder == DUMMY:
             i = -1
             if dummy_from < 0:
                 # The dummy holding jmin may move to any optional column. All
@@ -98,7 +98,7 @@ def _dijkstra(C, row, col4row, row4col, u, v, forbid, blocked, optional, limit, 
                 dummy_from = jmin
                 vj = v[jmin]
                 for j in range(M):
-                    if not done[j] and row4col[j] == _DUMMY:
+                    if not done[j] and row4col[j] == DUMMY:
                         dist[j] = best
                         pred[j] = -2
                         done[j] = True
@@ -135,13 +135,13 @@ def _dijkstra(C, row, col4row, row4col, u, v, forbid, blocked, optional, limit, 
                 break
             j = prev
         else:
-            row4col[j] = _DUMMY
+            row4col[j] = DUMMY
             j = dummy_from
     return delta, 0
 
 
 @nb.njit(cache=True)
-def _with_slack(x):
+def with_slack(x):
     """x plus a relative 1e-12, so that ties with a threshold survive rounding."""
     if math.isinf(x):
         return x
@@ -149,7 +149,7 @@ def _with_slack(x):
 
 
 @nb.njit(cache=True)
-def _solution_cost(C, col4row):
+def solution_cost(C, col4row):
     s = 0.0
     for i in range(col4row.shape[0]):
         s += C[i, col4row[i]]
@@ -157,7 +157,7 @@ def _solution_cost(C, col4row):
 
 
 @nb.njit(cache=True)
-def _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order):
+def solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order):
     """Optimal assignment of ``C`` with its duals. Fills ``col`` (n,), ``row4col`` (M,), ``u`` (n,)
     and ``v`` (M,); False when no assignment exists.
 
@@ -180,7 +180,7 @@ def _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist,
         u[i] = 0.0
         jmin = -1
         for j in range(M):
-            if C[i, j] < _INF and (jmin < 0 or C[i, j] < C[i, jmin]):
+            if C[i, j] < INF and (jmin < 0 or C[i, j] < C[i, jmin]):
                 jmin = j
         if jmin >= 0 and row4col[jmin] == _FREE and (not optional[jmin] or avail > n_dummy):
             col[i] = jmin
@@ -190,13 +190,13 @@ def _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist,
     k = 0
     for j in range(M):
         if optional[j] and row4col[j] == _FREE and k < n_dummy:
-            row4col[j] = _DUMMY
+            row4col[j] = DUMMY
             k += 1
     for i in range(n):
         if col[i] >= 0:
             continue
         _, status = _dijkstra(
-            C, i, col, row4col, u, v, forbid, blocked, optional, _INF, dist, pred, done, order
+            C, i, col, row4col, u, v, forbid, blocked, optional, INF, dist, pred, done, order
         )
         if status != 0:
             return False
@@ -204,7 +204,7 @@ def _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist,
 
 
 @nb.njit(cache=True)
-def _murty_kernel(C, mandatory, Q, bound):
+def murty_kernel(C, mandatory, Q, bound):
     """Q best assignments of ``C`` (n, M); see the module docstring.
 
     Returns ``(costs (k,), cols (k, n), rest)`` with k <= Q and ``rest`` a
@@ -229,7 +229,7 @@ def _murty_kernel(C, mandatory, Q, bound):
     out_cols = np.empty((Q, n), dtype=np.int64)
     n_dummy = M - n
     if n_dummy < 0 or n_dummy > n_opt or Q <= 0:
-        return out_cost[:0], out_cols[:0], _INF if n_dummy < 0 or n_dummy > n_opt else 0.0
+        return out_cost[:0], out_cols[:0], INF if n_dummy < 0 or n_dummy > n_opt else 0.0
 
     S = Q + 2  # popped (<= Q) + queued (<= Q - popped) + one child being solved
     s_col = np.empty((S, n), dtype=np.int64)
@@ -261,18 +261,18 @@ def _murty_kernel(C, mandatory, Q, bound):
     q_slot = np.empty(Q + 2, dtype=np.int64)
     q_head = 0
     q_count = 0
-    rest = _INF
+    rest = INF
 
     # ---- root
     n_free -= 1
     root = free_slots[n_free]
     col = s_col[root]
-    if not _solve_root(
+    if not solve_root(
         C, optional, n_dummy, col, row4col, s_u[root], s_v[root], forbid, blocked, dist, pred, done, order
     ):
-        return out_cost[:0], out_cols[:0], _INF
-    cost = _solution_cost(C, col)
-    if cost > _with_slack(bound):
+        return out_cost[:0], out_cols[:0], INF
+    cost = solution_cost(C, col)
+    if cost > with_slack(bound):
         return out_cost[:0], out_cols[:0], cost
     s_cost[root] = cost
     q_cost[0] = cost
@@ -325,19 +325,19 @@ def _murty_kernel(C, mandatory, Q, bound):
             if q_count >= K and q_cost[K - 1] < thr:
                 thr = q_cost[K - 1]
             # ties with the threshold are kept: the duals round differently from the sums
-            thr = _with_slack(thr)
+            thr = with_slack(thr)
             # lower bound from the smallest reduced cost left in row r
-            lb_red = _INF
+            lb_red = INF
             for j in range(M):
                 if j != c and not blocked[j] and not forbid[r, j]:
                     cij = C[r, j]
-                    if cij < _INF:
+                    if cij < INF:
                         red = cij - pu[r] - pv[j]
                         if red < lb_red:
                             lb_red = red
             if lb_red < 0.0:
                 lb_red = 0.0
-            if lb_red < _INF:
+            if lb_red < INF:
                 lb = pcost + lb_red
                 if lb > thr:
                     if lb < rest:
@@ -351,7 +351,7 @@ def _murty_kernel(C, mandatory, Q, bound):
                         s_fixed[ch, i] = rowmask[i]
                     for j in range(M):
                         s_v[ch, j] = pv[j]
-                        row4col[j] = _DUMMY
+                        row4col[j] = DUMMY
                     for i in range(n):
                         row4col[s_col[ch, i]] = i
                     row4col[c] = _FREE
@@ -376,7 +376,7 @@ def _murty_kernel(C, mandatory, Q, bound):
                     forbid[r, c] = False
                     keep = False
                     if status == 0:
-                        ccost = _solution_cost(C, s_col[ch])
+                        ccost = solution_cost(C, s_col[ch])
                         if ccost > thr:
                             if ccost < rest:
                                 rest = ccost

@@ -18,7 +18,7 @@ rarely use more than a few cells per row. :func:`_ranked_pruned`:
    a heap (:func:`_k_best_choices`), and sums every cost over the full
    matrix, in row order, as the kernel does.
 
-:func:`_ranked` puts the result in a canonical order (cost, then columns),
+:func:`ranked` puts the result in a canonical order (cost, then columns),
 ranking more when an unlisted assignment could tie with the last listed one,
 so that the first q of any longer list are the list for q.
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from nllbench.engine._murty import _DUMMY, _INF, _murty_kernel, _solution_cost, _solve_root, _with_slack
+from nllbench.engine._murty import DUMMY, INF, murty_kernel, solution_cost, solve_root, with_slack
 
 
 @nb.njit(cache=True)
@@ -46,10 +46,10 @@ def _upper_bound(C, col, row4col, optional, root_cost, Q):
     """
     n, M = C.shape
     owner = np.full(M, -1, dtype=np.int64)
-    delta = np.full(M, _INF)
+    delta = np.full(M, INF)
     offers = np.zeros(n + 1, dtype=np.int64)
     for j in range(M):
-        if row4col[j] != _DUMMY:
+        if row4col[j] != DUMMY:
             continue
         for i in range(n):
             c = col[i]
@@ -62,7 +62,7 @@ def _upper_bound(C, col, row4col, optional, root_cost, Q):
     for i in range(n):
         combinations *= 1.0 + offers[i + 1]
     if combinations < Q:
-        return _INF, _INF
+        return INF, INF
     start = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
         start[i + 1] = start[i] + offers[i + 1] + 1
@@ -84,7 +84,7 @@ def _upper_bound(C, col, row4col, optional, root_cost, Q):
             fill[i] += 1
     extra = _k_best_choices(start, cost, Q)[0]
     if extra.size < Q:
-        return _INF, _INF
+        return INF, INF
     return root_cost + extra[Q - 1], extra[Q - 1]
 
 
@@ -128,7 +128,7 @@ def _component_options(C, keep, col_kept, mandatory, comp, n_comp, Q):
     """The Q best assignments of every component, each sorted by cost.
 
     A single row with no mandatory column lists its kept cells; larger
-    components go through :func:`_murty_kernel`. Returns flat arrays:
+    components go through :func:`murty_kernel`. Returns flat arrays:
     component c's options are ``start[c]:start[c + 1]``, option o costs
     ``cost[o]`` (summed over the component's rows) and puts those rows, in
     the order ``rows[row_start[c]:row_start[c + 1]]``, on the columns
@@ -152,7 +152,7 @@ def _component_options(C, keep, col_kept, mandatory, comp, n_comp, Q):
     cost = np.empty(n_comp * Q + M)
     col_at = np.empty(n_comp * Q + M, dtype=np.int64)
     cols = np.empty(n * Q + M, dtype=np.int64)
-    rest = np.full(n_comp, _INF)
+    rest = np.full(n_comp, INF)
     n_opt, n_cols = 0, 0
     for c in range(n_comp):
         mine = rows[row_start[c] : row_start[c + 1]]
@@ -181,7 +181,7 @@ def _row_options(C, keep, col_kept, i, Q, cost, col_at, cols, n_opt, n_cols):
     and the component's ``rest``.
     """
     M = C.shape[1]
-    rest = _INF
+    rest = INF
     o0 = n_opt
     for j in range(M):
         if keep[i, j] and col_kept[j]:
@@ -215,12 +215,12 @@ def _kernel_options(C, keep, col_kept, mandatory, mine, Q, cost, col_at, cols, n
     component's ``rest``.
     """
     sub_cols = np.flatnonzero(col_kept & _any_row(keep, mine))
-    sub = np.full((mine.size, sub_cols.size), _INF)
+    sub = np.full((mine.size, sub_cols.size), INF)
     for a in range(mine.size):
         for b in range(sub_cols.size):
             if keep[mine[a], sub_cols[b]]:
                 sub[a, b] = C[mine[a], sub_cols[b]]
-    costs, picks, rest = _murty_kernel(sub, mandatory[sub_cols], Q + 1, _INF)
+    costs, picks, rest = murty_kernel(sub, mandatory[sub_cols], Q + 1, INF)
     order = np.argsort(costs, kind="mergesort")
     if order.size > Q:
         rest = min(rest, costs[order[Q]])
@@ -264,10 +264,10 @@ def _k_best_choices(start, cost, Q):
     n_comp = start.size - 1
     span = np.empty(n_comp)
     for c in range(n_comp):
-        span[c] = cost[start[c] + 1] - cost[start[c]] if start[c + 1] - start[c] > 1 else _INF
+        span[c] = cost[start[c] + 1] - cost[start[c]] if start[c + 1] - start[c] > 1 else INF
     comps = np.argsort(span, kind="mergesort")
     T = 0
-    while T < n_comp and span[comps[T]] < _INF:
+    while T < n_comp and span[comps[T]] < INF:
         T += 1
     extra = np.empty(Q)
     par = np.zeros(Q, dtype=np.int64)
@@ -310,7 +310,7 @@ def _k_best_choices(start, cost, Q):
                 size = _push(h_sum, h_id, size, s - span[c] + span[comps[t + 1]], n_cand)
                 n_cand += 1
         k += 1
-    nxt = h_sum[0] if size > 0 else _INF
+    nxt = h_sum[0] if size > 0 else INF
     return extra[:k], par[:k], comps[pos[:k]], pick[:k], ops[:k], comps, nxt
 
 
@@ -360,10 +360,10 @@ def _prune(C, mandatory, col, row4col, u, v, root_cost, limit, tol):
     n, M = C.shape
     keep = np.zeros((n, M), dtype=np.bool_)
     row_kept = np.zeros(n, dtype=np.bool_)
-    dropped = _INF
+    dropped = INF
     for i in range(n):
         for j in range(M):
-            if C[i, j] < _INF:
+            if C[i, j] < INF:
                 lb = root_cost + (C[i, j] - u[i] - v[j])
                 if lb <= limit or j == col[i]:
                     keep[i, j] = True
@@ -411,7 +411,7 @@ def _assemble(col, parent, changed, pick, op, order, start, col_at, cols, rows, 
 
 @nb.njit(cache=True)
 def _ranked_pruned(C, mandatory, Q, bound):
-    """What :func:`_murty_kernel` returns for ``C``, from the cells that can hold one of the Q best.
+    """What :func:`murty_kernel` returns for ``C``, from the cells that can hold one of the Q best.
 
     Steps 1-5 of the module docstring. The bound through a cell holds
     because reduced costs are non-negative and the columns left to dummies
@@ -434,23 +434,23 @@ def _ranked_pruned(C, mandatory, Q, bound):
         n_opt += optional[j]
     n_dummy = M - n
     if n <= 2 or Q <= 3 or n_dummy < 0 or n_dummy > n_opt:  # the kernel is as fast on the smallest ones
-        return _murty_kernel(C, mandatory, Q, bound)
+        return murty_kernel(C, mandatory, Q, bound)
     solved, col, row4col, u, v = _root_with_duals(C, optional, n_dummy)
     if not solved:
-        return _murty_kernel(C, mandatory, Q, bound)
-    root_cost = _solution_cost(C, col)
-    if root_cost > _with_slack(bound):
-        return _murty_kernel(C, mandatory, Q, bound)  # nothing within the bound: the kernel says so at once
+        return murty_kernel(C, mandatory, Q, bound)
+    root_cost = solution_cost(C, col)
+    if root_cost > with_slack(bound):
+        return murty_kernel(C, mandatory, Q, bound)  # nothing within the bound: the kernel says so at once
     movable = 0
     for i in range(n):
         movable += optional[col[i]]
     if movable < 3:
         # most rows hold mandatory columns (Bernoullis with r = 1, as in a PMBM after
         # detections): few candidates, one component, and the kernel is as fast
-        return _murty_kernel(C, mandatory, Q, bound)
+        return murty_kernel(C, mandatory, Q, bound)
     ub = min(_upper_bound(C, col, row4col, optional, root_cost, Q)[0], bound)
-    if ub == _INF:
-        return _murty_kernel(C, mandatory, Q, bound)
+    if ub == INF:
+        return murty_kernel(C, mandatory, Q, bound)
     tol = _tolerance(C, col, u, v, ub - root_cost)
     keep, row_kept, col_kept, dropped, fixed = _prune(
         C, mandatory, col, row4col, u, v, root_cost, ub + tol, tol
@@ -465,10 +465,10 @@ def _ranked_pruned(C, mandatory, Q, bound):
         base += cost[start[c]]
     rest = dropped
     for c in range(n_comp):
-        if rests[c] < _INF:
+        if rests[c] < INF:
             rest = min(rest, rests[c] + (base - cost[start[c]]) - tol)
     extra, parent, changed, pick, op, order, nxt = _k_best_choices(start, cost, Q)
-    if nxt < _INF:
+    if nxt < INF:
         rest = min(rest, base + nxt - tol)
     out_cols = _assemble(col, parent, changed, pick, op, order, start, col_at, cols, rows, row_start)
     return _within_bound(C, out_cols, bound, rest)
@@ -476,7 +476,7 @@ def _ranked_pruned(C, mandatory, Q, bound):
 
 @nb.njit(cache=True)
 def _root_with_duals(C, optional, n_dummy):
-    """The root of :func:`_murty_kernel`'s search and its duals: (solved, col (n,), row4col (M,), u, v)."""
+    """The root of :func:`murty_kernel`'s search and its duals: (solved, col (n,), row4col (M,), u, v)."""
     n, M = C.shape
     col = np.empty(n, dtype=np.int64)
     row4col = np.empty(M, dtype=np.int64)
@@ -488,7 +488,7 @@ def _root_with_duals(C, optional, n_dummy):
     pred = np.empty(M, dtype=np.int64)
     done = np.empty(M, dtype=np.bool_)
     order = np.empty(M, dtype=np.int64)
-    solved = _solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order)
+    solved = solve_root(C, optional, n_dummy, col, row4col, u, v, forbid, blocked, dist, pred, done, order)
     return solved, col, row4col, u, v
 
 
@@ -520,8 +520,8 @@ def _within_bound(C, out_cols, bound, rest):
     out_cost = np.empty(k)
     within = np.ones(k, dtype=np.bool_)
     for t in range(k):
-        out_cost[t] = _solution_cost(C, out_cols[t])
-        if out_cost[t] > _with_slack(bound):
+        out_cost[t] = solution_cost(C, out_cols[t])
+        if out_cost[t] > with_slack(bound):
             within[t] = False
             rest = min(rest, out_cost[t])
     if not within.all():
@@ -563,7 +563,7 @@ def _canonical_order(costs, cols):
 
 
 @nb.njit(cache=True)
-def _ranked(C, mandatory, Q, bound):
+def ranked(C, mandatory, Q, bound):
     """The first Q assignments of ``C`` in (cost, columns) order, and a lower bound on the others.
 
     Ranks one assignment more than asked (its cost bounds the unlisted
@@ -575,7 +575,7 @@ def _ranked(C, mandatory, Q, bound):
     assignments than that, or costs so large that the rounding tolerance
     hides every gap): the list is then still the Q best, in (cost, columns)
     order among those ranked. Returns ``(costs (k,), cols (k, n), rest)`` as
-    :func:`_murty_kernel`.
+    :func:`murty_kernel`.
     """
     q = Q
     while True:

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from nllbench.engine._pruned import _ranked
+from nllbench.engine._pruned import ranked
 
 MAX_FINITE_COST = 1e250  # larger finite costs could overflow when summed
 #: Largest Murty budget: the compiled ranking counts associations in 64-bit signed integers.
@@ -146,7 +146,7 @@ def ranked_in_search_order(
         q = cap
     if q == 0:
         return np.empty(0), np.empty((0, n), dtype=np.int64), math.inf
-    costs, cols, rest = _ranked(np.ascontiguousarray(C), mand, int(q), bound)
+    costs, cols, rest = ranked(np.ascontiguousarray(C), mand, int(q), bound)
     if everything and bound == math.inf:
         rest = math.inf  # q covers every assignment there is
     if math.isfinite(rest):
@@ -214,6 +214,6 @@ def kernels_cached() -> bool | None:
     import os
 
     try:
-        return os.path.exists(_ranked._cache._cache_file._index_path)
+        return os.path.exists(ranked._cache._cache_file._index_path)
     except AttributeError:
         return None

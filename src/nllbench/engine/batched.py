@@ -17,7 +17,6 @@ import numpy as np
 from nllbench.engine._mixture import mixture_murty
 from nllbench.engine.assignment import count_assignments, count_assignments_log, murty
 from nllbench.engine.association import (
-    AssociationProblem,
     decomposed_result,
     impossible,
     pmbm_problems,
@@ -25,6 +24,7 @@ from nllbench.engine.association import (
     problem_of,
 )
 from nllbench.engine.densities import PMBM
+from nllbench.engine.logsum import log_remaining, log_row_sum_bound, logsumexp
 from nllbench.engine.result import NLLResult
 
 
@@ -134,7 +134,7 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
     all_costs = np.concatenate([costs_by_h[h] for h in live]) if live else np.empty(0)
     if all_costs.size == 0:
         return impossible(pmbm, problems, "murty", q)
-    value = -_logsumexp(-all_costs)
+    value = -logsumexp(-all_costs)
     # Bounds on the exact NLL: per hypothesis, the unlisted associations sum to
     # at most (their count) x exp(-rest), and the whole sum to at most the
     # product of row sums (a permanent bound); keep the smaller.
@@ -142,34 +142,24 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
     upper_terms = []
     n_forced = int(np.sum(log_lam == -np.inf))
     for h in live:
-        log_listed = _logsumexp(-costs_by_h[h])
+        log_listed = logsumexp(-costs_by_h[h])
         log_count = count_assignments_log(n, int(np.sum(pmbm.existence(h) > 0)), n_forced)
-        log_left = _log_remaining(log_count, costs_by_h[h].size)
+        log_left = log_remaining(log_count, costs_by_h[h].size)
         if math.isinf(rest_by_h[h]) or log_left == -math.inf:
             upper_terms.append(log_listed)
             continue
         exact = False
         by_count = float(np.logaddexp(log_listed, log_left - rest_by_h[h]))
-        by_rows = log_w[h] + _log_row_sum_bound(problems[h])
+        by_rows = log_w[h] + log_row_sum_bound(problems[h])
         upper_terms.append(max(log_listed, min(by_count, by_rows)))
     # (min: the per-hypothesis sums may round an ulp away from the global one)
-    lower = value if exact else min(value, -_logsumexp(np.array(upper_terms)))
+    lower = value if exact else min(value, -logsumexp(np.array(upper_terms)))
     listed = [h for h in live if costs_by_h[h].size]  # not empty: all_costs is not
     best_h = min(listed, key=lambda h: costs_by_h[h][0])
     best_cols = found[best_h][1][0]
     return decomposed_result(
         value, lower, exact, problems[best_h], best_cols, float(log_w[best_h]), int(all_costs.size), q, best_h
     )
-
-
-def _logsumexp(a: np.ndarray) -> float:
-    """log(sum(exp(a))) of a 1-D array; -inf for an empty or all -inf array."""
-    if a.size == 0:
-        return -math.inf
-    top = float(np.max(a))
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(float(np.sum(np.exp(a - top))))
 
 
 def _trim_to_global_budget(found, rest_by_h, q: int) -> float:
@@ -196,28 +186,3 @@ def _trim_to_global_budget(found, rest_by_h, q: int) -> float:
             rest_by_h[h] = min(rest_by_h[h], float(c[~k].min()))
             found[h] = (c[k], cols[k])
     return cut
-
-
-def _log_row_sum_bound(prob: AssociationProblem) -> float:
-    """log of exp(-base) prod_l sum_j exp(-cost[l, j]) >= the sum over all associations.
-
-    Summing over every map of objects to columns, injective or not, can
-    only add non-negative terms.
-    """
-    if prob.cost.shape[0] == 0:
-        return -prob.base
-    a = -prob.cost
-    top = a.max(axis=1)
-    if np.any(top == -np.inf):
-        return -math.inf
-    return -prob.base + float(np.sum(top + np.log(np.exp(a - top[:, None]).sum(axis=1))))
-
-
-def _log_remaining(log_total: float, listed: int) -> float:
-    """log(N - k) for N = exp(log_total) associations of which k are listed."""
-    if listed == 0:
-        return log_total
-    ratio = math.exp(math.log(listed) - log_total)
-    if ratio >= 1.0 - 1e-12:
-        return -math.inf
-    return log_total + math.log1p(-ratio)

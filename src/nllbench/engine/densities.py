@@ -137,10 +137,10 @@ def box_volume(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
     return volume
 
 
-def _trusted(cls, **fields):
+def trusted(cls, **fields):
     """An instance of the frozen dataclass ``cls`` with ``fields`` set as given, unchecked.
 
-    The private route for densities derived from validated ones (marginals,
+    The engine's route for densities derived from validated ones (marginals,
     scaled or tempered copies, a file that passed its schema check): the
     public constructors keep every check, and whoever calls this one vouches
     that the fields have the types, shapes and ranges the class documents.
@@ -257,7 +257,7 @@ class PPP:
         if other.dim != self.dim:
             raise ValueError(f"other: expected dimension {self.dim}, got {other.dim}")
         # both were validated: their union needs no second check
-        return _trusted(
+        return trusted(
             PPP,
             mixture=GaussianMixture.concatenate([self.mixture, other.mixture]),
             rates=np.concatenate([self.rates, other.rates]),
@@ -395,7 +395,7 @@ class MultiBernoulli:
         given, must already be validated integers of the right length.
         """
         lab = labels if labels is not None else (None if self.labels is None else self.labels[idx])
-        return _trusted(MultiBernoulli, r=self.r[idx], densities=self.densities.subset(idx), labels=lab)
+        return trusted(MultiBernoulli, r=self.r[idx], densities=self.densities.subset(idx), labels=lab)
 
     @property
     def means(self) -> np.ndarray:
@@ -528,7 +528,7 @@ class PMBM:
         labels = None if self._pool.labels is None else self._pool.labels[idx]
         if labels is not None and labels.size and np.all(labels == -1):
             labels = None
-        return _trusted(
+        return trusted(
             MultiBernoulli, r=self._pool.r[idx], densities=self._pool.densities.subset(idx), labels=labels
         )
 
@@ -633,7 +633,7 @@ def _concatenated(hyps: tuple[MultiBernoulli, ...]) -> MultiBernoulli:
         names = ("means", "covs", "_chol", "_log_diag", "_log_norm")
         dens = Gaussians._trusted(*(np.concatenate([getattr(mb.densities, a) for mb in full]) for a in names))
     else:
-        dens = _trusted(
+        dens = trusted(
             Laplaces,
             centers=np.concatenate([mb.densities.centers for mb in full]),
             scales=np.concatenate([mb.densities.scales for mb in full]),
@@ -641,7 +641,7 @@ def _concatenated(hyps: tuple[MultiBernoulli, ...]) -> MultiBernoulli:
     labels = None
     if any(mb.labels is not None for mb in full):
         labels = np.concatenate([mb.labels if mb.labels is not None else np.full(len(mb), -1) for mb in full])
-    return _trusted(MultiBernoulli, r=np.concatenate([mb.r for mb in full]), densities=dens, labels=labels)
+    return trusted(MultiBernoulli, r=np.concatenate([mb.r for mb in full]), densities=dens, labels=labels)
 
 
 def as_pmbm(density):
@@ -664,8 +664,8 @@ def laplace_pmb_unchecked(ppp: PPP | None, r: np.ndarray, centers: np.ndarray, s
     :class:`Laplaces`, :class:`MultiBernoulli` and :func:`PMB` check (finite
     centres, r in [0, 1], positive scales, the PPP's dimension d).
     """
-    laplaces = _trusted(Laplaces, centers=centers, scales=scales)
-    mb = _trusted(MultiBernoulli, r=r, densities=laplaces, labels=None)
+    laplaces = trusted(Laplaces, centers=centers, scales=scales)
+    mb = trusted(MultiBernoulli, r=r, densities=laplaces, labels=None)
     return PMBM._of(ppp, np.ones(1), (mb,))
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from nllbench.engine.trajectory import (
+from nllbench.engine.trajectory_nll import (
     TrajectoryWeights,
     assignment_sum,
     association_problem_from_weights,
@@ -601,7 +601,7 @@ def trajectory_density_nll(
     prod_{(j -> l)} r_l P_l(end_j) p_l(y_j) prod_{j unmatched} lambda(Y_j)``,
     where ``p_l(y_j)`` is the Gaussian density of the states (zero if the
     start differs). Per hypothesis, the sum over theta is the
-    ``(n, m_h + n)`` assignment sum of :func:`nllbench.engine.trajectory.assignment_sum`
+    ``(n, m_h + n)`` assignment sum of :func:`nllbench.engine.trajectory_nll.assignment_sum`
     (the Q best, certified bounds, the exact subset DP when ``exact``); the
     hypotheses are summed in log space.
     """

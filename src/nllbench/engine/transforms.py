@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, _trusted
+from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli, trusted
 from nllbench.engine.gaussian_mixture import GaussianMixture, GaussianMixtures, Gaussians
 
 POSITION = (0, 1)
@@ -39,19 +39,19 @@ def _map(density, fn, box_fn=None):
     """
     if isinstance(density, PPP):
         lows, highs = (density.lows, density.highs) if box_fn is None else box_fn(density.lows, density.highs)
-        return _trusted(
+        return trusted(
             PPP, mixture=_map_mixture(density.mixture, fn), rates=density.rates, lows=lows, highs=highs
         )
     if isinstance(density, IIDCluster):
         spatial = _map_mixture(density.spatial, fn)
-        return _trusted(IIDCluster, cardinality=density.cardinality, spatial=spatial)
+        return trusted(IIDCluster, cardinality=density.cardinality, spatial=spatial)
     if isinstance(density, MultiBernoulli):
         dens = density.densities
         if isinstance(dens, GaussianMixtures):
-            return _trusted(MultiBernoulli, r=density.r, densities=dens.map(fn), labels=density.labels)
+            return trusted(MultiBernoulli, r=density.r, densities=dens.map(fn), labels=density.labels)
         if not isinstance(dens, Gaussians):
             raise TypeError(f"density: expected Gaussian Bernoulli densities, got {type(dens).__name__}")
-        return _trusted(MultiBernoulli, r=density.r, densities=fn(dens), labels=density.labels)
+        return trusted(MultiBernoulli, r=density.r, densities=fn(dens), labels=density.labels)
     if isinstance(density, PMBM):
         ppp = None if density.ppp is None else _map(density.ppp, fn, box_fn)
         if density.is_pooled:  # the shared Bernoullis once; the members stay
@@ -86,7 +86,7 @@ def _map_hypotheses(hypotheses: tuple, fn) -> tuple:
     for mb in hypotheses:
         stop = start + mb.r.shape[0]
         part = Gaussians._trusted(*(a[start:stop] for a in arrays))
-        out.append(_trusted(MultiBernoulli, r=mb.r, densities=part, labels=mb.labels))
+        out.append(trusted(MultiBernoulli, r=mb.r, densities=part, labels=mb.labels))
         start = stop
     return tuple(out)
 
@@ -151,7 +151,7 @@ def temper_existence(density, tau: float, about: float = 0.4):
     if isinstance(density, MultiBernoulli):
         # _temper keeps r in [0, 1]: the tempered copy needs no re-validation
         r = _temper(density.r, tau, about)
-        return _trusted(MultiBernoulli, r=r, densities=density.densities, labels=density.labels)
+        return trusted(MultiBernoulli, r=r, densities=density.densities, labels=density.labels)
     if isinstance(density, PMBM):
         if density.is_pooled:
             return _with_bernoullis(density, density.ppp, temper_existence(density.pool, tau, about))

@@ -11,24 +11,19 @@
 
 The modules' paths before this layout (``nllbench.measures.metrics``, ``.evaluate``,
 ``.tgospa``, ...; :data:`MOVED`) keep working: importing one gives the moved module itself
-(:class:`MovedModules`, :func:`keep_old_paths`, also used by ``nllbench.trackers``), so its
-names, and a monkeypatch through it, are the very same.
+(:mod:`nllbench._moved`), so its names, and a monkeypatch through it, are the very same.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-
-#: Each module's path before the layout by family (under ``nllbench.measures``) -> its path now.
+#: Each module's path before the layout by family (under ``nllbench.measures``) -> its path now
+#: (found by :mod:`nllbench._moved`).
 MOVED = {
     "metrics": "point.metrics",
     "tgospa": "tracks.tgospa",
     "hota": "tracks.hota",
     "theorem1": "likelihood.theorem1",
-    "trajectory": "likelihood.trajectory",
+    "trajectory": "likelihood.trajectory_windows",
     "trajectory_posterior": "likelihood.trajectory_posterior",
     "proper": "scores.proper",
     "proper_run": "scores.proper_run",
@@ -38,36 +33,3 @@ MOVED = {
     "presets": "run.presets",
     "run_sequence": "run.run_sequence",
 }
-
-
-class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``<package>.<old>`` of a package's moved modules as the moved module itself; nothing else.
-
-    ``moved``: each old module name -> its path now, relative to ``package``
-    (``"point.metrics"``) or absolute (``"nllbench.example_trackers.nrl"``).
-    """
-
-    def __init__(self, package: str, moved: dict[str, str]):
-        self.package, self.moved = package, moved
-
-    def find_spec(self, fullname, path=None, target=None):
-        parent, _, old = fullname.rpartition(".")
-        if parent != self.package or old not in self.moved:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec):
-        new = self.moved[spec.name.rpartition(".")[2]]
-        return importlib.import_module(new if new.startswith("nllbench.") else f"{self.package}.{new}")
-
-    def exec_module(self, module) -> None:
-        """Nothing to run: the moved module has run on its own import."""
-
-
-def keep_old_paths(package: str, moved: dict[str, str]) -> None:
-    """Let ``import <package>.<old>`` give the moved module (:class:`MovedModules`), once per package."""
-    if not any(isinstance(f, MovedModules) and f.package == package for f in sys.meta_path):
-        sys.meta_path.append(MovedModules(package, moved))
-
-
-keep_old_paths(__name__, MOVED)

@@ -212,26 +212,26 @@ class MeasureDeclaration:
 STEP, STEP_Q, RUN, PER_Q = ("step",), ("step", "q"), (), ("q",)
 
 
-def _nats(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
+def nats(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
     """A negative log-likelihood (or a sum or difference of them): nats, CF units "1"."""
     return Variable(name, MetricsVariable(f"{long_name} (nats)", "1"), dims, tabulated)
 
 
-def _length(name: str, long_name: str, dims=STEP, tabulated: bool = True, power: bool = False) -> Variable:
+def length(name: str, long_name: str, dims=STEP, tabulated: bool = True, power: bool = False) -> Variable:
     """A distance (``power``: a sum of distances to the p-th power) in the scenario's state units."""
     unit = f"(state units{'^p' if power else ''})"
     return Variable(name, MetricsVariable(f"{long_name} {unit}", None), dims, tabulated)
 
 
-def _count(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
+def count(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
     return Variable(name, MetricsVariable(long_name, None, "count"), dims, tabulated)
 
 
-def _share(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
+def share(name: str, long_name: str, dims=STEP, tabulated: bool = True) -> Variable:
     return Variable(name, MetricsVariable(long_name, "1"), dims, tabulated)
 
 
-def _flag(name: str, long_name: str, meanings: str, dims=STEP, tabulated: bool = True) -> Variable:
+def flag(name: str, long_name: str, meanings: str, dims=STEP, tabulated: bool = True) -> Variable:
     return Variable(name, MetricsVariable(long_name, None, "flag", meanings), dims, tabulated)
 
 

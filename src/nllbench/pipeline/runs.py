@@ -30,7 +30,7 @@ from nllbench.filters import (
     run_trajectory_final,
 )
 from nllbench.filters.estimates import DEFAULT_EXISTENCE_THRESHOLD
-from nllbench.measures.likelihood.trajectory import trajectory_attrs
+from nllbench.measures.likelihood.trajectory_windows import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings, evaluate_runs
 from nllbench.simulation.scenarios import get_scenario, read_truth_csv, simulate, simulate_with_truth
 from nllbench.store import (

@@ -19,7 +19,10 @@ except ImportError as exc:  # pragma: no cover - exercised in an environment wit
 
 from nllbench.torch._inputs import GaussianPoisson, UniformPoisson
 from nllbench.torch.loss import SetNLLLoss, SetNLLResult, set_nll
-from nllbench.torch.trajectory import TrajectoryPoisson, TrajectorySetNLLResult, trajectory_set_nll
+from nllbench.torch.trajectory_loss import TrajectoryPoisson, TrajectorySetNLLResult, trajectory_set_nll
+
+#: Old module names -> their names now (:mod:`nllbench._moved`).
+MOVED = {"trajectory": "trajectory_loss"}
 
 __all__ = [
     "GaussianPoisson",

@@ -1,6 +1,6 @@
 """The assignment sum of a batch, differentiable: rank without gradients, rescore with them.
 
-Both forms (:mod:`nllbench.torch.loss`, per frame; :mod:`nllbench.torch.trajectory`, per window)
+Both forms (:mod:`nllbench.torch.loss`, per frame; :mod:`nllbench.torch.trajectory_loss`, per window)
 reduce to the same sum per sample b and hypothesis h (Pinto et al., IEEE SPL 2021, eq. (2)-(4),
 (7)-(9); ``docs/trajectory.md`` for the trajectory case):
 
@@ -10,7 +10,7 @@ reduce to the same sum per sample b and hypothesis h (Pinto et al., IEEE SPL 202
 with ``log w_{k,l}`` the pair log-weights (N, M), ``log a_k`` the log-probability that output k
 explains nothing, ``log lambda(y_l)`` the Poisson part at truth l and Lambda its integral. The
 cost of association A is ``base + sum_l cost[l, A(l)]`` on the per-frame NLL's (M, N + M) cost
-matrix (:func:`nllbench.engine.trajectory.association_problem_from_weights` builds the same one).
+matrix (:func:`nllbench.engine.trajectory_nll.association_problem_from_weights` builds the same one).
 
 The Q cheapest associations of each (b, h) come from the engine's ranking
 (:func:`nllbench.engine.assignment.murty`) on a detached float64 copy on the CPU; then the costs of

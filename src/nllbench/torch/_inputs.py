@@ -246,3 +246,14 @@ def check_options(q, reduction: str, infinite: str) -> int:
     if infinite not in INFINITE:
         raise ValueError(f"infinite: expected one of {INFINITE}, got {infinite!r}")
     return q
+
+
+def output_mask_of(output_mask, B: int, N: int, device) -> torch.Tensor:
+    """``output_mask`` as a bool tensor (B, N) on ``device``; all True where it is None."""
+    if output_mask is None:
+        return torch.ones((B, N), dtype=torch.bool, device=device)
+    mask = torch.as_tensor(output_mask, device=device)
+    if mask.dtype != torch.bool:
+        raise TypeError(f"output_mask: expected a bool tensor (B, N), got dtype {mask.dtype}")
+    check_shape(mask, "output_mask", (B, N), "(B, N)")
+    return mask

@@ -22,6 +22,7 @@ from nllbench.torch._inputs import (
     check_options,
     check_shape,
     covariance,
+    output_mask_of,
     poisson_at,
     poisson_parts,
     truth_batch,
@@ -180,7 +181,7 @@ def set_nll(
         log_hyp = torch.log_softmax(log_hyp, dim=1)
     else:
         log_hyp = torch.zeros((B, 1), dtype=torch.float64, device=device)
-    out_mask = _output_mask(output_mask, B, N, device)
+    out_mask = output_mask_of(output_mask, B, N, device)
     y, t_mask = truth_batch(truth, truth_mask, B, d, device)
     log_lam, total_rate = poisson_at(poisson_parts(poisson), y, B, d, device)
 
@@ -241,16 +242,6 @@ def finish(nll, ranked, named: dict, reduction: str, infinite: str, record, infi
     else:
         loss = kept.sum() / counted.sum().clamp(min=1)
     return record(loss, nll, **terms, infinite=bad, complete=ranked.complete, n_terms=ranked.n_terms)
-
-
-def _output_mask(output_mask, B: int, N: int, device) -> torch.Tensor:
-    if output_mask is None:
-        return torch.ones((B, N), dtype=torch.bool, device=device)
-    mask = torch.as_tensor(output_mask, device=device)
-    if mask.dtype != torch.bool:
-        raise TypeError(f"output_mask: expected a bool tensor (B, N), got dtype {mask.dtype}")
-    check_shape(mask, "output_mask", (B, N), "(B, N)")
-    return mask
 
 
 class SetNLLLoss(torch.nn.Module):

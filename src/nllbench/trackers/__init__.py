@@ -3,10 +3,8 @@
 the trajectory NLL of a labelled tracks table.
 
 The modules' former paths (:data:`MOVED`) keep working: importing one gives
-the moved module itself (:func:`nllbench.measures.keep_old_paths`).
+the moved module itself (:mod:`nllbench._moved`).
 """
-
-from nllbench.measures import keep_old_paths
 
 #: Each module's former name under ``nllbench.trackers`` -> its path now.
 MOVED = {
@@ -17,5 +15,3 @@ MOVED = {
     "stonesoup_tracker": "nllbench.example_trackers.stonesoup",
     "nrl": "nllbench.example_trackers.nrl",
 }
-
-keep_old_paths(__name__, MOVED)

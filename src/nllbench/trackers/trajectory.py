@@ -24,6 +24,7 @@ from nllbench.engine.transforms import POSITION, temper_probabilities
 from nllbench.measures.likelihood.trajectory import (  # the arrays' part, shared with the reference filters'
     TrajectoryInput,
     TrajectoryNLLResult,
+    TrajectoryScoring,
     score_statistics,
     window_statistics,
 )
@@ -198,18 +199,20 @@ def _parameter_provenance(rate, presence, R) -> dict:
     }
 
 
-def prepared(tracks, truth, *, q, undetected, unlisted_presence, **kw) -> tuple[TrajectoryInput, dict]:
+def prepared(
+    tracks, truth, *, q, undetected, unlisted_presence, **kw
+) -> tuple[TrajectoryInput, TrajectoryScoring]:
     """The tables laid out (:func:`prepare` with ``kw``) and the checked parameters, in that order.
 
-    Returns ``(inp, scoring)``: ``scoring`` holds the keywords of
-    :func:`~nllbench.measures.likelihood.trajectory.score_statistics` but ``exact``: ``q``,
+    Returns ``(inp, scoring)``: ``scoring`` (:class:`TrajectoryScoring`) holds ``q``,
     ``rate``, ``presence``, ``unlisted_presence`` (R) and ``fill_ins`` (the
-    provenance: the tables' fill-ins, the parameters and Q; callers may add keys).
+    provenance: the tables' fill-ins, the parameters and Q; callers add keys with
+    :meth:`~TrajectoryScoring.with_fill_ins`).
     """
     inp = prepare(tracks, truth, **kw)
     q, rate, presence, R = _check_parameters(q, undetected, unlisted_presence, inp.box)
     prov = {**inp.fill_ins, **_parameter_provenance(rate, presence, R), "q": q}
-    return inp, {"q": q, "rate": rate, "presence": presence, "unlisted_presence": R, "fill_ins": prov}
+    return inp, TrajectoryScoring(q, rate, presence, R, prov)
 
 
 def trajectory_nll(
@@ -277,6 +280,4 @@ def trajectory_nll(
         mixture=mixture,
     )
     stats, lab, tru, spans = window_statistics(inp)
-    return score_statistics(
-        stats, inp.labels[lab], inp.truths[tru], inp.frames, spans, exact=exact, **scoring
-    )
+    return score_statistics(stats, inp.labels[lab], inp.truths[tru], inp.frames, spans, scoring, exact=exact)

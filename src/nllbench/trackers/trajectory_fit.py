@@ -85,8 +85,8 @@ def trajectory_nll_windows(
         fov=fov,
         mixture=mixture,
     )
-    scoring["fill_ins"]["window"] = int(window)
-    return [res for _, _, res in scored_windows(inp, window, score_statistics, exact=exact, **scoring)]
+    scoring = scoring.with_fill_ins(window=int(window))
+    return [res for _, _, res in scored_windows(inp, window, score_statistics, scoring=scoring, exact=exact)]
 
 
 # ---------------------------------------------------------------------------

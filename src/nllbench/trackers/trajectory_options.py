@@ -63,17 +63,17 @@ def trajectory_of_tables(
         cov_scale=cov_scale,
         temper=temper,
     )
-    prov = scoring["fill_ins"]
     if window is not None:
-        prov["window"] = int(window)
+        scoring = scoring.with_fill_ins(window=int(window))
     if fitted is not None:
-        prov["fitted"] = fitted
+        scoring = scoring.with_fill_ins(fitted=fitted)
+    prov = scoring.fill_ins
     out, notes = [], []
-    for k0, k1, (res, note) in scored_windows(inp, window, score_window, exact=exact, **scoring):
+    for k0, k1, (res, note) in scored_windows(inp, window, score_window, scoring=scoring, exact=exact):
         out.append(res)
         if note:
             notes.append(f"frames {int(inp.frames[k0])}-{int(inp.frames[k1 - 1])}: {note}")
-    return TrajectoryRun(tuple(out), scoring["q"], prov, "; ".join(notes))
+    return TrajectoryRun(tuple(out), scoring.q, prov, "; ".join(notes))
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,10 @@ import numpy as np
 
 from nllbench.engine.densities import PMBM, Gaussians, MultiBernoulli, log_box_volume
 from nllbench.engine.transforms import POSITION
-from nllbench.measures.likelihood.trajectory import (
+from nllbench.measures.likelihood.trajectory_windows import (
     TrajectoryInput,
     TrajectoryRun,
+    TrajectoryScoring,
     score_window,
     window_statistics,
 )
@@ -331,12 +332,8 @@ def posterior_trajectory_runs(posteriors, truth, truth_ids, fov_low, fov_high, s
             inp.truths[tru],
             inp.frames,
             spans,
-            q=q,
+            TrajectoryScoring(q, rate=0.0, presence=1.0, unlisted_presence=R, fill_ins=prov),
             exact=bool(s.exact),
-            rate=0.0,
-            presence=1.0,
-            unlisted_presence=R,
-            fill_ins=prov,
         )
         out.append(TrajectoryRun((res,), q, prov, note))
     return out

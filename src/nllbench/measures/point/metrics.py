@@ -172,14 +172,18 @@ def _sets_c_p(estimates, truth, c, p):
     p = float(p)
     if not np.isfinite(p) or p < 1:
         raise ValueError(f"p: expected a number >= 1, got {p!r}")
-    X = _point_set(estimates, "estimates")
-    Y = _point_set(truth, "truth")
+    X = point_set(estimates, "estimates")
+    Y = point_set(truth, "truth")
     if X.shape[0] and Y.shape[0] and X.shape[1] != Y.shape[1]:
         raise ValueError(f"truth: expected dimension {X.shape[1]} like estimates, got shape {Y.shape}")
     return c, p, X, Y
 
 
-def _point_set(value, name: str) -> np.ndarray:
+def point_set(value, name: str) -> np.ndarray:
+    """``value`` as a finite float64 point set (k, d); an empty one as (0, d) or (0, 0).
+
+    Raises ValueError naming ``name`` for an array that is not 2-D or not finite.
+    """
     arr = v.as_float_array(value, name)
     if arr.size == 0:
         return np.empty((0, arr.shape[1] if arr.ndim == 2 else 0))
@@ -228,8 +232,8 @@ def clear_mot_frame(estimates, truth, threshold: float = 2.0) -> ClearMOTFrame:
     (1.0, 1.9)
     """
     threshold = v.positive_scalar(threshold, "threshold")
-    X = _point_set(estimates, "estimates")
-    Y = _point_set(truth, "truth")
+    X = point_set(estimates, "estimates")
+    Y = point_set(truth, "truth")
     nx, ny = X.shape[0], Y.shape[0]
     dist = np.empty((nx, ny))
     if nx and ny:
@@ -390,8 +394,8 @@ def clear_mot(
 
     def frames():
         for k in range(K):
-            Y = _point_set(truth[k], "truth")
-            X = _point_set(estimates[k], "estimates")
+            Y = point_set(truth[k], "truth")
+            X = point_set(estimates[k], "estimates")
             oid = np.asarray(truth_ids[k], dtype=np.int64).reshape(-1)
             hid = np.asarray(estimate_ids[k], dtype=np.int64).reshape(-1)
             if oid.size != Y.shape[0] or hid.size != X.shape[0]:
@@ -582,7 +586,7 @@ def identity_scores(
     counts: dict[tuple[int, int], int] = {}
     n_obj = n_pred = 0
     for k, (Y, oid, X, hid) in enumerate(zip(truth, truth_ids, estimates, estimate_ids, strict=True)):
-        Y, X = _point_set(Y, "truth"), _point_set(X, "estimates")
+        Y, X = point_set(Y, "truth"), point_set(X, "estimates")
         _check_unique(np.asarray(oid).reshape(-1), "truth_ids", k)
         _check_unique(np.asarray(hid).reshape(-1), "estimate_ids", k)
         n_obj += Y.shape[0]

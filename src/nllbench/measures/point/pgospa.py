@@ -46,7 +46,7 @@ from nllbench.engine.densities import (
     MultiBernoulli,
 )
 from nllbench.measures._wasserstein import psd_sqrt, w2
-from nllbench.measures.point.metrics import _point_set
+from nllbench.measures.point.metrics import point_set
 
 
 @dataclass(frozen=True)
@@ -295,7 +295,7 @@ def _side(obj, name: str) -> _Side:
     elif isinstance(obj, PMBM):  # the Poisson part is ignored (the authors' convention)
         mb, members, weights = obj.pool, obj.members, obj.weights
     else:
-        pts = _point_set(obj, name)
+        pts = point_set(obj, name)
         n = pts.shape[0]
         zero = np.ones(n, dtype=bool)
         return _Side(np.ones(n), pts, np.zeros((n, pts.shape[1], pts.shape[1])), zero, None, np.ones(1))

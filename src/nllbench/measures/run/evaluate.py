@@ -91,8 +91,9 @@ class RunMetrics:
     cardinality : (K,) tuple of per-step :class:`~nllbench.measures.calibration.CardinalityScore`
     proper : the set energy, intensity and cardinality scores per step
         (:class:`~nllbench.measures.scores.proper_run.ProperScores`); None unless ``settings.proper_scores``
-    trajectory : the run's trajectory NLL (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`),
-        or None (not asked, or a posterior without labels); attached after the evaluation
+    trajectory : the run's trajectory NLL
+        (:class:`~nllbench.measures.likelihood.trajectory_windows.TrajectoryRun`), or None (not asked,
+        or a posterior without labels); attached after the evaluation
     pgospa, ptgospa : P-GOSPA per step and PT-GOSPA of the posterior at its covariance scale
         (:mod:`nllbench.measures.run.probabilistic`); None for a PHD/CPHD posterior
     """

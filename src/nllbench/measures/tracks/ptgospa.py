@@ -24,7 +24,7 @@ Pairing i with j at frame k saves min(r_i^k, r_j^k) (d^(c)^p - c^p) <= 0 over
 leaving both unassigned, which is negative exactly where both exist (r > 0)
 and W2 < c: trajectory GOSPA's minimum with that saving in place of
 d^p - c^p. The same solvers therefore find it, exactly
-(:func:`nllbench.measures._tgospa_solver.exact_assignment`, linear in the
+(:func:`nllbench.measures.tracks._tgospa.solver.exact_assignment`, linear in the
 frames) or as the LP relaxation (``method="lp"``).
 
 No code of the authors is public, and the definition above is the
@@ -42,7 +42,7 @@ from nllbench.engine import validate as v
 from nllbench.measures._sequences import LabelledSequence
 from nllbench.measures._wasserstein import check_psd, psd_sqrt, w2, w2_frames
 from nllbench.measures.tracks._tgospa import Close, exact_assignment
-from nllbench.measures.tracks.tgospa import _solve, checked_arguments
+from nllbench.measures.tracks.tgospa import checked_arguments, lp_weights
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,7 @@ def _lp_result(pairs: _Pairs, X, Y, rx, ry, c, p, gamma) -> PTGOSPAResult:
     pair = close.pair_of()
     gain = np.zeros((K, close.truth.size))
     gain[close.frame, pair] = close.gain
-    w = _solve(gain, close.truth, close.est, n, m, gamma**p, integer=False)
+    w = lp_weights(gain, close.truth, close.est, n, m, gamma**p, integer=False)
     we = w[close.frame, pair] if pair.size else np.empty(0)  # weight of each close entry
     frame_loc = np.bincount(close.frame, weights=we * close.dist_p, minlength=K).astype(float)
     frame_mis = np.bincount(close.frame, weights=we * pairs.mismatch, minlength=K).astype(float)

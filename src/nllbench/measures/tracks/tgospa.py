@@ -156,7 +156,7 @@ def tgospa(
     return _result(assignment, close, X, Y, c, p, gamma)
 
 
-def _solve(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.ndarray:
+def lp_weights(gain, ti, ej, n: int, m: int, switch: float, integer: bool) -> np.ndarray:
     """argmin over w (K, P) of sum gain * w + switch / 2 * sum_t |w_t - w_{t-1}| (injective per frame).
 
     ``gain`` is (K, P) for the P candidate pairs (truth ti[P], estimate ej[P]).
@@ -270,7 +270,7 @@ def _lp_result(close: Close, X, Y, c, p, gamma) -> TGOSPAResult:
     pair = np.repeat(np.arange(close.truth.size), np.diff(close.ptr))
     gain = np.zeros((K, close.truth.size))
     gain[close.frame, pair] = close.gain
-    w = _solve(gain, close.truth, close.est, n, m, gamma**p, integer=False)
+    w = lp_weights(gain, close.truth, close.est, n, m, gamma**p, integer=False)
     counted = np.zeros_like(w)  # weight of pairs that both exist within c
     counted[close.frame, pair] = w[close.frame, pair]
     dist_p = np.zeros_like(w)

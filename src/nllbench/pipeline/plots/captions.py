@@ -14,12 +14,11 @@ escaping its markup characters; ``nllbench plot`` writes it beside the figure,
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from nllbench.measures.declarations import declared_scores
 from nllbench.measures.names import NLL_TERM_MEASURES, TGOSPA_TERMS
+from nllbench.pipeline.plots.caption_text import best_per, num, paragraphs, per_filter, run_paragraph, signed
 from nllbench.pipeline.plots.style import MEASURE_LABEL, calibration_note, inf_note, join_words, plural
 
 #: Why an NLL term is +inf (the decomposition names the term; docs/evaluation.md).
@@ -82,64 +81,6 @@ def identity_sentence(summary, measures, what: str) -> str:
         f"{join_words(plain)} estimates carry no track identities that last ({NO_IDENTITY_WHY}): "
         f"{what}. Means over the settings: {'; '.join(f'{f}: {numbers(f)}' for f in plain)}{compare}. "
         "A low score here means lost identities, not undetected objects."
-    )
-
-
-def num(x) -> str:
-    """A number for reading: about three significant digits, "inf" for +inf."""
-    x = float(x)
-    if math.isnan(x):
-        return "n/a"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    a = abs(x)
-    if a >= 1000:
-        return f"{x:,.0f}"
-    if a >= 100:
-        return f"{x:.0f}"
-    if a >= 10:
-        return f"{x:.1f}"
-    if a >= 0.01 or a == 0:
-        return f"{x:.2f}"
-    return f"{x:.1e}"
-
-
-def signed(x) -> str:
-    """A change with its sign: "+1.2", "-0.35", "0.00"."""
-    x = float(x)
-    if np.isfinite(x) and abs(x) < 0.01:  # a change this small reads as 0.00, with its sign
-        return f"{x:+.2f}" if x else "0.00"
-    return num(x) if x <= 0 else f"+{num(x)}"
-
-
-def _values(table, x: str, column: str) -> dict:
-    """{x value: {filter: value}} of ``column`` (rows with one filter per x value)."""
-    out: dict = {}
-    for v, f, c in zip(table[x], table["filter"], table[column], strict=True):
-        out.setdefault(float(v), {})[str(f)] = float(c)
-    return out
-
-
-def best_per(values: dict, at: str, every: str, lower: bool = True) -> str:
-    """Which filters are best at each x value, grouped: "pmbm at every clutter rate", "a at clutter 5; b ...".
-
-    ``values``: {x value: {filter: value}}; only finite values compete (ties
-    share the place); an x value without a finite one is left out.
-    """
-    winners: dict[tuple, list[float]] = {}
-    for x in sorted(values):
-        finite = {f: v for f, v in values[x].items() if np.isfinite(v)}
-        if not finite:
-            continue
-        target = min(finite.values()) if lower else max(finite.values())
-        names = tuple(sorted(f for f, v in finite.items() if v == target))
-        winners.setdefault(names, []).append(x)
-    if not winners:
-        return "no filter has a finite value"
-    if len(winners) == 1 and len(values) > 1 and len(next(iter(winners.values()))) == len(values):
-        return f"{join_words(next(iter(winners)))} at {every}"
-    return "; ".join(
-        f"{join_words(names)} at {at} {join_words(f'{x:g}' for x in xs)}" for names, xs in winners.items()
     )
 
 
@@ -208,15 +149,6 @@ def _pick(summary, measure: str, q: int, cov_scale: float = 1.0):
     ]
 
 
-def _run(sentences) -> str:
-    body = " ".join(s for s in sentences if s)
-    return f"In this run: {body}" if body else ""
-
-
-def _join(*paragraphs) -> str:
-    return "\n\n".join(p for p in paragraphs if p) + "\n"
-
-
 def clutter_caption(summary, q: int) -> str:
     """Caption of :func:`~nllbench.pipeline.plots.fig_vs_clutter`."""
     nll, gospa = _pick(summary, "nll", q), _pick(summary, "gospa_mean", 0)
@@ -229,7 +161,7 @@ def clutter_caption(summary, q: int) -> str:
         "is an open triangle in the row marked 'inf'; an interval reaching +inf is dotted to the top; the "
         "legend counts, per clutter rate, the seeds whose NLL is infinite."
     )
-    med, gm = _values(nll, "clutter", "median"), _values(gospa, "clutter", "mean")
+    med, gm = per_filter(nll, "clutter", "median"), per_filter(gospa, "clutter", "mean")
     found = [
         f"Lowest median NLL: {best_per(med, 'clutter', 'every clutter rate')}.",
         f"Lowest mean GOSPA: {best_per(gm, 'clutter', 'every clutter rate')}.",
@@ -253,7 +185,7 @@ def clutter_caption(summary, q: int) -> str:
             "object missed at the first scan can only be explained by a Bernoulli started at another "
             "measurement, which can make their first steps' NLL very large (docs/evaluation.md)."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def decomposition_caption(summary, q: int) -> str:
@@ -310,7 +242,7 @@ def decomposition_caption(summary, q: int) -> str:
             + "; ".join(f"{t} for {join_words(fs)}" for t, fs in sorted(largest.items()))
             + "."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def q_caption(summary) -> str:
@@ -331,7 +263,7 @@ def q_caption(summary) -> str:
     qs = sorted(nll["q"].unique())
     found = []
     if len(qs) > 1:
-        med = _values(nll, "q", "median")
+        med = per_filter(nll, "q", "median")
         found.append(_change(med, "the median NLL", "Q ="))
         iqr = {
             f: float(r.q75 - r.q25)
@@ -358,7 +290,7 @@ def q_caption(summary) -> str:
         found.append(
             f"Exact NLL (median finite) for {join_words(have)}." if have else "No median exact NLL is finite."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def calibration_caption(summary, q: int) -> str:
@@ -409,7 +341,7 @@ def calibration_caption(summary, q: int) -> str:
             clauses.append(f"{f} {note.strip().removeprefix('(NLL inf ').removesuffix(')')}")
     if clauses:
         found.append(f"Infinite NLL: {'; '.join(clauses)}.")
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def theorem1_caption(steps) -> str:
@@ -422,7 +354,7 @@ def theorem1_caption(steps) -> str:
         "plus V(1 - rho)); the line is equality."
     )
     if not diff.size:
-        return _join(what, _run(["No step was evaluated."]))
+        return paragraphs(what, run_paragraph(["No step was evaluated."]))
     worst = float(np.max(np.abs(diff)))
     scale = float(np.max(np.abs(lhs))) if lhs.size else 0.0
     verdict = (
@@ -430,9 +362,9 @@ def theorem1_caption(steps) -> str:
         if worst <= 1e-9 * max(1.0, scale)
         else "some points lie off the diagonal"
     )
-    return _join(
+    return paragraphs(
         what,
-        _run([f"{plural(diff.size, 'step')}, largest |difference| {worst:.1e} nats: {verdict}."]),
+        run_paragraph([f"{plural(diff.size, 'step')}, largest |difference| {worst:.1e} nats: {verdict}."]),
     )
 
 
@@ -482,7 +414,7 @@ def ranks_caption(summary, q: int, measures, mat, left_out=()) -> str:
         found.append(
             f"Not drawn: {names}, which no setting has for three filters along with another measure{why}."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def tgospa_caption(summary) -> str:
@@ -497,7 +429,7 @@ def tgospa_caption(summary) -> str:
         "value is exact. Unlike per-step GOSPA, identity changes cost here. Tick labels carry each "
         "filter's fixed colour."
     )
-    total = _values(data[data["measure"] == "tgospa"], "clutter", "mean")
+    total = per_filter(data[data["measure"] == "tgospa"], "clutter", "mean")
     terms = data[data["measure"].isin(TGOSPA_TERMS)]
     found = []
     if total:
@@ -520,7 +452,7 @@ def tgospa_caption(summary) -> str:
             "their T-GOSPA is mostly missed and false objects and its localisation term is small",
         )
     )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def hota_caption(summary, q: int) -> str:
@@ -540,9 +472,11 @@ def hota_caption(summary, q: int) -> str:
     if len(hota):
         every = "every clutter rate"
         found.append(
-            f"Highest mean HOTA: {best_per(_values(hota, 'clutter', 'mean'), 'clutter', every, False)}."
+            f"Highest mean HOTA: {best_per(per_filter(hota, 'clutter', 'mean'), 'clutter', every, False)}."
         )
-        found.append(f"Lowest median NLL: {best_per(_values(nll, 'clutter', 'median'), 'clutter', every)}.")
+        found.append(
+            f"Lowest median NLL: {best_per(per_filter(nll, 'clutter', 'median'), 'clutter', every)}."
+        )
     inf = infinite_runs(nll, "clutter", "clutter", "every clutter rate")
     if inf:
         found.append(f"Infinite NLL: {'; '.join(inf)}.")
@@ -554,7 +488,7 @@ def hota_caption(summary, q: int) -> str:
             "while their detection accuracy (DetA) is not",
         )
     )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def timing_caption(timing) -> str:
@@ -567,14 +501,14 @@ def timing_caption(timing) -> str:
         "between runs, while every other figure is the same bytes."
     )
     if not len(timing):
-        return _join(what, _run(["No run was timed."]))
+        return paragraphs(what, run_paragraph(["No run was timed."]))
     t = timing[timing["cov_scale"] == 1.0] if "cov_scale" in timing else timing
     col = "nll_seconds" if "nll_seconds" in t else "seconds"
     top = t.groupby("filter")["q"].transform("max")  # each filter at its largest Q (all Q for a reference)
     med = t[t["q"] == top].groupby("filter")[col].median().sort_values()
-    return _join(
+    return paragraphs(
         what,
-        _run(
+        run_paragraph(
             [
                 f"At each filter's largest Q, fastest: {med.index[0]} ({med.iloc[0]:.2g} s per run); "
                 f"slowest: {med.index[-1]} ({med.iloc[-1]:.2g} s per run)."

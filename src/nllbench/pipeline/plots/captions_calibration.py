@@ -1,15 +1,12 @@
 """The calibration section's captions (reliability, NEES, cardinality), written from the tables
-their figures draw; the shared wording helpers are in :mod:`nllbench.pipeline.plots.captions`.
+their figures draw; the shared wording helpers are in :mod:`nllbench.pipeline.plots.caption_text`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nllbench.pipeline.plots.captions import (
-    _join,
-    _run,
-)
+from nllbench.pipeline.plots.caption_text import paragraphs, run_paragraph
 from nllbench.pipeline.plots.style import join_words
 
 #: A filter whose share of Bernoullis explaining an object is within this of its mean r is "calibrated
@@ -59,7 +56,7 @@ def reliability_caption(reliability, calibration) -> str:
             "No Bernoulli scored (a Poisson posterior, or an NLL infinite in every seed): "
             f"{join_words(none)}."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def _cal_values(cal, measure: str) -> dict:
@@ -105,7 +102,7 @@ def nees_caption(calibration) -> str:
             + "; ".join(f"{words[k]} at {where_text(keys)}" for k, keys in sorted(kinds.items()))
             + "."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))
 
 
 def cardinality_caption(calibration) -> str:
@@ -171,4 +168,4 @@ def cardinality_caption(calibration) -> str:
             + "; ".join(f"{f} at {where_text(keys)}" for f, keys in sorted(per.items()))
             + "."
         )
-    return _join(what, _run(found))
+    return paragraphs(what, run_paragraph(found))

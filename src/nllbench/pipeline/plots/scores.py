@@ -103,7 +103,8 @@ def proper_scores_caption(summary, q: int) -> str:
     """:data:`CAPTION`, then what this run's numbers say for the drawn setting: the lowest mean of each
     score per clutter rate, whether the energy score and the median NLL pick the same filter, and the
     finite scores of every filter whose NLL is infinite in some run."""
-    from nllbench.pipeline.plots.captions import _join, _run, _values, best_per, infinite_runs, num
+    from nllbench.pipeline.plots.caption_text import best_per, num, paragraphs, per_filter, run_paragraph
+    from nllbench.pipeline.plots.captions import infinite_runs
 
     scenario = sorted(summary["scenario"].unique())[0]
     pd_ = sorted(summary[summary["scenario"] == scenario]["pd"].unique())[0]
@@ -114,11 +115,11 @@ def proper_scores_caption(summary, q: int) -> str:
         rows = style.pick(base, measure=m, q=0)
         if len(rows):
             found.append(
-                f"Lowest mean {name}: {best_per(_values(rows, 'clutter', 'mean'), 'clutter', every)}."
+                f"Lowest mean {name}: {best_per(per_filter(rows, 'clutter', 'mean'), 'clutter', every)}."
             )
     nll = style.pick(base, measure="nll", q=q)
-    energy = _values(style.pick(base, measure="energy_score_mean", q=0), "clutter", "mean")
-    median = _values(nll, "clutter", "median")
+    energy = per_filter(style.pick(base, measure="energy_score_mean", q=0), "clutter", "mean")
+    median = per_filter(nll, "clutter", "median")
     shared = [x for x in sorted(energy) if x in median]
     if shared:
         same = sum(best_per({x: energy[x]}, "clutter", every) == best_per({x: median[x]}, "clutter", every)
@@ -135,4 +136,4 @@ def proper_scores_caption(summary, q: int) -> str:
                 f"{clause.replace(' in ', ' has an infinite NLL in ', 1)}, yet a finite mean energy score "
                 f"({num(min(values))} to {num(max(values))} over the clutter rates)."
             )
-    return _join(CAPTION, _run(found))
+    return paragraphs(CAPTION, run_paragraph(found))

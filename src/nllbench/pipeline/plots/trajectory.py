@@ -118,7 +118,8 @@ def legend_labels(rows) -> tuple[list, list[str]]:
 def trajectory_caption(summary, q: int) -> str:
     """:data:`CAPTION`, then what this run's numbers say: lowest median trajectory NLL and per-frame
     NLL per clutter rate, the filters without track labels, and infinite runs."""
-    from nllbench.pipeline.plots.captions import _join, _run, _values, best_per, infinite_runs
+    from nllbench.pipeline.plots.caption_text import best_per, paragraphs, per_filter, run_paragraph
+    from nllbench.pipeline.plots.captions import infinite_runs
 
     base = summary[(summary["cov_scale"] == 1.0) & (summary["q"] == q)]
     traj = base[base["measure"] == "trajectory_nll"]
@@ -126,10 +127,10 @@ def trajectory_caption(summary, q: int) -> str:
     every = EVERY
     found = []
     if len(traj):
-        best = best_per(_values(traj, "clutter", "median"), "clutter", every)
+        best = best_per(per_filter(traj, "clutter", "median"), "clutter", every)
         found.append(f"Lowest median trajectory NLL: {best}.")
     found.append(
-        f"Lowest median per-frame NLL: {best_per(_values(nll, 'clutter', 'median'), 'clutter', every)}."
+        f"Lowest median per-frame NLL: {best_per(per_filter(nll, 'clutter', 'median'), 'clutter', every)}."
     )
     missing = sorted(set(nll["filter"]) - set(traj["filter"]))
     if missing:
@@ -137,4 +138,4 @@ def trajectory_caption(summary, q: int) -> str:
     inf = infinite_runs(traj, "clutter", "clutter", every)
     if inf:
         found.append(f"Infinite trajectory NLL: {'; '.join(inf)}.")
-    return _join(CAPTION, _run(found))
+    return paragraphs(CAPTION, run_paragraph(found))

@@ -17,14 +17,14 @@ import numpy as np
 
 from nllbench.measures.tracks._tgospa.close import Close
 from nllbench.measures.tracks._tgospa.joint import (
-    _N,
-    _U,
-    _edge_values,
-    _joint_paths,
-    _list_viterbi,
-    _open_frames,
-    _state_lists,
-    _window_dp,
+    N,
+    U,
+    edge_values,
+    joint_paths,
+    list_viterbi,
+    open_frames,
+    state_lists,
+    window_dp,
 )
 
 
@@ -117,8 +117,8 @@ def _forward(K, member_ptr, order, f0, f1, span_ptr, cost, pre, switch):  # prag
     ``pre[l]`` of its pre-hold, inf where it may not be held). Returns
     ``(lab, none, back_lab, back_none)``: ``lab[span_ptr[l] + k - f0[l]]`` is
     the cheapest cost of frames 0..k ending on label l at k (its frame cost
-    ``cost`` included), ``none[t, k]`` ending on none; back-pointers: _U
-    (pre-held), _N (from none) or the label at k - 1.
+    ``cost`` included), ``none[t, k]`` ending on none; back-pointers: U
+    (pre-held), N (from none) or the label at k - 1.
     """
     half = switch / 2.0
     g = member_ptr.size - 1
@@ -143,7 +143,7 @@ def _forward(K, member_ptr, order, f0, f1, span_ptr, cost, pre, switch):  # prag
             if best1 + half < v_n:
                 none[t, k], back_none[t, k] = best1 + half, arg1
             else:
-                none[t, k], back_none[t, k] = v_n, _N
+                none[t, k], back_none[t, k] = v_n, N
             s = 0
             while s < n_active:
                 if f1[active[s]] == k - 1:
@@ -159,11 +159,11 @@ def _forward(K, member_ptr, order, f0, f1, span_ptr, cost, pre, switch):  # prag
                 q = active[s]
                 at = span_ptr[q] + k - f0[q]
                 if f0[q] == k:
-                    best, arg = pre[q], _U
+                    best, arg = pre[q], U
                 else:
                     best, arg = lab[at - 1], q
                 if v_n + half < best:
-                    best, arg = v_n + half, _N
+                    best, arg = v_n + half, N
                 other, other_arg = (best1, arg1) if arg1 != q else (best2, arg2)
                 if other + switch < best:
                     best, arg = other + switch, other_arg
@@ -191,10 +191,10 @@ def _trace(t, end, k, f0, f1, est, span_ptr, back_lab, back_none, row):  # pragm
         if k == 0:
             return
         prev = back_none[t, k] if state < 0 else back_lab[span_ptr[state] + k - f0[state]]
-        if prev == _U:
+        if prev == U:
             row[:k] = est[state]
             return
-        state = -1 if prev == _N else prev
+        state = -1 if prev == N else prev
         k -= 1
 
 
@@ -460,7 +460,7 @@ def _survivors(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack
     finite = np.isfinite(cost)
     scale = np.abs(cost[finite]).sum() + np.abs(opt).sum() + switch * K * g
     limit = slack + 1e-9 * scale  # rounding: keep rather than drop
-    return _state_lists(
+    return state_lists(
         K,
         grp.member_ptr,
         grp.f0,
@@ -487,7 +487,7 @@ MAX_PRICE_STEPS = 60
 
 
 def _joint_size(ptr: np.ndarray, open_: np.ndarray) -> tuple[float, float, float]:
-    """Of :func:`_window_dp`: the largest tensor (joint states in a frame), its steps (about the
+    """Of :func:`window_dp`: the largest tensor (joint states in a frame), its steps (about the
     tensor times the states of the members moving on), and the entries it keeps for the way back."""
     sizes = np.where(open_, np.diff(ptr, axis=1), 1).astype(float)
     joint = np.exp(np.log(sizes).sum(axis=0))
@@ -505,7 +505,7 @@ def _joint(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack: fl
     (one per component of members that can meet) would exceed :data:`MAX_JOINT_STATES` joint states or
     ``budget`` transition steps in all."""
     ptr, kind, pair, est, fc = _survivors(grp, fwd, rev, opt, cost, pre, post, switch, slack)
-    open_, component = _open_frames(ptr, est, int(grp.est.max(initial=0)) + 1)
+    open_, component = open_frames(ptr, est, int(grp.est.max(initial=0)) + 1)
     parts = [np.flatnonzero(component == c) for c in np.unique(component)]
     sizes = np.array([_joint_size(ptr[m], open_[m]) for m in parts]).reshape(-1, 3)
     if (
@@ -514,13 +514,13 @@ def _joint(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack: fl
         or sizes[:, 2].sum() > MAX_JOINT_KEPT
     ):
         return None
-    fv, fb, bv, bn = _list_viterbi(ptr, kind, pair, fc, grp.f0, grp.f1, switch)
-    enter, leave = _edge_values(ptr, open_, fv, bv)
+    fv, fb, bv, bn = list_viterbi(ptr, kind, pair, fc, grp.f0, grp.f1, switch)
+    enter, leave = edge_values(ptr, open_, fv, bv)
     choice = np.full(open_.shape, -1, dtype=np.int64)
     for m in parts:
         if not open_[m].any():
             continue
-        value, choice[m] = _window_dp(
+        value, choice[m] = window_dp(
             ptr[m],
             kind,
             pair,
@@ -537,7 +537,7 @@ def _joint(grp: _Group, fwd, rev, opt, cost, pre, post, switch: float, slack: fl
         )
         if not np.isfinite(value):
             return None
-    return _joint_paths(choice, open_, ptr, est, fv, fb, bn).T
+    return joint_paths(choice, open_, ptr, est, fv, fb, bn).T
 
 
 def solve_group(close: Close, members: np.ndarray, switch: float):

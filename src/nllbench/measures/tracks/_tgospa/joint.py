@@ -2,14 +2,14 @@
 
 A member's state at a frame is one of: none, a label on its span, a label
 pre-held (before its span, entered free at its first frame) or post-held
-(after its span, to the end). :func:`_state_lists` lays the kept states out
-per (member, frame); :func:`_open_frames` finds the stretches where a member
+(after its span, to the end). :func:`state_lists` lays the kept states out
+per (member, frame); :func:`open_frames` finds the stretches where a member
 can meet another, split where it has a single state in between;
-:func:`_list_viterbi` gives each member's best ways before and after a
-frame, over its kept states; :func:`_edge_values` what a member brings into
-and out of a stretch; :func:`_window_dp` the joint minimum over the
+:func:`list_viterbi` gives each member's best ways before and after a
+frame, over its kept states; :func:`edge_values` what a member brings into
+and out of a stretch; :func:`window_dp` the joint minimum over the
 stretches, its joint state holding only the members open at the frame; and
-:func:`_joint_paths` the paths.
+:func:`joint_paths` the paths.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-_U, _N, _F = -1, -2, -3  # back-pointer codes of the untouched, none and finished states
+U, N, F = -1, -2, -3  # back-pointer codes of the untouched, none and finished states
 
 
 _KIND_N, _KIND_LABEL, _KIND_PRE, _KIND_POST = 0, 1, 2, 3
 
 
 @nb.njit(cache=True)
-def _state_lists(
+def state_lists(
     K, member_ptr, f0, f1, est, span_ptr, cost, keep_lab, keep_none, keep_pre, keep_post
 ):  # pragma: no cover
     """The kept states as lists per (member, frame): ptr (g, K + 1), kind, pair, estimate, frame cost."""
@@ -75,7 +75,7 @@ def _state_lists(
 
 
 @nb.njit(cache=True)
-def _open_frames(ptr, est, n_est):  # pragma: no cover
+def open_frames(ptr, est, n_est):  # pragma: no cover
     """(g, K) the frames where a member takes part in the joint recursion, and (g,) its component.
 
     A member *meets* another at frame k when one of its states there holds
@@ -141,10 +141,10 @@ def _next_cut(ptr, t, k):  # pragma: no cover
 
 
 @nb.njit(cache=True)
-def _edge_values(ptr, open_, fv, bv):  # pragma: no cover
+def edge_values(ptr, open_, fv, bv):  # pragma: no cover
     """What a member's state brings when it enters (first frame of an open stretch) or leaves (last).
 
-    Between two stretches lies a cut c (:func:`_open_frames`). Entering the
+    Between two stretches lies a cut c (:func:`open_frames`). Entering the
     first stretch: the forward value (the member's cheapest way there); a
     later one: the forward value less that of the state at the cut before it.
     Leaving the last stretch: the backward value; an earlier one: the
@@ -199,7 +199,7 @@ def _step_cost(pk, pq, ck, cq, k, f0, f1, switch):  # pragma: no cover
 
 
 @nb.njit(cache=True)
-def _list_viterbi(ptr, kind, pair, fc, f0, f1, switch):  # pragma: no cover
+def list_viterbi(ptr, kind, pair, fc, f0, f1, switch):  # pragma: no cover
     """Each member's forward and backward values over its kept states only, with pointers.
 
     Returns (fv, fb, bv, bn) per state: the cheapest cost of frames 0..k
@@ -304,14 +304,14 @@ def _step_matrix(ptr, kind, pair, fc, f0, f1, switch, t, k, mode, enter, leave):
 
 
 @nb.njit(cache=True)
-def _window_dp(
+def window_dp(
     ptr, kind, pair, est, fc, enter, leave, open_, f0, f1, switch, max_states, max_work
 ):  # pragma: no cover
     """The cheapest joint path of the members over their open frames, no estimate held twice in a frame.
 
     Member t takes part where ``open_[t, k]`` (its states there:
     ``ptr[t, k]:ptr[t, k + 1]``), entering and leaving each stretch with
-    :func:`_edge_values`. The values over the joint states of a frame are a
+    :func:`edge_values`. The values over the joint states of a frame are a
     tensor, one axis per member open there; from one frame to the next each
     member's axis is reduced (it leaves), moved on by its own step costs (a
     min-plus product, member by member: the joint step cost is the sum of
@@ -458,9 +458,9 @@ def _backtrack(
 
 
 @nb.njit(cache=True)
-def _joint_paths(choice, open_, ptr, est, fv, fb, bn):  # pragma: no cover
+def joint_paths(choice, open_, ptr, est, fv, fb, bn):  # pragma: no cover
     """(g, K) estimates held: the joint choice where open; elsewhere the pointers of
-    :func:`_list_viterbi`: on from a stretch's end to the cut after it (or to the end), back from a
+    :func:`list_viterbi`: on from a stretch's end to the cut after it (or to the end), back from a
     stretch's start to that cut (or to the start); a member never open takes its cheapest way."""
     g, K = choice.shape
     out = np.full((g, K), -1, dtype=np.int64)

@@ -61,7 +61,7 @@ from scipy.sparse.csgraph import connected_components
 
 from nllbench.measures.tracks._tgospa.close import Close
 from nllbench.measures.tracks._tgospa.group import solve_group
-from nllbench.measures.tracks._tgospa.joint import _F, _N, _U
+from nllbench.measures.tracks._tgospa.joint import F, N, U
 
 
 @dataclass(frozen=True)
@@ -200,12 +200,12 @@ def _viterbi(K, truth_ptr, order, f0, f1, est, ptr, frame, gain, span_ptr, switc
                     best1, arg1 = x, active[t]
                 elif x < best2:
                     best2, arg2 = x, active[t]
-            new_n, ptr_n = v_n, _N
+            new_n, ptr_n = v_n, N
             if 0.0 < new_n:
-                new_n, ptr_n = 0.0, _U
+                new_n, ptr_n = 0.0, U
             if best1 + half < new_n:
                 new_n, ptr_n = best1 + half, arg1
-            new_f, ptr_f = v_f, _F
+            new_f, ptr_f = v_f, F
             t = 0
             while t < n_active:  # labels whose span ended at k - 1 may pass into F
                 q = active[t]
@@ -225,11 +225,11 @@ def _viterbi(K, truth_ptr, order, f0, f1, est, ptr, frame, gain, span_ptr, switc
             for t in range(n_active):
                 q = active[t]
                 if f0[q] == k:
-                    best, arg = 0.0, _U
+                    best, arg = 0.0, U
                 else:
                     best, arg = value[q], q
                 if v_n + half < best:
-                    best, arg = v_n + half, _N
+                    best, arg = v_n + half, N
                 other, other_arg = (best1, arg1) if arg1 != q else (best2, arg2)
                 if other + switch < best:
                     best, arg = other + switch, other_arg
@@ -242,11 +242,11 @@ def _viterbi(K, truth_ptr, order, f0, f1, est, ptr, frame, gain, span_ptr, switc
             v_n, v_f = new_n, new_f
             back_n[k], back_f[k] = ptr_n, ptr_f
         # the end: U (never assigned), N, F, or a label held to the end
-        state, best = _U, 0.0
+        state, best = U, 0.0
         if v_n < best:
-            state, best = _N, v_n
+            state, best = N, v_n
         if v_f < best:
-            state, best = _F, v_f
+            state, best = F, v_f
         for t in range(n_active):
             if value[active[t]] < best:
                 state, best = active[t], value[active[t]]
@@ -254,18 +254,18 @@ def _viterbi(K, truth_ptr, order, f0, f1, est, ptr, frame, gain, span_ptr, switc
             for kk in range(hi + 1, K):  # post-hold
                 A[kk, i] = est[state]
         k = hi
-        while k >= lo and state != _U:
-            if state == _N:
+        while k >= lo and state != U:
+            if state == N:
                 state = back_n[k]
-            elif state == _F:
-                if back_f[k] != _F:
+            elif state == F:
+                if back_f[k] != F:
                     state = back_f[k]
                     for kk in range(k, K):  # post-hold of the label left at k - 1
                         A[kk, i] = est[state]
             else:
                 A[k, i] = est[state]
                 prev = back[span_ptr[state] + k - f0[state]]
-                if prev == _U:
+                if prev == U:
                     for kk in range(k):  # pre-hold
                         A[kk, i] = est[state]
                 state = prev

@@ -32,9 +32,10 @@ from nllbench.torch._inputs import (
     check_options,
     check_shape,
     covariance,
+    output_mask_of,
     per_sample,
 )
-from nllbench.torch.loss import _output_mask, finish
+from nllbench.torch.loss import finish
 
 #: The trajectory NLL's terms (``nb.trajectory_nll``'s); they sum to the value.
 TRAJECTORY_TERMS = ("localization", "presence", "false", "undetected", "association")
@@ -146,7 +147,7 @@ def trajectory_set_nll(
     if not torch.isfinite(y).all():
         raise ValueError("truth: expected finite states at the frames where truth_present is True")
     t_mask = present.any(-1)
-    out_mask = _output_mask(output_mask, B, N, device)
+    out_mask = output_mask_of(output_mask, B, N, device)
 
     log_r = torch.nn.functional.logsigmoid(lg)  # (B, N, K)
     log_1mr = torch.nn.functional.logsigmoid(-lg)

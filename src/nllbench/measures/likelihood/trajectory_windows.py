@@ -7,23 +7,23 @@ which reads and validates the tables) and of a labelled filter's posteriors
 * :class:`TrajectoryInput`: the rows and truths sorted by frame, with their Gaussians;
 * :func:`window_statistics`: the engine's parameter-free statistics of a window of frames;
 * :func:`score_statistics` (:func:`score_window`: an intractable exact value flagged, not raised):
-  the value, bounds, terms and per-trajectory posterior at the fill-ins, a
-  :class:`TrajectoryNLLResult`;
+  the value, bounds, terms and per-trajectory posterior at the fill-ins of a
+  :class:`TrajectoryScoring`, a :class:`TrajectoryNLLResult`;
 * :class:`TrajectoryRun`: a run's windows and their sum, as stored in metrics files and tables
   (:func:`trajectory_attrs`: its metrics-file attributes).
 
 The density, its normalisation and the fill-ins are in ``docs/trajectory.md``; the engine is
-:mod:`nllbench.engine.trajectory`.
+:mod:`nllbench.engine.trajectory_nll`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from nllbench.engine.trajectory import (
+from nllbench.engine.trajectory_nll import (
     TRAJECTORY_TERMS,
     LabelTruthStatistics,
     assignment_sum,
@@ -230,21 +230,76 @@ class TrajectoryNLLResult:
         return pd.DataFrame({"id": self.truths[j], "label": lab, "probability": self.posterior[j, k]})
 
 
+@dataclass(frozen=True)
+class TrajectoryScoring:
+    """What scoring a window takes beyond its statistics: the budget and the checked fill-ins.
+
+    Attributes
+    ----------
+    q : int
+        Murty budget: the Q best associations of truths to labels are summed.
+    rate, presence : float
+        The undetected trajectories: Poisson mean Lambda (0: none) and per-frame presence rho.
+    unlisted_presence : float
+        R: a label's presence at a frame where it has no row (uniform on the box).
+    fill_ins : dict
+        The provenance kept with each result (the tables' fill-ins, the parameters, Q, ...).
+    """
+
+    q: int
+    rate: float
+    presence: float
+    unlisted_presence: float
+    fill_ins: dict = field(default_factory=dict)
+
+    def with_fill_ins(self, **more) -> TrajectoryScoring:
+        """The same scoring with ``more`` added to (after) its provenance."""
+        return TrajectoryScoring(
+            self.q, self.rate, self.presence, self.unlisted_presence, {**self.fill_ins, **more}
+        )
+
+    @classmethod
+    def of(cls, scoring: TrajectoryScoring | None, keywords: dict) -> TrajectoryScoring:
+        """``scoring``, or one built from the keywords of the older call (``q=..., rate=..., ...``).
+
+        Raises TypeError for both at once, a missing or an unknown keyword.
+        """
+        given = {k: v for k, v in keywords.items() if v is not None}
+        if scoring is not None:
+            if not isinstance(scoring, TrajectoryScoring):
+                raise TypeError(f"scoring: expected a TrajectoryScoring, got {type(scoring).__name__}")
+            if given:
+                raise TypeError(f"scoring: given with the keywords {sorted(given)}; give one or the other")
+            return scoring
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            raise TypeError(f"unexpected keywords {unknown}: expected scoring= or {names}")
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise TypeError(f"expected scoring= or the keywords {names}; missing {missing}")
+        return cls(**given)
+
+
 def score_statistics(
     stats: LabelTruthStatistics,
     labels: np.ndarray,
     truths: np.ndarray,
     frames: np.ndarray,
     spans: np.ndarray,
+    scoring: TrajectoryScoring | None = None,
     *,
-    q: int,
     exact: bool,
-    rate: float,
-    presence: float,
-    unlisted_presence: float,
-    fill_ins: dict,
+    **keywords,
 ) -> TrajectoryNLLResult:
-    """The result for one window's statistics at the given fill-ins."""
+    """The result for one window's statistics at the fill-ins of ``scoring``.
+
+    The older call, the fields of :class:`TrajectoryScoring` as keywords
+    (``q=..., rate=..., presence=..., unlisted_presence=..., fill_ins=...``), still works.
+    """
+    scoring = TrajectoryScoring.of(scoring, keywords)
+    q, rate, presence, fill_ins = scoring.q, scoring.rate, scoring.presence, scoring.fill_ins
+    unlisted_presence = scoring.unlisted_presence
     w = trajectory_weights(stats, unlisted_presence, rate, presence)
     prob = association_problem_from_weights(w.log_w, w.alone, w.log_lam, w.total_rate)
     s = assignment_sum(prob, q, exact)
@@ -318,20 +373,21 @@ def score_statistics(
 
 
 def score_window(
-    stats, labels, truths, frames, spans, *, exact: bool, **kw
+    stats, labels, truths, frames, spans, scoring: TrajectoryScoring | None = None, *, exact: bool, **keywords
 ) -> tuple[TrajectoryNLLResult, str]:
-    """:func:`~nllbench.trackers.trajectory.score_statistics`, the exact value refused without failing.
+    """:func:`score_statistics`, the exact value refused without failing.
 
     Returns (result, note): with ``exact`` and a component beyond the exact
     computation's limit, the result without the exact value and the reason
     (``""`` otherwise), so that an intractable exact value is flagged, never guessed.
     """
+    scoring = TrajectoryScoring.of(scoring, keywords)
     try:
-        return score_statistics(stats, labels, truths, frames, spans, exact=exact, **kw), ""
+        return score_statistics(stats, labels, truths, frames, spans, scoring, exact=exact), ""
     except ValueError as exc:
         if not exact:
             raise
-        return score_statistics(stats, labels, truths, frames, spans, exact=False, **kw), str(exc)
+        return score_statistics(stats, labels, truths, frames, spans, scoring, exact=False), str(exc)
 
 
 def windows_table(results: list[TrajectoryNLLResult]):

@@ -46,9 +46,9 @@ import numpy as np
 
 from nllbench.engine.assignment import count_assignments_log, murty
 from nllbench.engine.association import FORBIDDEN_COST, AssociationProblem
-from nllbench.engine.batched import _log_remaining, _log_row_sum_bound, _logsumexp
 from nllbench.engine.exact import EXACT_WORK_LIMIT
 from nllbench.engine.exact import log_sum_all as _log_sum_all
+from nllbench.engine.logsum import log_remaining, log_row_sum_bound, logsumexp
 
 #: The terms of the trajectory NLL's decomposition; they sum to the value.
 TRAJECTORY_TERMS = ("localization", "presence", "false", "undetected", "association")
@@ -478,17 +478,17 @@ def assignment_sum(problem: AssociationProblem, q: int, exact: bool = False) -> 
     if costs.size == 0:
         inf = math.inf
         return AssignmentSum(inf, inf, inf, True, inf if exact else None, costs, ranked.columns, q)
-    log_listed = _logsumexp(-costs)
+    log_listed = logsumexp(-costs)
     value = -log_listed
     alive = int(np.sum(np.any(problem.cost[:, :m] < math.inf, axis=0))) if n else 0
     forced = int(np.sum(problem.cost[np.arange(n), m + np.arange(n)] == math.inf))
-    log_left = _log_remaining(count_assignments_log(n, alive, forced), costs.size)
+    log_left = log_remaining(count_assignments_log(n, alive, forced), costs.size)
     complete = ranked.complete or log_left == -math.inf
     if complete:
         lower = value
     else:
         by_count = float(np.logaddexp(log_listed, log_left - (ranked.rest + problem.base)))
-        by_rows = _log_row_sum_bound(problem)
+        by_rows = log_row_sum_bound(problem)
         lower = min(value, -max(log_listed, min(by_count, by_rows)))
     exact_value = None
     if exact:
