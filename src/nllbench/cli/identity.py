@@ -45,7 +45,7 @@ def _identity_run(args: argparse.Namespace) -> int:
 
     with checked_outputs(("--rows", args.rows, False)) as (out,):
         rows = seed_rows(plan, args.seed, progress)
-        rows.to_csv(out, index=False, float_format="%.10g")
+        rows.to_csv(out, index=False, float_format="%.17g")  # every digit: re-read exactly
     return 0
 
 
@@ -79,7 +79,7 @@ def _identity(args: argparse.Namespace) -> int:
     with checked_outputs(targets, inputs=[("--rows", p) for p in args.rows]) as (out,):
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        rows.to_csv(out / "rows.csv", index=False, float_format="%.10g")
+        rows.to_csv(out / "rows.csv", index=False, float_format="%.17g")
         summary.to_csv(out / "summary.csv", index=False, float_format="%.10g")
         extra.to_csv(out / "extra_cost.csv", index=False, float_format="%.10g")
         caption = identity_caption(extra, summary, names, seeds, plan.clutter_rate, plan.steps, plan.q)
