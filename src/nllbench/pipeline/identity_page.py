@@ -12,6 +12,7 @@ import html
 
 import numpy as np
 
+from nllbench.pipeline.plots.style import plural
 from nllbench.pipeline.report import STYLE
 
 #: The table's measure groups: (head, measure of a labelled filter, measure of a trajectory filter, format).
@@ -61,12 +62,12 @@ def identity_table_html(summary, extra, names) -> str:
 def identity_table_caption(seeds: int, clutter_rate: float, steps: int, q: int) -> str:
     """The table's caption: what its columns are."""
     return (
-        f"Identity study, medians over {seeds} seed(s) (williams15, {steps} steps, clutter {clutter_rate:g} "
-        "per scan): each measure with the four objects kept apart, with them meeting, and the median over "
-        "seeds of the paired extra cost of the meeting (meet minus apart). The trajectory NLL is the "
-        "labelled-output one for per-frame filters (each label a trajectory Bernoulli) and the exact "
-        f"trajectory-density NLL (Q = {q}) for trajectory filters; T-GOSPA and IDF1 score the estimates on "
-        "position."
+        f"Identity study, medians over {plural(seeds, 'seed')} (williams15, {steps} steps, "
+        f"clutter {clutter_rate:g} per scan): each measure with the four objects kept apart, with "
+        "them meeting, and the median over seeds of the paired extra cost of the meeting (meet minus "
+        "apart). The trajectory NLL is the labelled-output one for per-frame filters (each label a "
+        f"trajectory Bernoulli) and the exact trajectory-density NLL (Q = {q}) for trajectory "
+        "filters; T-GOSPA and IDF1 score the estimates on position."
     )
 
 
