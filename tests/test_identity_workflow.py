@@ -160,3 +160,17 @@ def test_the_commands_write_the_study_and_agree_with_the_benchmark_api(tmp_path,
         main(["identity", "--config-json", wrong, "--rows", str(rows), "--out-dir", str(tmp_path / "x")]) != 0
     )
     assert "missing ['pmbm']" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_the_figure_names_each_line_with_its_filter_and_what_it_scores():
+    from nllbench.pipeline.plots.identity import fig_identity
+
+    rows = _rows()
+    fig = fig_identity(rows, study.summary_table(rows, ["a", "t"]), ["a", "t"])
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert labels == [
+        "a: per-frame filter, labelled-output trajectory NLL",
+        "t: trajectory filter, exact trajectory-density NLL",
+    ]
+    assert "infinite, not drawn: a 1/3 meet" in fig.axes[0].get_title()
+    assert fig.axes[0].get_yscale() == "symlog"
