@@ -36,7 +36,7 @@ def identity_config_json(config: dict) -> str:
 
     section = identity_section(config)
     if section is None:
-        raise ValueError("config key identity: expected a mapping, got none (no identity study is configured)")
+        raise ValueError("config key identity: expected a mapping, got none (no identity study configured)")
     try:
         plan_from_config(section)
     except (ValueError, TypeError) as exc:
@@ -57,5 +57,5 @@ ITEM_FILES = {"identity": "identity.png", "identity_table": "table.html"}
 
 
 def identity_targets(results: str, config: dict) -> list[str]:
-    """The study's files that ``rule all`` asks for (its report items): none without an ``identity`` section."""
+    """The files ``rule all`` asks for (the report items); none without an ``identity`` section."""
     return [f"{results}/identity/{ITEM_FILES[item.figure]}" for item in identity_items(config)]
