@@ -128,7 +128,6 @@ def test_summary_and_extra_cost_are_paired_by_seed_and_count_infinite_runs():
     assert page.index(">t<") < page.index(">a<") and "inf" not in page.split("<tbody>")[1].split(">a<")[0]
 
 
-@pytest.mark.slow  # about 5 CPU s, 23 s on the loaded 2-core machine
 def test_the_commands_write_the_study_and_agree_with_the_benchmark_api(tmp_path, capsys):
     section = {**TINY, "filters": [{"filter": "pmb", "max_hypotheses": 20}, TINY["filters"][1]]}
     config = json.dumps(section)
