@@ -28,6 +28,7 @@ from nllbench.pipeline.workflow import (
     trackers_of_kind,
 )
 from nllbench.pipeline.audit_workflow import audit_targets
+from nllbench.pipeline.identity_workflow import identity_targets
 from nllbench.pipeline.config import validated_config
 from nllbench.pipeline.config_file import (
     check_results,
@@ -100,6 +101,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/identity.smk"
 
 
 # The paper's outputs come first (rule priorities in paper.smk), then the Monte Carlo study.
@@ -121,3 +123,4 @@ rule all:
         expand(f"{RESULTS}/figures/{{figure}}.png", figure=STUDY_FIGURES),
         f"{RESULTS}/figures/timing.png",
         audit_targets(RESULTS, config),
+        identity_targets(RESULTS, config),

@@ -82,6 +82,10 @@ def test_dry_run_of_every_shipped_config(config, tmp_path):
     # the propriety audit only where the config has an audit section
     has_audit = yaml.safe_load((ROOT / config).read_text()).get("audit") is not None
     assert counts.get("audit", 0) == int(has_audit)
+    # the identity study only where the config has an identity section: one job per seed, then its tables
+    identity = yaml.safe_load((ROOT / config).read_text()).get("identity")
+    assert counts.get("identity", 0) == int(identity is not None)
+    assert counts.get("identity_run", 0) == (identity or {}).get("seeds", 10 if identity else 0)
 
 
 def test_end_to_end_outputs(test_run):

@@ -20,6 +20,9 @@ example N     print the paper's Example N (1 or 2): NLL, its decomposition,
 theorem1      check Theorem 1 on random sets and print both sides.
 audit         which measures reward honest uncertainty: score known densities and
               their perturbations with every measure (docs/audit.md).
+identity-run  one seed of the identity study: filters on runs with and without a
+              coalescence of objects (docs/trajectory_filters.md).
+identity      the identity study's tables, figure and page from its seeds' rows.
 warmup        compile the numerical kernels once into numba's cache.
 
 Modules
@@ -29,7 +32,8 @@ One module per command family, each with its commands and their parsers
 :mod:`~nllbench.cli.evaluate`, :mod:`~nllbench.cli.score`,
 :mod:`~nllbench.cli.tables` (aggregate, tables, gospa-table, timing),
 :mod:`~nllbench.cli.report` (plot, leaderboard), :mod:`~nllbench.cli.paper`
-(example, theorem1), :mod:`~nllbench.cli.audit`, :mod:`~nllbench.cli.warmup`;
+(example, theorem1), :mod:`~nllbench.cli.audit`, :mod:`~nllbench.cli.identity`
+(identity-run, identity), :mod:`~nllbench.cli.warmup`;
 :mod:`~nllbench.cli.common` holds what they share
 (output checks, progress, batch forms, ``--settings``). This module builds the
 top-level parser and runs a command (:func:`main`, the ``nllbench`` script).
@@ -40,7 +44,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nllbench.cli import audit, data, evaluate, paper, report, score, tables, warmup
+from nllbench.cli import audit, data, evaluate, identity, paper, report, score, tables, warmup
 from nllbench.cli.common import settings_defaults
 
 DESCRIPTION = """\
@@ -109,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nllbench", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"nllbench {version('nllbench')}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for family in (data, evaluate, tables, report, paper, score, audit, warmup):
+    for family in (data, evaluate, tables, report, paper, score, audit, identity, warmup):
         family.add_parsers(sub)
     _with_formatter(p)
     return p

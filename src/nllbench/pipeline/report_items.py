@@ -53,6 +53,14 @@ AUDIT_ITEMS = (
     ReportItem("filters", "6 Honest uncertainty", "3 reference filters' preferred probes"),
 )
 
+#: The identity study's items (``docs/trajectory_filters.md``), in report order: its figure (each filter's
+#: trajectory NLL, T-GOSPA and IDF1 on runs with and without a coalescence) and its table (an HTML page).
+#: Drawn only when the configuration has an ``identity`` section (:func:`identity_items`).
+IDENTITY_ITEMS = (
+    ReportItem("identity", "7 Identity uncertainty", "1 trajectory NLL with and without a coalescence"),
+    ReportItem("identity_table", "7 Identity uncertainty", "2 table of medians and extra costs"),
+)
+
 SWEEP_FIGURES = [item.figure for item in SWEEP_ITEMS]
 #: Figures drawn only when the evaluation computes what they show (evaluation config key).
 NEEDS = {"proper_scores": "proper_scores"}
@@ -71,6 +79,24 @@ def audit_items(config: dict) -> list[ReportItem]:
     if section is None:
         return []
     return [item for item in AUDIT_ITEMS if item.figure != "filters" or (section or {}).get("filters")]
+
+
+def identity_items(config: dict) -> list[ReportItem]:
+    """The identity study's report items of a configuration: none without an ``identity`` section."""
+    return [] if config.get("identity") is None else list(IDENTITY_ITEMS)
+
+
+_IDENTITY = {item.figure: item for item in IDENTITY_ITEMS}
+
+
+def identity_category(name: str) -> str:
+    """The report section of the identity study's item ``name`` (``identity`` or ``identity_table``)."""
+    return _IDENTITY[name].category
+
+
+def identity_labels(name: str) -> dict[str, str]:
+    """The report labels of the identity study's item ``name``."""
+    return {"item": _IDENTITY[name].label}
 
 
 _BY_FIGURE = {item.figure: item for item in (*SWEEP_ITEMS, TIMING_ITEM)}
