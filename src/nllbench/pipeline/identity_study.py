@@ -25,7 +25,7 @@ from nllbench.engine.trajectory_density import (
     trajectory_density_nll,
     truth_trajectories,
 )
-from nllbench.filters import TRAJECTORY_FILTERS, PMBMSettings, run_filter_full, run_tpmbm_final
+from nllbench.filters import TRAJECTORY_FILTERS, PMBMSettings, run_filter_full, run_tpmb_final, run_tpmbm_final
 from nllbench.measures.likelihood.trajectory_posterior import posterior_trajectory_runs
 from nllbench.measures.point.metrics import identity_scores
 from nllbench.measures.run.evaluate import EvaluationSettings
@@ -126,7 +126,7 @@ def identity_rows(
 LABELLED_FILTERS = ("pmbm", "pmb", "mbm", "mbm01")
 #: Trajectory filters the study can run: name -> function (measurements, model, settings) -> final state
 #: (with ``to_density(model)``). A filter of :data:`nllbench.filters.TRAJECTORY_FILTERS` is added here.
-TRAJECTORY_RUNNERS: dict[str, Callable] = {"tpmbm": run_tpmbm_final}
+TRAJECTORY_RUNNERS: dict[str, Callable] = {"tpmbm": run_tpmbm_final, "tpmb": run_tpmb_final}
 #: The scenario preset of the study: four objects that meet around step 39 (kept apart by
 #: :data:`SEPARATING_OFFSETS`).
 SCENARIO = "williams15"
@@ -206,7 +206,7 @@ def plan_from_config(section: dict) -> IdentityPlan:
     """The study's plan from a configuration's ``identity`` section; a ValueError names a wrong key.
 
     Keys: ``seeds`` (runs 0 .. seeds-1, default 10), ``clutter_rate`` (5), ``steps`` (null: the
-    scenario's 81), ``q`` (10) and ``filters``: names (``pmbm``, ``pmb``, ``mbm``, ``mbm01``, ``tpmbm``)
+    scenario's 81), ``q`` (10) and ``filters``: names (``pmbm``, ``pmb``, ``mbm``, ``mbm01``, ``tpmbm``, ``tpmb``)
     or mappings ``{filter, name, <PMBM setting>: value}`` (e.g. ``{filter: tpmbm, name: tpmbm-2000,
     max_hypotheses: 2000}``); settings not given are the reference code's (:class:`PMBMSettings`).
     """
