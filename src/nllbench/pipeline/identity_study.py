@@ -25,7 +25,13 @@ from nllbench.engine.trajectory_density import (
     trajectory_density_nll,
     truth_trajectories,
 )
-from nllbench.filters import TRAJECTORY_FILTERS, PMBMSettings, run_filter_full, run_tpmb_final, run_tpmbm_final
+from nllbench.filters import (
+    TRAJECTORY_FILTERS,
+    PMBMSettings,
+    run_filter_full,
+    run_tpmb_final,
+    run_tpmbm_final,
+)
 from nllbench.measures.likelihood.trajectory_posterior import posterior_trajectory_runs
 from nllbench.measures.point.metrics import identity_scores
 from nllbench.measures.run.evaluate import EvaluationSettings
