@@ -212,8 +212,8 @@ def plan_from_config(section: dict) -> IdentityPlan:
     """The study's plan from a configuration's ``identity`` section; a ValueError names a wrong key.
 
     Keys: ``seeds`` (runs 0 .. seeds-1, default 10), ``clutter_rate`` (5), ``steps`` (null: the
-    scenario's 81), ``q`` (10) and ``filters``: names (``pmbm``, ``pmb``, ``mbm``, ``mbm01``, ``tpmbm``, ``tpmb``)
-    or mappings ``{filter, name, <PMBM setting>: value}`` (e.g. ``{filter: tpmbm, name: tpmbm-2000,
+    scenario's 81), ``q`` (10) and ``filters``: names (``pmbm``, ``pmb``, ``mbm``, ``mbm01``, ``tpmbm``,
+    ``tpmb``) or mappings ``{filter, name, <PMBM setting>: value}`` (e.g. ``{filter: tpmbm, name: tpmbm-2000,
     max_hypotheses: 2000}``); settings not given are the reference code's (:class:`PMBMSettings`).
     """
     if not isinstance(section, dict):
