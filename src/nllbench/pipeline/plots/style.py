@@ -45,9 +45,9 @@ FILTER_STYLE = {
     "pmbm": Style("#D55E00", "D"),
     "mbm": Style("#CC79A7", "v"),
     "mbm01": Style("#E69F00", "P"),
-    # the trajectory filters (so far only in the identity study's figure, where no user tracker appears)
-    "tpmbm": Style("#000000", "*"),
-    "tpmb": Style("#7F7F7F", "X"),
+    # the trajectory filters (Tol's indigo and wine: outside the reserved colours below)
+    "tpmbm": Style("#332288", "H"),
+    "tpmb": Style("#882255", "8"),
 }
 # other trackers (named by users) take these in the sorted order of their names
 RESERVED_COLORS = ("#000000", "#8C564B", "#7F7F7F", "#9467BD", "#17BECF", "#BCBD22", "#F0E442")
