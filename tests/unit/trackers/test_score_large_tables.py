@@ -1,0 +1,131 @@
+"""``score`` on large tables: the per-frame densities are built as they are evaluated (memory of the
+table, not of one density object per frame), with the same densities as before, and a long run
+prints a progress line on standard error."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pytest
+from support.paths import ROOT
+
+from nllbench.cli import main
+from nllbench.cli.progress import ProgressLine
+from nllbench.trackers.run import ReportedFrames
+from nllbench.trackers.tracks import FrameDensities, densities, validate_tracks
+
+EXAMPLES = ROOT / "docs/examples"
+
+
+def frame_rows(df: pd.DataFrame, frame: int) -> pd.DataFrame:
+    return df[df["frame"] == frame]
+
+
+@pytest.mark.parametrize("name", ["tracks.csv", "tracks_mixture.csv", "tracks_gm.csv"])
+def test_each_frame_density_holds_that_frames_rows(name):
+    """Independent route: the rows of frame f, read with pandas, are frame f's Bernoullis (by hypothesis)."""
+    df = pd.read_csv(EXAMPLES / name)
+    table = validate_tracks(EXAMPLES / name)
+    frames = np.array(sorted(set(df["frame"])) + [max(df["frame"]) + 5])  # and a frame without rows
+    r = np.nan_to_num(table.r)
+    covs = table.covs if table.covs is not None else np.broadcast_to(np.eye(2), (r.size, 2, 2))
+    dens = densities(table, frames, r, covs, None)
+    assert isinstance(dens, FrameDensities) and len(dens) == frames.size
+    built = list(dens)
+    for k, f in enumerate(frames):
+        rows = frame_rows(df, f)
+        if "hypothesis" in rows:
+            rows = rows.dropna(subset=["x"])
+        if "component" in df:  # one Bernoulli per track
+            rows = rows.drop_duplicates(subset=[c for c in ("hypothesis", "id") if c in rows])
+        got = built[k]
+        assert sum(len(mb) for mb in got.hypotheses) == len(rows), (name, f)
+        assert sorted(np.concatenate([mb.r for mb in got.hypotheses]).tolist()) == sorted(rows["r"].tolist())
+        again = dens[k]  # indexing builds the same density again
+        for a, b in zip(got.hypotheses, again.hypotheses, strict=True):
+            np.testing.assert_array_equal(a.r, b.r)
+            np.testing.assert_array_equal(a.means, b.means)
+        np.testing.assert_array_equal(got.weights, again.weights)
+    assert len(dens[-1].hypotheses[0]) == 0 and len(dens[1:3]) == 2
+    with pytest.raises(IndexError, match="out of range"):
+        dens[len(dens)]
+
+
+def test_densities_of_a_million_rows_take_memory_of_the_table_not_of_the_frames():
+    n, frames = 1_000_000, 200_000
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "frame": np.repeat(np.arange(frames), n // frames),
+            "id": np.tile(np.arange(n // frames), frames),
+            "r": 0.9,
+            "x": rng.uniform(0, 100, n),
+            "y": rng.uniform(0, 100, n),
+            "var_x": 1.0,
+            "var_y": 1.0,
+        }
+    )
+    table = validate_tracks(df)
+    tracemalloc.start()
+    try:
+        dens = densities(table, np.arange(frames), table.r, table.covs, None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the row order and frame bounds: 8 bytes per row and 16 per frame, about 12 MB here; one density
+    # object per frame (about 2.5 kB each) would be 500 MB
+    assert peak < 40e6, peak
+    assert len(dens) == frames and len(dens[frames - 1].hypotheses[0]) == n // frames
+
+
+def test_reported_frames_report_each_evaluated_frame_in_order():
+    calls = []
+    wrapped = ReportedFrames(["a", "b", "c"], lambda done, total, s: calls.append((done, total)))
+    assert len(wrapped) == 3 and wrapped[1] == "b" and not calls
+    assert list(wrapped) == ["a", "b", "c"]
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_progress_line_is_printed_only_on_long_runs(capsys):
+    line = ProgressLine("score", every=10.0)
+    for done in range(1, 101):
+        line(done, 100, done * 0.05)  # a 5-second run: no line
+    assert capsys.readouterr().err == ""
+    line = ProgressLine("score", every=10.0)
+    for done in range(1, 101):
+        line(done, 100, done * 0.5)  # 50 s: at 10, 20, 30, 40 s and the end
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "score: 20/100 frames (20.0 %), 2 frames/s, 10 s so far, about 40 s left"
+    assert len(err) == 5 and err[-1] == "score: 100/100 frames (100.0 %), 2 frames/s, 50 s in all"
+    ProgressLine("score", every=0)(1, 1, 1e6)
+    assert capsys.readouterr().err == ""
+
+
+def test_score_prints_progress_on_stderr_and_the_same_files(tmp_path, capsys):
+    args = [
+        "score",
+        str(EXAMPLES / "tracks.csv"),
+        str(EXAMPLES / "truth.csv"),
+        "--undetected-rate",
+        "0.5",
+        "--fov",
+        "0",
+        "0",
+        "100",
+        "100",
+        "--frames",
+        "union",
+    ]
+    assert main([*args, "-o", str(tmp_path / "a.nc"), "--per-frame", str(tmp_path / "a.csv")]) == 0
+    quiet = capsys.readouterr()
+    assert "frames (" not in quiet.err
+    out = [*args, "-o", str(tmp_path / "b.nc"), "--per-frame", str(tmp_path / "b.csv")]
+    assert main([*out, "--progress", "1e-9"]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("score: ")]
+    frames = len(pd.read_csv(tmp_path / "a.csv"))
+    assert [line.split(" frames")[0] for line in err] == [
+        f"score: {k}/{frames}" for k in range(1, frames + 1)
+    ]
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
