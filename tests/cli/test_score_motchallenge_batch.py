@@ -2,7 +2,7 @@
 
 Each sequence's metrics file equals the one-run command on the same pair,
 bit for bit, and the one-run command equals the Python API
-(``tests/test_score_cli_mot.py``).
+(``tests/cli/test_score_motchallenge_files.py``).
 """
 
 from __future__ import annotations

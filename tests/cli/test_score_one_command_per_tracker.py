@@ -7,8 +7,9 @@ docs/score.md, "One command per tracker":
 * an nrl-tracker MHT run (every global hypothesis with its weight, written by
   ``examples/nrl_tracker.py``): the command equals the Python API.
 
-(MOTChallenge result files: ``tests/test_score_cli_mot.py`` and ``tests/test_score_cli_mot_batch.py``;
-Stone Soup's YAML files: ``tests/test_score_cli_stonesoup.py``.)
+(MOTChallenge result files: ``tests/cli/test_score_motchallenge_files.py`` and
+``tests/cli/test_score_motchallenge_batch.py``;
+Stone Soup's YAML files: ``tests/crosscheck/test_score_stonesoup_files.py``.)
 """
 
 from __future__ import annotations

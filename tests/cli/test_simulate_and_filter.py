@@ -437,3 +437,24 @@ def test_settings_errors_name_the_key(tmp_path, capsys, settings, message):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_cli_filter_and_evaluate_trajectory(tmp_path, capsys):
+    import json
+
+    from nllbench.cli import main
+
+    scenario, post, record = tmp_path / "s.nc", tmp_path / "t.nc", tmp_path / "r.json"
+    argv = ["simulate", "--scenario", "williams15", "--seed", "1", "--steps", "10", "--clutter-rate", "2"]
+    assert main([*argv, "-o", str(scenario)]) == 0
+    assert main(["filter", "-q", "--filter", "tpmbm", str(scenario), "-o", str(post)]) == 0
+    assert "a trajectory posterior of 10 steps" in capsys.readouterr().out
+    refused = ["filter", "-q", "--filter", "tpmbm", "--estimate-at", "update", str(scenario), "-o", str(post)]
+    assert main(refused) != 0
+    assert "writes no per-step estimates" in capsys.readouterr().err
+    assert main(["evaluate-trajectory", str(post), str(scenario), "--q", "5", "-o", str(record)]) == 0
+    rec = json.loads(record.read_text())
+    assert rec["filter"] == "tpmbm" and rec["lower"] <= rec["value"] == rec["upper"]
+    terms = ("localization", "presence", "false", "undetected", "mixture", "association")
+    assert sum(rec[t] for t in terms) == pytest.approx(rec["value"], abs=1e-6)
+    assert rec["tgospa"] >= 0 and 0 <= rec["idf1"] <= 1

@@ -1,4 +1,6 @@
-"""The exact T-GOSPA against the frozen MILP it replaced (tests/_tgospa_reference.py): same values to 1e-12.
+"""The exact T-GOSPA against the frozen MILP it replaced: same values to 1e-12.
+
+The MILP is frozen in tests/support/_tgospa_reference.py.
 
 Random scenes of every shape the solver distinguishes: labelled and
 unlabelled (a fresh estimate identity every frame) estimates, sparse and

@@ -1,7 +1,8 @@
 """Frozen copy of ``nllbench.measures.tgospa`` as of commit 71647ce (the exact MILP over per-pair spans).
 
-The reference that the linear-time solver is compared with (``tests/test_tgospa_reference.py``,
-``benchmarks/bench_tgospa.py``): its exact value is the contract (equal to 1e-12 relative).
+The reference that the linear-time solver is compared with
+(``tests/crosscheck/test_tgospa_against_frozen_milp.py``, ``benchmarks/bench_tgospa.py``): its exact
+value is the contract (equal to 1e-12 relative).
 Do not edit it; it is test code, not part of the package.
 
 Original module docstring:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import pytest
 
-from nllbench.cli import main
 from nllbench.examples import evaluate_example
 
 
@@ -42,24 +39,3 @@ def test_example1_stated_properties():
     assert m1.r[0] > m2.r[0]  # M1 is more certain of the object near A
     # M1's density near B explains B better than M2's
     assert m1.densities.logpdf(ex.truth[1:])[1, 0] > m2.densities.logpdf(ex.truth[1:])[1, 0] + 5
-
-
-def test_cli_example(capsys):
-    assert main(["example", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "4.6" in out and "16.3" in out and "reconstructed" in out
-    assert main(["example", "2"]) == 0
-    assert "inf" in capsys.readouterr().out
-
-
-def test_cli_theorem1(capsys):
-    assert main(["theorem1", "--trials", "3"]) == 0
-    assert "max |difference|" in capsys.readouterr().out
-
-
-def test_cli_bad_argument_is_one_line():
-    proc = subprocess.run(
-        [sys.executable, "-m", "nllbench.cli", "example", "3"], capture_output=True, text=True
-    )
-    assert proc.returncode == 2
-    assert "invalid choice" in proc.stderr and "Traceback" not in proc.stderr

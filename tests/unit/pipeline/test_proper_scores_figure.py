@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from nllbench.cli import main
 from nllbench.measures.names import PROPER_SCORES
 from nllbench.pipeline import plots
 from nllbench.pipeline.report import write_leaderboard
@@ -84,14 +83,6 @@ def test_the_figure_refuses_tables_without_the_scores(tables):
     summary = tables[0]
     with pytest.raises(ValueError, match="evaluated without the proper scores"):
         plots.fig_proper_scores(summary[~summary["measure"].isin(PROPER_SCORES)], 10)
-
-
-def test_plot_command_draws_it(tmp_path, tables):
-    summary, pairs, ranks = tables
-    summary.to_csv(tmp_path / "summary.csv", index=False)
-    out = tmp_path / "fig" / "proper_scores.png"
-    assert main(["plot", "proper_scores", "--tables", str(tmp_path), "-o", str(out)]) == 0
-    assert out.exists() and out.with_suffix(".pdf").exists()
 
 
 def test_leaderboard_has_the_scores_with_their_ranks_and_a_finite_mbm01(tmp_path, tables):

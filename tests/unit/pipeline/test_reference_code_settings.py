@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import yaml
 from support.paths import ROOT
 
-from nllbench.cli import main
 from nllbench.filters import PMBMSettings, run_filter_full
 from nllbench.filters.estimates import estimate
 from nllbench.filters.pmbm import initial_state, predict, update
@@ -83,35 +80,6 @@ def test_scenario_file_keeps_the_bernoulli_start(tmp_path):
     assert read_scenario(tmp_path / "w.nc").model.initial_r is None
 
 
-def test_cli_mb_birth(tmp_path, capsys):
-    birth = json.dumps([{"r": 0.3, "mean": [150, 150, 0, 0], "std": [10, 10, 1, 1]}])
-    out = tmp_path / "s.nc"
-    assert (
-        main(
-            [
-                "simulate",
-                "--scenario",
-                "williams15",
-                "--steps",
-                "3",
-                "--mb-birth",
-                birth,
-                "--mb-start",
-                "-o",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    m = read_scenario(out).model
-    np.testing.assert_array_equal(m.initial_r, [0.3])
-    assert (
-        main(["simulate", "--scenario", "williams15", "--mb-birth", "[{", "-o", str(tmp_path / "x.nc")]) == 2
-    )
-    assert "--mb-birth: expected JSON" in capsys.readouterr().err
-    assert not (tmp_path / "x.nc").exists()
-
-
 # --- truth from a file -----------------------------------------------------
 
 
@@ -171,42 +139,6 @@ def test_truth_csv_errors_name_file_line_and_column(tmp_path, text, message):
     assert message in str(err.value)
 
 
-def test_truth_beyond_the_requested_steps_is_refused(tmp_path, capsys):
-    path = tmp_path / "t.csv"
-    path.write_text("step,id,x,y,vx,vy\n1,0,1,2,3,4\n9,0,1,2,3,4\n")
-    with pytest.raises(ValueError, match="line 3, column 'step': expected a step in 1..5, got 9"):
-        read_truth_csv(path, steps=5)
-    code = main(
-        [
-            "simulate",
-            "--scenario",
-            "williams15",
-            "--truth",
-            str(path),
-            "--steps",
-            "5",
-            "-o",
-            str(tmp_path / "o.nc"),
-        ]
-    )
-    assert code == 2 and "t.csv, line 3" in capsys.readouterr().err
-    assert not (tmp_path / "o.nc").exists()
-    code = main(
-        [
-            "simulate",
-            "--scenario",
-            "williams15",
-            "--truth",
-            str(path),
-            "--truth-seed",
-            "3",
-            "-o",
-            str(tmp_path / "o.nc"),
-        ]
-    )
-    assert code == 2 and "--truth-seed" in capsys.readouterr().err
-
-
 # --- estimates stored in the posterior file ---------------------------------
 
 
@@ -245,15 +177,6 @@ def test_stored_estimates_round_trip_and_are_used_by_evaluate(tmp_path):
     n = read_metrics(tmp_path / "m3.nc")["n_estimates"].values
     expected = [estimate(d, rule="greedy").states.shape[0] for d in read_posterior(plain)]
     np.testing.assert_array_equal(n, expected)
-
-
-def test_cli_filter_estimator_needs_update(tmp_path, capsys):
-    scen = tmp_path / "s.nc"
-    simulate_file("williams15", 1, scen, {"steps": 3})
-    code = main(
-        ["filter", str(scen), "--filter", "phd", "--estimator", "greedy", "-o", str(tmp_path / "p.nc")]
-    )
-    assert code == 2 and "--estimate-at update" in capsys.readouterr().err
 
 
 # --- configuration -----------------------------------------------------------
@@ -312,30 +235,6 @@ def _split(flags):
     import shlex
 
     return shlex.split(flags)
-
-
-@pytest.mark.slow
-def test_reference_config_runs_end_to_end(tmp_path):
-    """config/reference.yaml with 2 seeds of 10 steps: every filter on both scenarios, and the GOSPA table."""
-    cfg = yaml.safe_load((ROOT / "config/reference.yaml").read_text())
-    cfg["sweep"].update(seeds=2, seeds_per_job=2, steps=10)
-    cfg["results"] = str(tmp_path / "results")
-    path = tmp_path / "reference.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    import pandas as pd
-
-    table = pd.read_csv(tmp_path / "results/tables/gospa.csv")
-    assert len(table) == 12 and set(table["filter"]) == {"phd", "cphd", "pmb", "pmbm", "mbm", "mbm01"}
-    assert (table["runs"] == 2).all() and (table["steps"] == 20).all()
-    assert np.isfinite(table["rms_gospa"]).all() and (table["rms_gospa"] >= table["mean_gospa"]).all()
 
 
 def test_gospa_table_mean_and_rms():

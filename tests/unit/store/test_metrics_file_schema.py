@@ -235,8 +235,8 @@ def test_a_new_file_reads_exactly_as_a_schema_2_file_of_the_same_run(tmp_path, m
 
 
 def test_the_schema_2_fixture_made_by_the_old_writer_reads_to_its_recorded_values():
-    """tests/data/metrics_v2.nc was written by nllbench's schema-2 writer; metrics_v2.json holds what its
-    reader returned then (dims, dtype, values as repr of floats)."""
+    """tests/support/data/metrics_v2.nc was written by nllbench's schema-2 writer; metrics_v2.json holds
+    what its reader returned then (dims, dtype, values as repr of floats)."""
     expected = json.loads((DATA / "metrics_v2.json").read_text())
     ds = read_metrics(DATA / "metrics_v2.nc")
     assert ds.attrs["nllbench_schema_version"] == "2"

@@ -554,18 +554,3 @@ def test_import_nllbench_does_not_import_torch_and_a_missing_torch_names_the_ext
     assert json.loads(out.stdout.strip().splitlines()[-1]) is False
     out = run_python("import sys; sys.modules['torch'] = None\nimport nllbench.torch")
     assert out.returncode != 0 and 'pip install "nllbench[torch]"' in out.stderr
-
-
-def test_the_training_example_runs_in_smoke_mode(tmp_path):
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "train_set_nll.py"), "--smoke", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    table = pd.read_csv(tmp_path / "scores.csv")
-    assert set(table["loss"]) == {"hungarian", "set_nll"}
-    assert np.isfinite(table[["nll", "energy", "gospa", "ece"]].to_numpy()).all()  # NEES: NaN if no r > 0.5
-    assert (tmp_path / "differences.csv").is_file()

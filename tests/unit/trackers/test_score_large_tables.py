@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from support.paths import ROOT
 
-from nllbench.cli import main
 from nllbench.cli.progress import ProgressLine
 from nllbench.trackers.run import ReportedFrames
 from nllbench.trackers.tracks import FrameDensities, densities, validate_tracks
@@ -101,31 +100,3 @@ def test_progress_line_is_printed_only_on_long_runs(capsys):
     assert len(err) == 5 and err[-1] == "score: 100/100 frames (100.0 %), 2 frames/s, 50 s in all"
     ProgressLine("score", every=0)(1, 1, 1e6)
     assert capsys.readouterr().err == ""
-
-
-def test_score_prints_progress_on_stderr_and_the_same_files(tmp_path, capsys):
-    args = [
-        "score",
-        str(EXAMPLES / "tracks.csv"),
-        str(EXAMPLES / "truth.csv"),
-        "--undetected-rate",
-        "0.5",
-        "--fov",
-        "0",
-        "0",
-        "100",
-        "100",
-        "--frames",
-        "union",
-    ]
-    assert main([*args, "-o", str(tmp_path / "a.nc"), "--per-frame", str(tmp_path / "a.csv")]) == 0
-    quiet = capsys.readouterr()
-    assert "frames (" not in quiet.err
-    out = [*args, "-o", str(tmp_path / "b.nc"), "--per-frame", str(tmp_path / "b.csv")]
-    assert main([*out, "--progress", "1e-9"]) == 0
-    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("score: ")]
-    frames = len(pd.read_csv(tmp_path / "a.csv"))
-    assert [line.split(" frames")[0] for line in err] == [
-        f"score: {k}/{frames}" for k in range(1, frames + 1)
-    ]
-    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
