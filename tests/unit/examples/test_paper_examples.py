@@ -1,4 +1,7 @@
-"""The paper's Examples 1 and 2 reproduce the reported numbers; the CLI prints them."""
+"""The paper's Examples 1 and 2 reproduce the reported numbers.
+
+The commands that print them: tests/cli/test_example_and_theorem1_commands.py.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Evaluation of runs: paper values, calibration probes, Theorem 1 on every run, infinities, CLI."""
+"""Evaluation of runs: paper values, probes, Theorem 1 on every run, infinities; the command in tests/cli."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The propriety audit (docs/audit.md): its probes, its paired statistics, its verdicts and its command."""
+"""The propriety audit (docs/audit.md): its probes, paired statistics and verdicts (command: tests/cli)."""
 
 from __future__ import annotations
 

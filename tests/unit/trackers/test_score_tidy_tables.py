@@ -1,4 +1,4 @@
-"""``nllbench score``: tidy tables, fill-ins, adapters; values against densities built by hand."""
+"""``nb.score``: tidy tables, fill-ins, adapters; values against densities built by hand."""
 
 from __future__ import annotations
 
