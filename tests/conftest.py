@@ -1,4 +1,5 @@
-"""Fixtures and hooks of every test layer (tests/unit, cli, workflow, crosscheck, layout).
+"""Fixtures and hooks of every test layer (tests/unit, integration, cli, workflow,
+crosscheck, layout).
 
 Each test gets the marker of its layer (its first folder under ``tests/``), so
 ``pytest -m unit`` equals ``pytest tests/unit``. Helpers shared by the layers
@@ -20,7 +21,7 @@ from support.densities import random_covs, random_mb, random_pmbm, random_ppp, r
 from support.paths import ROOT  # noqa: E402
 
 #: The folders of the layers under tests/, each also a marker (pyproject.toml, [tool.pytest.ini_options]).
-LAYERS = ("unit", "cli", "workflow", "crosscheck", "layout")
+LAYERS = ("unit", "integration", "cli", "workflow", "crosscheck", "layout")
 HERE = Path(__file__).resolve().parent
 
 

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -22,6 +23,9 @@ import sys
 import numpy as np
 import pytest
 from support.paths import ROOT
+
+import nllbench as nb
+from nllbench.measures.evaluate import EvaluationSettings
 
 SRC = ROOT / "src"
 
@@ -58,7 +62,6 @@ def test_import_nllbench_loads_no_numerical_library():
 
 
 def test_public_names_import_on_first_use():
-    import nllbench as nb
 
     assert set(nb.__all__) <= set(dir(nb))
     assert (
@@ -112,9 +115,8 @@ def test_read_posterior_refuses_other_content_without_xarray(run):
 
 def metrics_of(run, posterior: str):
     """The RunMetrics of ``posterior`` (with its trajectory NLL where it has one), and the file attrs."""
-    import dataclasses
 
-    from nllbench.measures.evaluate import EvaluationSettings, evaluate_runs
+    from nllbench.measures.evaluate import evaluate_runs
     from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
     from nllbench.store import read_posterior, read_scenario
 
@@ -195,3 +197,35 @@ def test_pooled_trajectory_rows_equal_rows_per_member(run, dims):
         dd = len(dims)
         got = np.column_stack([frame, label, r, means, covs.reshape(-1, dd * dd)])
         assert got.tobytes() == keys.tobytes() and w.tobytes() == weight.tobytes()
+
+
+def run_python(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC), **env},
+    )
+
+
+def test_import_nllbench_does_not_import_torch_and_a_missing_torch_names_the_extra():
+    out = run_python("import nllbench, sys, json; nllbench.nll; print(json.dumps('torch' in sys.modules))")
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is False
+    out = run_python("import sys; sys.modules['torch'] = None\nimport nllbench.torch")
+    assert out.returncode != 0 and 'pip install "nllbench[torch]"' in out.stderr
+
+
+def test_reading_the_declarations_loads_no_numerical_library_beyond_numpy():
+    probe = (
+        "import sys, json\nimport nllbench.measures.names\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert not loaded & {"scipy", "numba", "xarray", "pandas", "matplotlib"}

@@ -18,6 +18,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,10 +27,18 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import xarray as xr
 
 import nllbench.store.exchange as exchange
 from nllbench.cli import main
-from nllbench.store import MARKER, Output, committed_together, lock_name, read_scenario
+from nllbench.store import (
+    MARKER,
+    Output,
+    check_output,
+    committed_together,
+    lock_name,
+    read_scenario,
+)
 from nllbench.store.locks import HOLD_ENV
 
 SIM = ["simulate", "--scenario", "williams15", "--steps", "3"]
@@ -224,7 +233,6 @@ def test_a_device_node_output_is_refused(data, tmp_path, capsys):
     code, err = run([*SIM, "--seed", "0", "-o", "/dev/null"], capsys)
     assert code == 2 and "-o '/dev/null': expected a regular file or a directory, got a character dev" in err
     assert Path("/dev/null").is_char_device()
-    from nllbench.store import check_output
 
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
@@ -300,7 +308,6 @@ def test_a_full_disk_is_named_and_the_old_output_stays(tmpfs, capsys):
 
 
 def test_disk_full_errors_of_the_writers_name_the_output(tmp_path, capsys, monkeypatch):
-    import xarray as xr
 
     out = tmp_path / "s.nc"
     out.write_bytes(b"the old output")
@@ -450,3 +457,50 @@ def test_a_writer_killed_between_the_two_renames_loses_nothing(data, tmp_path, c
     if then != "writer":
         assert files(met) == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+KILLED_WRITER = """
+import sys, time
+from pathlib import Path
+from nllbench.store import Output, committed_together
+d = Path(sys.argv[1])
+outputs = Output(d / "out.nc", "-o"), Output(d / "batch0", "--output-dir", directory=True)
+with committed_together(*outputs) as (f, b):
+    f.write_text("half")
+    (b / "seed0.nc").write_text("half")
+    print("writing", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_sigkill_during_a_write_leaves_temporaries_that_the_next_write_removes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    left = sorted(os.listdir(tmp_path))
+    token = rf"{proc.pid}-[0-9a-f]{{8}}"
+    expected = [r"\.batch0\.nllbench-lock", rf"\.batch0\.nllbench-partial\.{token}"]
+    expected += [r"\.out\.nc\.nllbench-lock", rf"\.out\.nc\.nllbench-partial\.{token}"]
+    assert len(left) == 4 and all(re.fullmatch(e, n) for e, n in zip(expected, left, strict=True)), left
+    # names a user might choose beside the output are never taken for temporaries (earlier versions'
+    # fixed and random-named temporaries included)
+    mine = [".out.nc.nllbench-partial", ".out.nc.backup01", ".out.nc.k2j4_x9a.tmp"]
+    for name in mine:
+        (tmp_path / name).write_text("the user's")
+    with committed_together(
+        Output(tmp_path / "out.nc", "-o"), Output(tmp_path / "batch0", "--output-dir", directory=True)
+    ) as (f, b):
+        f.write_text("whole")
+        (b / "seed0.nc").write_text("whole")
+    assert sorted(os.listdir(tmp_path)) == sorted(["batch0", "out.nc", *mine])
+    assert (tmp_path / "out.nc").read_text() == "whole"

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import chi2, poisson
+from support.calibrated_runs import calibrated_run
 
 import nllbench as nb
 from nllbench.engine.densities import PMBM, PPP, IIDCluster, MultiBernoulli
@@ -147,63 +148,6 @@ def test_nees_function_matches_mahalanobis():
     means, y = rng.normal(size=(20, 3)), rng.normal(size=(20, 3))
     ref = [mahalanobis(y[i], means[i], np.linalg.inv(covs[i])) ** 2 for i in range(20)]
     np.testing.assert_allclose(nees(means, covs, y), ref, rtol=1e-10)
-
-
-def calibrated_run(seed=0, K=60, M=10):
-    """Posteriors that are calibrated by construction: each object exists with its Bernoulli's r and,
-    when it does, sits at a draw from the Bernoulli's Gaussian (Bernoullis 50 apart, so the best
-    association pairs each object with its own Bernoulli)."""
-    rng = np.random.default_rng(seed)
-    posteriors, truth, truth_ids = [], [], []
-    for _ in range(K):
-        r = rng.uniform(0.02, 0.98, M)
-        means = np.zeros((M, 4))
-        means[:, 0] = 50.0 * np.arange(M)
-        A = rng.normal(0, 1, (M, 4, 4))
-        covs = A @ np.swapaxes(A, 1, 2) + np.eye(4)
-        alive = np.flatnonzero(rng.random(M) < r)
-        x = np.array([rng.multivariate_normal(means[k], covs[k]) for k in alive]).reshape(-1, 4)
-        posteriors.append(
-            PMBM(None, (MultiBernoulli.gaussian(r, means, covs, labels=np.arange(M)),), np.ones(1))
-        )
-        truth.append(x)
-        truth_ids.append(alive)
-    return posteriors, truth, truth_ids
-
-
-def test_probes_move_the_calibration_panels_in_the_expected_direction():
-    from nllbench.measures.evaluate import EvaluationSettings, evaluate_run
-
-    posts, truth, ids = calibrated_run()
-    lo, hi = [-100.0, -100.0], [600.0, 100.0]
-
-    def run(**kw):
-        m = evaluate_run(posts, truth, ids, lo, hi, EvaluationSettings(qs=(1,), **kw))
-        return m.calibration_total()
-
-    base = run()
-    # the calibrated posterior: average NEES inside its chi-square interval, ~95 % inside the ellipses
-    low, high = base.anees_interval()
-    assert low <= base.anees <= high
-    assert abs(base.nees_inside_share - 0.95) < 0.03
-    # covariances times s: NEES / s; over-confident (s < 1) leaves pairs outside their ellipses
-    small, large = run(cov_scale=0.25), run(cov_scale=4.0)
-    assert small.anees > high and large.anees < low
-    assert small.anees == pytest.approx(4 * base.anees, rel=1e-9)
-    assert small.nees_inside_share < base.nees_inside_share < large.nees_inside_share
-    np.testing.assert_array_equal(small.bin_explained, base.bin_explained)  # existence untouched
-    assert small.card_log_score_sum == base.card_log_score_sum
-    # existence tempered either way: worse Brier, ECE and cardinality log score than the calibrated r
-    sharp, flat = run(temper=3.0), run(temper=1 / 3)
-    for probed in (sharp, flat):
-        assert probed.brier > base.brier
-        assert probed.ece > base.ece
-        assert probed.cardinality_log_score > base.cardinality_log_score
-    # sharpened r: narrower cardinality intervals cover less; over-confident high bins.
-    # (Flattening pulls every r towards 0.4, which also shifts the mean count: no direction for coverage.)
-    assert sharp.cardinality_coverage < base.cardinality_coverage
-    mean_r, freq, _ = sharp.reliability()
-    assert np.all(freq[mean_r > 0.8] < mean_r[mean_r > 0.8])
 
 
 def test_metrics_file_keeps_every_measure_and_pools_exactly(tmp_path):

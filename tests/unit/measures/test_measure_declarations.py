@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import subprocess
-import sys
 
 import pytest
-from support.paths import ROOT
 
 from nllbench.measures import declarations as d
 from nllbench.measures import names
@@ -17,8 +12,6 @@ from nllbench.measures.evaluate import EvaluationSettings
 from nllbench.pipeline import report, statistics
 from nllbench.pipeline.plots import captions, style
 from nllbench.trackers import checks
-
-SRC = ROOT / "src"
 
 
 def all_variables() -> list[d.Variable]:
@@ -114,22 +107,6 @@ def test_the_name_tuples_are_metrics_variables_of_their_sections():
     assert names.METRIC_STEP_VARIABLES[-1] == "theorem1_excluded"
     with pytest.raises(ValueError, match="section: expected one of"):
         d.measures_of("bogus")
-
-
-def test_reading_the_declarations_loads_no_numerical_library_beyond_numpy():
-    probe = (
-        "import sys, json\nimport nllbench.measures.names\n"
-        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-    )
-    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
-    assert not loaded & {"scipy", "numba", "xarray", "pandas", "matplotlib"}
 
 
 def test_a_file_without_an_optional_measure_still_reads_and_tabulates(tmp_path, monkeypatch):

@@ -17,12 +17,10 @@ from nllbench.measures.run.audit import (
     AuditRow,
     FamilyVerdict,
     Perturbation,
-    expected_nll_bernoulli,
     expected_pgospa_bernoulli,
     family_verdict,
     overall,
     overall_verdict,
-    paired_rows,
     perturb,
     perturbations,
     verdicts,
@@ -32,7 +30,6 @@ from nllbench.measures.run.audit_scores import (
     TrajectoryTruth,
     floored,
     jackknife_draws,
-    mean_draws,
     sample_trajectories,
     synthetic_trajectory_density,
     trajectory_scores,
@@ -103,52 +100,6 @@ def test_jackknife_of_a_mean_is_the_mean_with_the_block_means_standard_error():
     m = jackknife_draws(lambda idx: float(x[idx].mean()), 40, 8)
     assert m.estimate == pytest.approx(x.mean())
     np.testing.assert_allclose(m.pseudo, x.reshape(8, 5).mean(axis=1), atol=1e-12)
-
-
-def _nll_rows(density, settings, n):
-    truths = nb.sample(density, n, seed=11).as_list()
-    perts = perturbations(settings)
-    scores = [
-        {"nll": mean_draws([nb.nll(perturb(density, p, settings), y, q=100).value for y in truths])}
-        for p in perts
-    ]
-    return paired_rows("frame", "tiny", perts, scores)
-
-
-def test_nll_expected_score_is_smallest_at_the_truth_density():
-    mb = nb.MultiBernoulli.gaussian([0.8, 0.4], [[0.0, 0.0], [5.0, 0.0]], [np.eye(2), 0.5 * np.eye(2)])
-    s = AuditSettings(
-        n_draws=8, blocks=2, cov_scales=(0.25, 1.0, 4.0), tempers=(0.25, 1.0, 4.0), shifts=(0.0, 1.0)
-    )
-    rows = _nll_rows(mb, s, 400)
-    for fam in ("covariance", "existence", "shift", "cardinality"):
-        fr = [r for r in rows if r.family == fam]
-        v = family_verdict(fr, 2.0)
-        assert v.verdict == "strictly proper", (fam, fr)
-        assert v.argmin == {"covariance": 1.0, "existence": 1.0}.get(fam, 0.0)
-
-
-def test_expected_nll_of_a_bernoulli_matches_its_closed_form_and_is_smallest_at_r():
-    r, n = 0.7, 1000
-    mb = nb.MultiBernoulli.gaussian([r], [[0.0, 0.0]], [np.eye(2)])
-    truths = nb.sample(mb, n, seed=5).as_list()
-    s = AuditSettings(n_draws=8, blocks=2)
-    grid = (0.25, 0.5, 1.0, 2.0, 4.0)
-    exact, mc = [], []
-    for tau in grid:
-        dens = perturb(mb, Perturbation("existence", tau, "honest" if tau == 1 else "other"), s)
-        vals = np.array([nb.nll(dens, y).value for y in truths])
-        mc.append((vals.mean(), vals.std(ddof=1) / math.sqrt(n)))
-        # log det(I) = 0: the closed form is the expectation itself
-        exact.append(expected_nll_bernoulli(r, float(dens.r[0]), 1.0, 2))
-    for (m, se), e in zip(mc, exact, strict=True):
-        assert abs(m - e) < 4 * se
-    assert int(np.argmin(exact)) == grid.index(1.0)
-    # the closed form in r_est: a cross-entropy, smallest at r_est = r
-    rs = np.linspace(0.01, 0.99, 99)
-    assert rs[np.argmin([expected_nll_bernoulli(r, q, 1.0, 2) for q in rs])] == pytest.approx(r)
-    ss = np.linspace(0.2, 5.0, 97)
-    assert ss[np.argmin([expected_nll_bernoulli(r, r, x, 2) for x in ss])] == pytest.approx(1.0)
 
 
 def test_expected_pgospa_of_a_bernoulli_matches_its_closed_form():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 import numpy as np
 import pytest
@@ -265,53 +264,6 @@ def test_a_failed_command_leaves_none_of_its_outputs(tmp_path):
     with committed_together(Output(b, "--output-dir", directory=True)) as (tb,):
         (tb / "g").write_text("z")
     assert sorted(os.listdir(b)) == [MARKER, "g"] and sorted(os.listdir(tmp_path)) == ["b", "new"]
-
-
-KILLED_WRITER = """
-import sys, time
-from pathlib import Path
-from nllbench.store import Output, committed_together
-d = Path(sys.argv[1])
-outputs = Output(d / "out.nc", "-o"), Output(d / "batch0", "--output-dir", directory=True)
-with committed_together(*outputs) as (f, b):
-    f.write_text("half")
-    (b / "seed0.nc").write_text("half")
-    print("writing", flush=True)
-    time.sleep(120)
-"""
-
-
-def test_sigkill_during_a_write_leaves_temporaries_that_the_next_write_removes(tmp_path):
-    import signal
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen(
-        [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout.readline().strip() == "writing"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-    left = sorted(os.listdir(tmp_path))
-    token = rf"{proc.pid}-[0-9a-f]{{8}}"
-    expected = [r"\.batch0\.nllbench-lock", rf"\.batch0\.nllbench-partial\.{token}"]
-    expected += [r"\.out\.nc\.nllbench-lock", rf"\.out\.nc\.nllbench-partial\.{token}"]
-    assert len(left) == 4 and all(re.fullmatch(e, n) for e, n in zip(expected, left, strict=True)), left
-    # names a user might choose beside the output are never taken for temporaries (earlier versions'
-    # fixed and random-named temporaries included)
-    mine = [".out.nc.nllbench-partial", ".out.nc.backup01", ".out.nc.k2j4_x9a.tmp"]
-    for name in mine:
-        (tmp_path / name).write_text("the user's")
-    with committed_together(
-        Output(tmp_path / "out.nc", "-o"), Output(tmp_path / "batch0", "--output-dir", directory=True)
-    ) as (f, b):
-        f.write_text("whole")
-        (b / "seed0.nc").write_text("whole")
-    assert sorted(os.listdir(tmp_path)) == sorted(["batch0", "out.nc", *mine])
-    assert (tmp_path / "out.nc").read_text() == "whole"
 
 
 def test_truth_digest_identifies_the_truth(tmp_path):

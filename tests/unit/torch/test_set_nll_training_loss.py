@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
-from support.paths import ROOT
+from support.torch_cases import BOX, random_batch, trajectory_case
 
 import nllbench as nb
 
@@ -24,29 +21,9 @@ else:  # a checkout without the extra skips them
     torch = pytest.importorskip("torch")
 nbt = importlib.import_module("nllbench.torch")
 
-SRC = ROOT / "src"
-BOX = ([-1.0, -1.0], [5.0, 5.0])
-
 
 def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
-
-
-def random_batch(rng, B=5, N=4, d=2, sizes=(0, 1, 3, 5, 2), H=None, cholesky=False):
-    """Random outputs (some logits large, so that r rounds to 1) and truth as a list of (M_b, d) tensors."""
-    lead = (B, N) if H is None else (B, H, N)
-    logits = rng.normal(0.0, 2.0, lead)
-    logits[..., 0] = np.where(rng.random(lead[:-1]) < 0.3, 12.0, logits[..., 0])
-    means = rng.uniform(0.0, 4.0, (*lead, d))
-    if cholesky:
-        A = rng.normal(0.0, 0.5, (*lead, d, d))
-        cov = A @ np.swapaxes(A, -1, -2) + 0.3 * np.eye(d)
-        cov_param = np.linalg.cholesky(cov)
-    else:
-        cov_param = rng.uniform(0.3, 2.0, (*lead, d))
-        cov = cov_param[..., None, :] * np.eye(d)
-    truth = [rng.uniform(0.0, 4.0, (m, d)) for m in sizes[:B]]
-    return logits, means, cov_param, cov, truth
 
 
 def reference(logits, means, cov, truth, q, ppp=None, hyp_logits=None):
@@ -212,59 +189,6 @@ def test_reductions_and_the_module():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cholesky", [False, True])
-def test_gradients_equal_finite_differences(cholesky):
-    rng = np.random.default_rng(21 + cholesky)
-    logits, means, cov_param, _, truth = random_batch(rng, B=2, N=3, sizes=(2, 3), cholesky=cholesky)
-    logits[..., 0] = rng.normal(0, 1, 2)
-    truth_t = [torch.tensor(y) for y in truth]
-    parts = (
-        torch.tensor([[-0.5, -1.0], [0.0, -2.0]], dtype=torch.float64),
-        torch.tensor(rng.uniform(0, 4, (2, 2, 2))),
-    )
-
-    def f(lg, mu, cp, rate, log_w, ppp_mu):
-        poisson = [
-            nbt.UniformPoisson(rate, *BOX),
-            nbt.GaussianPoisson(log_w, ppp_mu, variances=torch.ones(2, 2, 2)),
-        ]
-        cov_kw = {"scale_tril": cp} if cholesky else {"variances": cp}
-        return nbt.set_nll(lg, mu, truth=truth_t, poisson=poisson, q=4, reduction="sum", **cov_kw).loss
-
-    args = [torch.tensor(a, requires_grad=True) for a in (logits, means, cov_param)]
-    if cholesky:
-        args[2] = torch.tensor(np.tril(cov_param), requires_grad=True)
-    args += [torch.tensor([0.7, 1.2], dtype=torch.float64, requires_grad=True)] + [
-        p.clone().requires_grad_() for p in parts
-    ]
-    assert torch.autograd.gradcheck(f, args, eps=1e-6, atol=1e-6, rtol=1e-5)
-
-
-def test_gradient_of_the_hypothesis_weights_and_the_truth():
-    rng = np.random.default_rng(31)
-    logits, means, cov_param, _, truth = random_batch(rng, B=2, N=3, H=2, sizes=(2, 3))
-    logits[..., 0] = rng.normal(0, 1, (2, 2))
-    y = torch.tensor(np.stack([np.vstack([truth[0], [[1.0, 1.0]]]), truth[1]]), requires_grad=True)
-
-    def f(lg, hyp, yy):
-        return nbt.set_nll(
-            lg,
-            torch.tensor(means),
-            variances=torch.tensor(cov_param),
-            truth=yy,
-            hypothesis_logits=hyp,
-            poisson=nbt.UniformPoisson(0.5, *BOX),
-            q=3,
-        ).loss
-
-    args = [
-        torch.tensor(logits, requires_grad=True),
-        torch.tensor(rng.normal(0, 1, (2, 2)), requires_grad=True),
-        y,
-    ]
-    assert torch.autograd.gradcheck(f, args, eps=1e-6, atol=1e-6, rtol=1e-5)
-
-
 def test_the_gradient_is_the_weighted_sum_of_the_associations_gradients():
     """With Q fixed, d(-log sum_A e^{-c_A}) = sum_A softmax(-c)_A dc_A: checked association by association."""
     rng = np.random.default_rng(41)
@@ -406,17 +330,6 @@ def test_bad_input_is_refused_by_name(change, match):
 # ---------------------------------------------------------------------------
 
 
-def trajectory_case(rng, B=4, N=3, M=3, K=4, d=2):
-    logits = rng.normal(0.0, 1.5, (B, N, K))
-    means = rng.uniform(0.0, 4.0, (B, N, K, d))
-    var = rng.uniform(0.4, 2.0, (B, N, K, d))
-    present = rng.random((B, M, K)) < 0.7
-    present[:, -1] = False  # a padded truth in every sample
-    present[0] = False  # sample 0: no truth at all
-    truth = np.where(present[..., None], rng.uniform(0.0, 4.0, (B, M, K, d)), np.nan)
-    return logits, means, var, truth, present
-
-
 def tables(logits, means, var, truth, present, b):
     N, K = logits.shape[1:]
     tracks = pd.DataFrame(
@@ -471,49 +384,6 @@ def test_trajectory_form_equals_nb_trajectory_nll(undetected):
         assert bool(out.complete[b]) == ref.complete
 
 
-def test_trajectory_gradients_equal_finite_differences_and_one_frame_is_the_per_frame_loss():
-    rng = np.random.default_rng(61)
-    logits, means, var, truth, present = trajectory_case(rng, B=2, N=2, M=3, K=3)
-    present[0, 0] = True
-    truth = np.where(present[..., None], np.nan_to_num(truth, nan=1.0), np.nan)
-    y, pres = torch.tensor(truth), torch.tensor(present)
-
-    def f(lg, mu, v, rate, rho):
-        spec = nbt.TrajectoryPoisson(rate, rho, *BOX)
-        return nbt.trajectory_set_nll(
-            lg, mu, variances=v, truth=y, truth_present=pres, undetected=spec, q=4, reduction="sum"
-        ).loss
-
-    args = [torch.tensor(a, requires_grad=True) for a in (logits, means, var)]
-    args += [
-        torch.tensor(0.8, dtype=torch.float64, requires_grad=True),
-        torch.tensor(0.6, dtype=torch.float64, requires_grad=True),
-    ]
-    assert torch.autograd.gradcheck(f, args, eps=1e-6, atol=1e-6, rtol=1e-5)
-    # K = 1: the per-frame NLL with a uniform Poisson part of the same rate
-    one = nbt.trajectory_set_nll(
-        torch.tensor(logits[..., :1]),
-        torch.tensor(means[:, :, :1]),
-        variances=torch.tensor(var[:, :, :1]),
-        truth=torch.tensor(np.nan_to_num(truth[:, :, :1])),
-        truth_present=torch.tensor(present[..., :1]),
-        undetected=nbt.TrajectoryPoisson(0.8, 0.3, *BOX),
-        q=50,
-        reduction="none",
-    )
-    frame = nbt.set_nll(
-        torch.tensor(logits[..., 0]),
-        torch.tensor(means[:, :, 0]),
-        variances=torch.tensor(var[:, :, 0]),
-        truth=torch.tensor(np.nan_to_num(truth[:, :, 0])),
-        truth_mask=torch.tensor(present[..., 0]),
-        poisson=nbt.UniformPoisson(0.8, *BOX),
-        q=50,
-        reduction="none",
-    )
-    np.testing.assert_allclose(one.per_sample.detach().numpy(), frame.per_sample.detach().numpy(), atol=1e-12)
-
-
 def test_trajectory_presence_one_with_a_gap_leaves_the_truth_to_the_tracks():
     """rho = 1: an undetected trajectory is present at every frame; one with a gap has density 0 there."""
     present = torch.tensor([[[True, False, True]]])
@@ -538,19 +408,3 @@ def test_trajectory_presence_one_with_a_gap_leaves_the_truth_to_the_tracks():
 # ---------------------------------------------------------------------------
 # packaging: lean import, the missing extra named, the example runs
 # ---------------------------------------------------------------------------
-
-
-def run_python(code: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC), **env},
-    )
-
-
-def test_import_nllbench_does_not_import_torch_and_a_missing_torch_names_the_extra():
-    out = run_python("import nllbench, sys, json; nllbench.nll; print(json.dumps('torch' in sys.modules))")
-    assert json.loads(out.stdout.strip().splitlines()[-1]) is False
-    out = run_python("import sys; sys.modules['torch'] = None\nimport nllbench.torch")
-    assert out.returncode != 0 and 'pip install "nllbench[torch]"' in out.stderr
