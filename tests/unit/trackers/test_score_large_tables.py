@@ -4,8 +4,6 @@ prints a progress line on standard error."""
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -50,33 +48,6 @@ def test_each_frame_density_holds_that_frames_rows(name):
     assert len(dens[-1].hypotheses[0]) == 0 and len(dens[1:3]) == 2
     with pytest.raises(IndexError, match="out of range"):
         dens[len(dens)]
-
-
-def test_densities_of_a_million_rows_take_memory_of_the_table_not_of_the_frames():
-    n, frames = 1_000_000, 200_000
-    rng = np.random.default_rng(0)
-    df = pd.DataFrame(
-        {
-            "frame": np.repeat(np.arange(frames), n // frames),
-            "id": np.tile(np.arange(n // frames), frames),
-            "r": 0.9,
-            "x": rng.uniform(0, 100, n),
-            "y": rng.uniform(0, 100, n),
-            "var_x": 1.0,
-            "var_y": 1.0,
-        }
-    )
-    table = validate_tracks(df)
-    tracemalloc.start()
-    try:
-        dens = densities(table, np.arange(frames), table.r, table.covs, None)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    # the row order and frame bounds: 8 bytes per row and 16 per frame, about 12 MB here; one density
-    # object per frame (about 2.5 kB each) would be 500 MB
-    assert peak < 40e6, peak
-    assert len(dens) == frames and len(dens[frames - 1].hypotheses[0]) == n // frames
 
 
 def test_reported_frames_report_each_evaluated_frame_in_order():
