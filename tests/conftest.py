@@ -2,7 +2,7 @@
 crosscheck, layout).
 
 Each test gets the marker of its layer (its first folder under ``tests/``), so
-``pytest -m unit`` equals ``pytest tests/unit``. Helpers shared by the layers
+``pytest -m "unit and not slow"`` selects what ``pytest tests/unit`` runs. Helpers shared by the layers
 live in ``tests/support`` (imported as ``support.<module>``).
 """
 
