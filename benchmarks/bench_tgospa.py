@@ -6,7 +6,7 @@ ratios' median and minimum, the worst round, are printed):
 * 1,000 frames x 40 true trajectories (births, deaths, estimated with
   noise, gaps, identity swaps and one-frame false tracks): the solver of
   :mod:`nllbench.measures.tracks._tgospa` against the exact MILP over per-pair
-  spans that ``tgospa`` used before (frozen in ``tests/_tgospa_reference.py``),
+  spans that ``tgospa`` used before (frozen in ``tests/support/_tgospa_reference.py``),
   values compared to 1e-12 relative; and against per-frame GOSPA
   (``nb.gospa`` on every frame of the same scene), the floor a trajectory
   measure cannot beat;
@@ -52,11 +52,11 @@ from nllbench.measures.tgospa import tgospa
 from nllbench.measures.tracks import _tgospa as solver
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from _tgospa_reference import tgospa as frozen  # noqa: E402
 from rounds import overhead, rounds, speedup  # noqa: E402
-from test_tgospa import brute_force, random_case  # noqa: E402
+from tgospa_bruteforce import brute_force, random_case  # noqa: E402
 
 C, P, GAMMA = 2.0, 1.0, 2.0
 
@@ -191,7 +191,7 @@ def in_child(module: str, K: int, n: int) -> dict:
     tracemalloc, a second call) of one unlabelled call in a fresh process."""
     code = CHILD.format(
         bench=str(ROOT / "benchmarks"),
-        tests=str(ROOT / "tests"),
+        tests=str(ROOT / "tests" / "support"),
         module=module,
         K=K,
         n=n,

@@ -1,4 +1,10 @@
-"""Shared random generators of small densities for the tests."""
+"""Fixtures and hooks of every test layer (tests/unit, integration, cli, workflow,
+crosscheck, layout).
+
+Each test gets the marker of its layer (its first folder under ``tests/``), so
+``pytest -m "unit and not slow"`` selects what ``pytest tests/unit`` runs. Helpers shared by the layers
+live in ``tests/support`` (imported as ``support.<module>``).
+"""
 
 from __future__ import annotations
 
@@ -8,69 +14,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nllbench as nb
-
 sys.path.insert(0, str(Path(__file__).parent))
 
+# the random densities once defined here, for tests that still import them from conftest
+from support.densities import random_covs, random_mb, random_pmbm, random_ppp, random_r  # noqa: E402, F401
+from support.paths import ROOT  # noqa: E402
 
-def random_covs(rng, k, d, spread=1.0):
-    A = rng.normal(size=(k, d, d))
-    return spread * (A @ np.swapaxes(A, 1, 2) + 0.3 * np.eye(d))
-
-
-def random_r(rng, m, special=True):
-    """Existence probabilities, often including the exact corner values 0 and 1."""
-    if special and rng.random() < 0.5:
-        return rng.choice([0.0, 1.0, 0.3, 0.5, 0.9, 0.99], size=m)
-    return rng.uniform(0.0, 1.0, m)
+#: The folders of the layers under tests/, each also a marker (pyproject.toml, [tool.pytest.ini_options]).
+LAYERS = ("unit", "integration", "cli", "workflow", "crosscheck", "layout")
+HERE = Path(__file__).resolve().parent
 
 
-def random_mb(rng, m, d, family="gaussian", zero_one=False):
-    r = rng.choice([0.0, 1.0], size=m) if zero_one else random_r(rng, m)
-    means = rng.normal(0.0, 2.0, (m, d))
-    if family == "laplace":
-        return nb.MultiBernoulli.laplace(r, means, rng.uniform(0.5, 2.0, m))
-    return nb.MultiBernoulli.gaussian(r, means, random_covs(rng, m, d))
-
-
-def random_ppp(rng, d, kind=None):
-    kind = kind or rng.choice(["gaussian", "uniform", "both", "zero"])
-    parts = []
-    if kind in ("gaussian", "both"):
-        J = int(rng.integers(1, 3))
-        parts.append(
-            nb.PPP.gaussian(rng.uniform(0.1, 2.0, J), rng.normal(0, 2, (J, d)), random_covs(rng, J, d, 3.0))
-        )
-    if kind in ("uniform", "both"):
-        parts.append(nb.PPP.uniform(rng.uniform(0.5, 3.0), np.full(d, -4.0), np.full(d, 4.0)))
-    if kind == "zero":
-        return nb.PPP.empty(d)
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + p
-    return out
-
-
-def random_pmbm(rng, d=2, family="PMBM", max_m=3, max_h=3):
-    """A random density of the named family (PMBM, PMB, MBM, MBM01, MB)."""
-    H = 1 if family in ("PMB", "MB") else int(rng.integers(1, max_h + 1))
-    zero_one = family == "MBM01"
-    kind = "laplace" if rng.random() < 0.2 else "gaussian"
-    hyps = [random_mb(rng, int(rng.integers(0, max_m + 1)), d, kind, zero_one) for _ in range(H)]
-    w = rng.dirichlet(np.ones(H))
-    if H > 1 and rng.random() < 0.2:
-        w[0] = 0.0
-        w = w / w.sum()
-    ppp = random_ppp(rng, d) if family in ("PMBM", "PMB") else None
-    return nb.PMBM(ppp, hyps, w)
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its layer: the first folder of its file under tests/."""
+    for item in items:
+        parts = Path(str(item.path)).resolve().relative_to(HERE).parts
+        if len(parts) > 1 and parts[0] in LAYERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")

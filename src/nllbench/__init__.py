@@ -23,7 +23,7 @@ __version__ = _metadata.version("nllbench")  # one source: pyproject.toml
 #: The module of each public name (imported when the name is first read): the one list of
 #: the public API. ``__all__`` is derived from it; ``__init__.pyi``, the same names as static
 #: imports for type checkers and readers, is generated from it and checked against it by
-#: ``tests/test_public_api_stub.py`` (run that file as a script to write it again).
+#: ``tests/layout/test_public_api_stub.py`` (run that file as a script to write it again).
 _SOURCES = {
     "nllbench.engine.assignment": ("RankedAssignments", "murty"),
     "nllbench.engine.densities": (

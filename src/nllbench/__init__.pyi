@@ -1,7 +1,7 @@
 """The public names of ``nllbench`` for type checkers and readers (PEP 561).
 
-Generated from ``_SOURCES`` in ``__init__.py`` by ``python tests/test_public_api_stub.py``;
-do not edit: ``tests/test_public_api_stub.py`` fails when it is out of date.
+Generated from ``_SOURCES`` in ``__init__.py`` by ``python tests/layout/test_public_api_stub.py``;
+do not edit: ``tests/layout/test_public_api_stub.py`` fails when it is out of date.
 """
 
 from nllbench.engine.assignment import RankedAssignments, murty

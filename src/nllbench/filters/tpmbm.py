@@ -244,7 +244,7 @@ class TPMBMState:
 
         Bernoulli existence ``r P(alive)``, density the alive node; the PPP the
         alive undetected components. Where the filters' approximations agree,
-        this equals the PMBM filter's posterior (tests/test_trajectory_filter.py).
+        this equals the PMBM filter's posterior (tests/unit/filters/test_trajectory_pmbm_filter.py).
         """
         r_alive = alive_existence(
             self.r_last, self.t_last, self.cut, self.time, self.updated, model.p_survival,

@@ -253,7 +253,7 @@ def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
     over the other entries and ``m`` the number of entries equal to a_max,
     and ``log(sum(exp(a)))`` where that is not finite (infinities, NaN). For
     one row that is ``0 + 0 + a``: the row plus 0.0 (so -0.0 becomes 0.0); for none, -inf.
-    Equal to scipy's bit for bit (``tests/test_score_speed.py``).
+    Equal to scipy's bit for bit (``tests/unit/measures/test_fast_routes_equal_old_routes.py``).
     """
     if a.shape[0] == 0:
         return np.full(a.shape[1], -np.inf)
@@ -279,7 +279,7 @@ def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
     ``out'[i] = logaddexp(out[i] + log(1 - r_k), out[i - 1] + log r_k)`` (``out[-1] = -inf``),
     compiled (:func:`_poisson_binomial_kernel`); the same operations on the
     same numbers as NumPy's ``logaddexp`` on whole rows, so the same values
-    bit for bit (``tests/test_score_speed.py``).
+    bit for bit (``tests/unit/measures/test_fast_routes_equal_old_routes.py``).
     """
     log_r, log_1mr = _log(r), _log(1.0 - r)
     return _poisson_binomial_kernel(np.ascontiguousarray(log_r), np.ascontiguousarray(log_1mr))

@@ -151,7 +151,7 @@ def write_classic(variables: dict, attrs: dict, path: str | os.PathLike) -> None
     the global attributes, the variables in the given order with their
     attributes; 64-bit and unsigned integers and bools stored in the classic
     type that holds them (int64 -> int32, ...), text attributes as UTF-8,
-    numeric attributes as 1-D arrays (tested against xarray in tests/test_lean_memory.py).
+    numeric attributes as 1-D arrays (tested against xarray in tests/cli/test_lean_imports_and_memory.py).
     """
     from scipy.io import netcdf_file
 

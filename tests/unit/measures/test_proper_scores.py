@@ -1,0 +1,641 @@
+"""The proper scores: energy score, intensity score and cardinality RPS.
+
+* Correctness by independent routes: the energy estimator against a
+  brute-force evaluation of its formula (plain loops over the kernel
+  definition with the un-whitened R), its expectation against quadrature;
+  the intensity score against Gauss-Legendre quadrature and against Monte
+  Carlo of the same expression; the RPS against E|N - n| - E|N - N'| / 2
+  from the pmf by enumeration.
+* Propriety by Monte Carlo: for a true density P and alternatives Q, with
+  Y_t ~ P (t = 1..T, seeded) and paired differences
+  Delta_t = S(Q, Y_t) - S(P, Y_t), the mean of Delta is positive with
+  z = mean / (sd / sqrt(T)) > 3 (one-sided p < 0.0014 for each alternative).
+* Edge cases: empty truth, empty samples, r = 0 and 1, N = 1 refused, the
+  MBM01 example where the NLL is infinite and the scores are finite.
+"""
+
+from __future__ import annotations
+
+import doctest
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+from support.proper_cases import ALTERNATIVES, Z_MIN, _exact_single_gaussian_es, _paired_z, _true_pmb
+
+import nllbench as nb
+from nllbench.measures import proper
+from nllbench.measures.proper import cardinality_cdf_sf
+
+
+def test_doctests():
+    assert doctest.testmod(proper).failed == 0
+
+
+# ---------------------------------------------------------------------------
+# energy score: the estimator
+# ---------------------------------------------------------------------------
+
+
+def _k(x, y, R_inv):
+    diff = np.asarray(x) - np.asarray(y)
+    return math.exp(-0.5 * diff @ R_inv @ diff)
+
+
+def _embedding_distance(X, Y, R_inv):
+    """||Phi(X) - Phi(Y)|| from the kernel definition, by plain loops."""
+    xx = sum(_k(a, b, R_inv) for a in X for b in X)
+    yy = sum(_k(a, b, R_inv) for a in Y for b in Y)
+    xy = sum(_k(a, b, R_inv) for a in X for b in Y)
+    return math.sqrt(max(xx + yy - 2 * xy, 0.0))
+
+
+def _energy_brute_force(sets, Y, R):
+    R_inv = np.linalg.inv(R)
+    N = len(sets)
+    first = sum(_embedding_distance(X, Y, R_inv) for X in sets) / N
+    pairs = sum(_embedding_distance(sets[i], sets[j], R_inv) for i in range(N) for j in range(N) if i != j)
+    return first - pairs / (2 * N * (N - 1))
+
+
+def _sets(rng, N, d, spread, max_k=4):
+    return [rng.normal(0.0, spread, (int(rng.integers(0, max_k + 1)), d)) for _ in range(N)]
+
+
+@pytest.mark.parametrize("spread", [0.5, 30.0])
+def test_energy_estimator_matches_brute_force(spread):
+    # spread 30: most pairs beyond the cut-off, the cell grid prunes; 0.5: one cell
+    rng = np.random.default_rng(1)
+    R = np.array([[2.0, 0.7, 0.0], [0.7, 1.0, 0.2], [0.0, 0.2, 0.5]])
+    sets = _sets(rng, 12, 3, spread)
+    Y = rng.normal(0.0, spread, (3, 3))
+    ref = _energy_brute_force(sets, Y, R)
+    exact = nb.energy_score(sets, Y, R, kernel_tol=0.0)
+    assert exact.value == pytest.approx(ref, abs=1e-12) and exact.truncation_bound == 0.0
+    default = nb.energy_score(sets, Y, R)
+    assert abs(default.value - ref) <= default.truncation_bound + 1e-12
+    assert default.truncation_bound < 1e-12
+    assert exact.value == pytest.approx(exact.to_truth - exact.spread / 2, abs=1e-14)
+
+
+def test_cell_grid_visits_every_pair_within_the_cut_off():
+    # points on a wide lattice and in clumps: the grid's sums equal the dense ones (every pair visited)
+    from nllbench.measures._set_kernel import block_gram
+
+    rng = np.random.default_rng(4)
+    clumps = rng.uniform(-40, 40, (30, 4))
+    u = clumps[rng.integers(0, 30, 1500)] + rng.normal(0, 3.0, (1500, 4))
+    offsets = np.concatenate([[0], np.sort(rng.choice(np.arange(1, 1500), 49, replace=False)), [1500]])
+    for cut2 in (73.7, 1492.0):
+        grid = block_gram(u, offsets, cut2)
+        dense = block_gram(u, offsets, cut2, grid=False)
+        np.testing.assert_allclose(grid, dense, rtol=1e-13, atol=1e-12)
+    d2 = sum((u[:, None, t] - u[None, :, t]) ** 2 for t in range(4))
+    K = np.where(d2 <= 73.7, np.exp(-0.5 * d2), 0.0)
+    ref = np.add.reduceat(np.add.reduceat(K, offsets[:-1], axis=0), offsets[:-1], axis=1)
+    np.testing.assert_allclose(block_gram(u, offsets, 73.7), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_energy_score_of_a_density_is_that_of_its_samples():
+    mb = nb.MultiBernoulli.gaussian([0.8, 0.3], [[0.0, 0.0], [3.0, 0.0]], np.tile(np.eye(2), (2, 1, 1)))
+    s = nb.sample(mb, 60, seed=5)
+    a = nb.energy_score(mb, [[0.0, 0.1]], 2.0, n_samples=60, seed=5)
+    b = nb.energy_score(s.as_list(), [[0.0, 0.1]], 2.0 * np.eye(2))
+    c = nb.energy_score(s, [[0.0, 0.1]], 2.0)
+    assert a == b == c
+
+
+def test_energy_standard_error_is_calibrated():
+    # The jackknife SE against the spread of independent estimates: 300
+    # replications of N = 40 from a PMB; the ratio's own sampling error is ~5%.
+    pmb = nb.PMB(
+        nb.PPP.gaussian([0.5], [[2.0, 0.0]], [4.0 * np.eye(2)]),
+        nb.MultiBernoulli.gaussian([0.9, 0.5], [[0.0, 0.0], [1.5, 1.0]], np.tile(np.eye(2), (2, 1, 1))),
+    )
+    rng = np.random.default_rng(3)
+    res = [nb.energy_score(pmb, [[0.2, 0.0], [1.0, 1.0]], 1.0, n_samples=40, seed=rng) for _ in range(300)]
+    vals = np.array([r.value for r in res])
+    se = np.array([r.standard_error for r in res])
+    ratio = math.sqrt(np.mean(se**2)) / vals.std(ddof=1)
+    assert 0.85 < ratio < 1.25, ratio
+
+
+@pytest.mark.slow
+def test_energy_value_agrees_with_quadrature_within_its_standard_error():
+    mb = nb.MultiBernoulli.gaussian([1.0], [[0.3]], [[[2.0]]])
+    exact = _exact_single_gaussian_es(0.3, math.sqrt(2.0), -1.0, 0.7)
+    r = nb.energy_score(mb, [[-1.0]], 0.49, n_samples=4000, seed=1)
+    assert abs(r.value - exact) < 4 * r.standard_error
+
+
+def test_energy_edge_cases_empty_truth_and_empty_samples():
+    R = np.eye(2)
+    # every sample empty: Phi(X) = 0, the score is ||Phi(Y)|| and its SE 0
+    y = np.array([[0.0, 0.0], [100.0, 0.0]])
+    empty = nb.MultiBernoulli.gaussian([0.0], [[0.0, 0.0]], [np.eye(2)])
+    r = nb.energy_score(empty, y, R, n_samples=10)
+    assert r.value == pytest.approx(math.sqrt(2.0), abs=1e-15) and r.standard_error == 0.0
+    assert nb.energy_score(empty, np.empty((0, 2)), R, n_samples=10).value == 0.0
+    assert nb.energy_score([[], []], [], R).value == 0.0
+    # empty truth: the score is E||Phi(X)|| - E||Phi(X) - Phi(X')|| / 2, finite and positive here
+    sure = nb.MultiBernoulli.gaussian([1.0], [[0.0, 0.0]], [np.eye(2)])
+    r = nb.energy_score(sure, [], R, n_samples=50)
+    assert r.to_truth == pytest.approx(1.0) and math.isfinite(r.value) and r.value > 0
+    # r = 1 with a degenerate spread: all samples agree, the pair term is 0
+    point = nb.energy_score([[[1.0, 1.0]]] * 5, [[1.0, 1.0]], R)
+    assert point.value == 0.0 and point.spread == 0.0
+
+
+@pytest.mark.parametrize(
+    "density",
+    [
+        nb.PPP.uniform(2.0, [0.0, 0.0], [5.0, 5.0]) + nb.PPP.gaussian([1.0], [[1.0, 1.0]], [np.eye(2)]),
+        nb.IIDCluster([0.2, 0.5, 0.3], [0.5, 0.5], [[0.0, 0.0], [3.0, 3.0]], np.tile(np.eye(2), (2, 1, 1))),
+        nb.MultiBernoulli.laplace([0.7, 1.0], [[0.0, 0.0], [2.0, 0.0]], 0.8),
+        nb.MBM(
+            [
+                nb.MultiBernoulli.gaussian([0.5], [[0.0, 0.0]], [np.eye(2)]),
+                nb.MultiBernoulli.gaussian(
+                    [1.0, 0.3], [[0.0, 0.0], [4.0, 4.0]], np.tile(np.eye(2), (2, 1, 1))
+                ),
+            ],
+            [0.4, 0.6],
+        ),
+    ],
+    ids=["PPP with a box", "IIDCluster", "Laplace MB", "MBM"],
+)
+def test_energy_score_of_every_family_is_finite_with_a_finite_error(density):
+    r = nb.energy_score(density, [[0.5, 0.5], [3.0, 3.0]], 1.0, n_samples=100)
+    assert math.isfinite(r.value) and 0 < r.standard_error < math.inf and r.n_samples == 100
+
+
+def test_energy_score_with_huge_magnitudes_is_exact_or_refused():
+    # points 1e200 apart: every cross kernel term is 0, each set's own term is its count
+    sets = [np.array([[1e200, 0.0]]), np.array([[-1e200, 0.0]]), np.array([[0.0, 1e200]])]
+    r = nb.energy_score(sets, [[0.0, 0.0]], 1.0)
+    assert r.to_truth == pytest.approx(math.sqrt(2.0)) and r.spread == pytest.approx(math.sqrt(2.0))
+    with pytest.raises(ValueError, match="kernel_cov: the points in units of the kernel"):
+        nb.energy_score(sets, [[0.0, 0.0]], 1e-300)
+    with pytest.raises(ValueError, match="kernel_cov: the points in units of the kernel"):
+        nb.intensity_score(nb.PPP.empty(2), [[1e200, 0.0]], 1e-300)
+
+
+def test_compiled_exp_is_within_an_ulp_of_libm():
+    from nllbench.measures._set_kernel import _kernel_values
+
+    s = np.concatenate([np.linspace(0.0, 1492.0, 200001), [1e-300, 1e-12, 1.0 - 1e-16, 73.68, 1491.99]])
+    ut = np.sqrt(s)[None, :]  # distances from the point 0
+    w = np.concatenate([[[0.0]], ut], axis=1)
+    kbuf = np.empty(s.size)
+    _kernel_values(w, 0, ut, 0, s.size, 1492.0, kbuf)
+    ref = np.exp(-0.5 * ut[0] ** 2)
+    normal = ref >= np.finfo(float).tiny
+    rel = np.abs(kbuf[normal] - ref[normal]) / ref[normal]
+    assert rel.max() <= 2.5 * np.finfo(float).eps  # within about one ulp either side
+    assert np.max(np.abs(kbuf[~normal] - ref[~normal])) <= 2 * np.finfo(float).smallest_subnormal
+    _kernel_values(w, 0, ut, 0, s.size, 73.7, kbuf)
+    assert np.all(kbuf[ut[0] ** 2 > 73.7] == 0.0) and np.all(kbuf[ut[0] ** 2 <= 73.7] > 0.0)
+
+
+def test_energy_needs_two_samples():
+    mb = nb.MultiBernoulli.gaussian([1.0], [[0.0]], [[[1.0]]])
+    with pytest.raises(ValueError, match="two independent draws"):
+        nb.energy_score([[[0.0]]], [[0.0]], 1.0)
+    with pytest.raises(ValueError, match=r"n_samples: expected an integer in \[2, 10000\]"):
+        nb.energy_score(mb, [[0.0]], 1.0, n_samples=1)
+    two = nb.energy_score(mb, [[0.0]], 1.0, n_samples=2)
+    assert math.isfinite(two.value) and two.standard_error == math.inf  # no jackknife with N = 2
+
+
+def test_energy_and_kernel_errors_name_the_argument():
+    mb = nb.MultiBernoulli.gaussian([1.0], [[0.0, 0.0]], [np.eye(2)])
+    with pytest.raises(ValueError, match="kernel_cov: expected a positive finite number"):
+        nb.energy_score(mb, [[0.0, 0.0]], -1.0)
+    with pytest.raises(ValueError, match=r"kernel_cov: expected a positive number or a \(2, 2\) matrix"):
+        nb.energy_score(mb, [[0.0, 0.0]], np.eye(3))
+    with pytest.raises(ValueError, match="kernel_cov: expected positive-definite"):
+        nb.energy_score(mb, [[0.0, 0.0]], np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match="kernel_cov: expected symmetric"):
+        nb.energy_score(mb, [[0.0, 0.0]], np.array([[1.0, 0.5], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="truth: expected dimension 2"):
+        nb.energy_score(mb, [[0.0]], 1.0)
+    with pytest.raises(ValueError, match=r"density_or_samples\[1\]: expected shape \(k, 2\)"):
+        nb.energy_score([np.zeros((1, 2)), np.zeros((1, 3))], [[0.0, 0.0]], 1.0)
+    with pytest.raises(ValueError, match="n_samples: only for a density"):
+        nb.energy_score([np.zeros((1, 2))] * 3, [[0.0, 0.0]], 1.0, n_samples=3)
+    with pytest.raises(ValueError, match="kernel_tol: expected a number in"):
+        nb.energy_score(mb, [[0.0, 0.0]], 1.0, kernel_tol=1.0)
+    with pytest.raises(ValueError, match="state dimension is unknown"):
+        nb.energy_score([[], []], [], 1.0)
+    with pytest.raises(TypeError, match="density_or_samples: expected a density or a sequence"):
+        nb.energy_score(3.0, [[0.0]], 1.0)
+
+
+# ---------------------------------------------------------------------------
+# MBM01: the NLL is infinite, the scores are finite and comparable
+# ---------------------------------------------------------------------------
+
+
+def _mbm01():
+    g = np.tile(np.eye(2), (2, 1, 1))
+    hyp0 = nb.MultiBernoulli.gaussian([1.0, 0.0], [[0.0, 0.0], [10.0, 0.0]], g)
+    hyp1 = nb.MultiBernoulli.gaussian([1.0, 1.0], [[0.0, 0.0], [10.0, 0.0]], g)
+    return nb.MBM([hyp0, hyp1], [0.4, 0.6])
+
+
+def test_mbm01_scores_are_finite_where_the_nll_is_infinite():
+    mbm = _mbm01()
+    assert mbm.family == "MBM01"
+    missed = np.array([[0.0, 0.0], [10.0, 0.0], [20.0, 0.0]])  # three objects, at most two tracks
+    assert nb.nll(mbm, missed, method="exact").value == math.inf
+    close = np.array([[0.0, 0.0], [10.0, 0.0]])
+    es_missed = nb.energy_score(mbm, missed, 1.0, n_samples=200)
+    es_close = nb.energy_score(mbm, close, 1.0, n_samples=200)
+    assert math.isfinite(es_missed.value) and math.isfinite(es_missed.standard_error)
+    # comparable: the truth it misses scores worse than the one it covers, by many SEs
+    gap = es_missed.value - es_close.value
+    assert gap > 5 * math.hypot(es_missed.standard_error, es_close.standard_error)
+    assert math.isfinite(nb.intensity_score(mbm, missed, 1.0).value)
+    assert nb.cardinality_rps(mbm, 3) == pytest.approx(1.0 + 0.4**2)  # F(1) = 0.4, F(2) = 1
+
+
+# ---------------------------------------------------------------------------
+# propriety by Monte Carlo (paired differences, z > 3)
+# ---------------------------------------------------------------------------
+
+
+def _poisson_twin(P):
+    """The PPP with the same intensity as the PMB ``P`` (its Bernoullis made Poisson components)."""
+    mb = P.hypotheses[0]
+    return nb.PPP.gaussian(mb.r, mb.densities.means, mb.densities.covs) + P.ppp
+
+
+def test_energy_score_tells_apart_densities_with_the_same_intensity():
+    # P: two sure objects (and a faint PPP); Q: the PPP with P's intensity. The intensity
+    # score cannot tell them apart (proper, not strictly); the energy score can.
+    P = _true_pmb(r=(1.0, 1.0), ppp_weight=0.1)
+    Q = _poisson_twin(P)
+    y0 = [[0.0, 0.0]]
+    assert nb.intensity_score(P, y0, 1.0).value == pytest.approx(
+        nb.intensity_score(Q, y0, 1.0).value, rel=1e-14
+    )
+    truths = nb.sample(P, 200, seed=103).as_list()
+    rng = np.random.default_rng(9)
+    kw = {"kernel_cov": 1.0, "n_samples": 60}
+    diffs = [
+        nb.energy_score(Q, y, seed=rng, **kw).value - nb.energy_score(P, y, seed=rng, **kw).value
+        for y in truths
+    ]
+    assert _paired_z(diffs) > Z_MIN
+
+
+def test_intensity_score_is_proper_and_its_expected_gap_is_the_embedding_distance():
+    # E[IS(Q, Y) - IS(P, Y)] = ||m_Q - m_P||^2 exactly; Monte Carlo must agree and be > 0
+    P = _true_pmb()
+    truths = nb.sample(P, 400, seed=101).as_list()
+    own = np.array([nb.intensity_score(P, y, 1.0).value for y in truths])
+    mP = nb.intensity_score(P, np.empty((0, 2)), 1.0).intensity_norm2
+    for name, Q in ALTERNATIVES.items():
+        if name == "wrong cardinality":
+            continue  # its intensity differs too; covered below by one with the same intensity
+        alt = np.array([nb.intensity_score(Q, y, 1.0).value for y in truths])
+        diffs = alt - own
+        assert _paired_z(diffs) > Z_MIN, name
+        gap = _embedding_gap(P, Q)
+        assert gap > 0 and mP > 0
+        assert abs(diffs.mean() - gap) < 4 * diffs.std(ddof=1) / math.sqrt(diffs.size), name
+
+
+def _embedding_gap(P, Q):
+    """||m_Q - m_P||^2 from the closed form, through the PMBM with both intensities (weights -1 for P)."""
+    q = nb.intensity_score(Q, np.empty((0, 2)), 1.0).intensity_norm2
+    p = nb.intensity_score(P, np.empty((0, 2)), 1.0).intensity_norm2
+    # <m_P, m_Q> from the mixture of both: ||m_P + m_Q||^2 = p + q + 2 <m_P, m_Q>
+    both = _merged_pmb(P, Q)
+    pq = (nb.intensity_score(both, np.empty((0, 2)), 1.0).intensity_norm2 - p - q) / 2
+    return p + q - 2 * pq
+
+
+def _merged_pmb(P, Q):
+    """A PPP whose intensity is the sum of the intensities of the PMBs P and Q (Gaussian parts only)."""
+    parts = []
+    for dens in (P, Q):
+        mb = dens.hypotheses[0]
+        parts.append(nb.PPP.gaussian(mb.r, mb.densities.means, mb.densities.covs))
+        parts.append(dens.ppp)
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p
+    return out
+
+
+def test_intensity_score_cannot_tell_densities_with_the_same_intensity():
+    # Proper but not strictly: a Bernoulli r N(m, P) and a PPP r N(m, P) score identically
+    mb = nb.MultiBernoulli.gaussian([0.7], [[1.0, 2.0]], [np.eye(2)])
+    ppp = nb.PPP.gaussian([0.7], [[1.0, 2.0]], [np.eye(2)])
+    for y in ([], [[1.0, 2.0]], [[0.0, 0.0], [1.0, 1.0]]):
+        assert nb.intensity_score(mb, y, 0.5).value == pytest.approx(
+            nb.intensity_score(ppp, y, 0.5).value, abs=1e-13
+        )
+    # ... while the energy score and the RPS see the cardinality
+    assert nb.cardinality_rps(mb, 2) != nb.cardinality_rps(ppp, 2)
+
+
+def test_cardinality_rps_is_proper_exactly_and_by_monte_carlo():
+    P = _true_pmb()
+    cdf_p, _ = cardinality_cdf_sf(P, 60)
+    pmf_p = np.diff(np.concatenate([[0.0], cdf_p]))
+    expected_own = sum(pmf_p[n] * nb.cardinality_rps(P, n) for n in range(61))
+    counts = nb.sample(P, 3000, seed=102).counts
+    own = np.array([nb.cardinality_rps(P, n) for n in range(counts.max() + 1)])[counts]
+    for name in ("wrong existence", "wrong cardinality"):
+        Q = ALTERNATIVES[name]
+        expected_alt = sum(pmf_p[n] * nb.cardinality_rps(Q, n) for n in range(61))
+        # E_P[RPS(Q, N)] - E_P[RPS(P, N)] = sum_k (F_Q(k) - F_P(k))^2 > 0
+        cdf_q, _ = cardinality_cdf_sf(Q, 60)
+        assert expected_alt - expected_own == pytest.approx(np.sum((cdf_q[:61] - cdf_p[:61]) ** 2), abs=1e-12)
+        assert expected_alt > expected_own
+        alt = np.array([nb.cardinality_rps(Q, n) for n in range(counts.max() + 1)])[counts]
+        assert _paired_z(alt - own) > Z_MIN, name
+
+
+@pytest.mark.slow
+def test_energy_score_is_proper_for_small_departures():
+    # harder alternatives, more truths and samples
+    P = _true_pmb()
+    truths = nb.sample(P, 600, seed=200).as_list()
+    rng = np.random.default_rng(8)
+    kw = {"kernel_cov": 1.0, "n_samples": 200}
+    own = np.array([nb.energy_score(P, y, seed=rng, **kw).value for y in truths])
+    for Q in (
+        _true_pmb(shift=0.4),
+        _true_pmb(cov_scale=2.0),
+        _true_pmb(r=(0.7, 0.4)),
+        _true_pmb(ppp_weight=1.0),
+    ):
+        alt = np.array([nb.energy_score(Q, y, seed=rng, **kw).value for y in truths])
+        assert _paired_z(alt - own) > Z_MIN
+
+
+# ---------------------------------------------------------------------------
+# intensity score: closed form against quadrature and Monte Carlo
+# ---------------------------------------------------------------------------
+
+
+def _gl_nodes(breaks, piece=0.25, order=16):
+    """Gauss-Legendre nodes and weights over [breaks[0], breaks[-1]], pieces of at most ``piece``."""
+    x0, w0 = np.polynomial.legendre.leggauss(order)
+    xs, ws = [], []
+    for a, b in itertools.pairwise(breaks):
+        m = max(int(math.ceil((b - a) / piece)), 1)
+        for lo in np.linspace(a, b, m + 1)[:-1]:
+            hi = lo + (b - a) / m
+            xs.append(0.5 * (hi - lo) * x0 + 0.5 * (hi + lo))
+            ws.append(0.5 * (hi - lo) * w0)
+    return np.concatenate(xs), np.concatenate(ws)
+
+
+def test_intensity_score_matches_quadrature_1d_with_boxes():
+    # lambda = 1.2 N(-1, 0.5) + 0.4 N(2.5, 2) + 2.0 on [0, 3] / 3 + 0.5 on [-4, -2] / 2, s^2 = 0.6
+    ppp = (
+        nb.PPP.gaussian([1.2, 0.4], [[-1.0], [2.5]], [[[0.5]], [[2.0]]])
+        + nb.PPP.uniform(2.0, 0.0, 3.0)
+        + nb.PPP.uniform(0.5, -4.0, -2.0)
+    )
+    s2 = 0.6
+    y = np.array([[-1.2], [0.4], [2.9]])
+
+    def lam(x):
+        g = 1.2 * stats.norm.pdf(x, -1.0, math.sqrt(0.5)) + 0.4 * stats.norm.pdf(x, 2.5, math.sqrt(2.0))
+        return g + 2.0 / 3.0 * ((x >= 0) & (x <= 3)) + 0.25 * ((x >= -4) & (x <= -2))
+
+    x, w = _gl_nodes([-14.0, -4.0, -2.0, 0.0, 3.0, 14.0])
+    k = np.exp(-((x[:, None] - x[None, :]) ** 2) / (2 * s2))
+    lw = lam(x) * w
+    norm2 = lw @ k @ lw
+    cross = sum(lw @ np.exp(-((x - yl) ** 2) / (2 * s2)) for yl in y[:, 0])
+    r = nb.intensity_score(ppp, y, s2)
+    assert r.intensity_norm2 == pytest.approx(norm2, rel=1e-10)
+    assert r.cross == pytest.approx(cross, rel=1e-10)
+    yy = sum(math.exp(-((a - b) ** 2) / (2 * s2)) for a in y[:, 0] for b in y[:, 0])
+    assert r.truth_norm2 == pytest.approx(yy, rel=1e-14)
+    assert r.value == pytest.approx(norm2 - 2 * cross + yy, rel=1e-9)
+
+
+def test_intensity_score_of_boxes_in_2d_is_the_product_of_1d_integrals():
+    # a diagonal kernel: the 2-D box terms against 2-D Gauss-Legendre quadrature
+    ppp = nb.PPP.uniform(1.5, [0.0, -1.0], [2.0, 0.5]) + nb.PPP.gaussian(
+        [0.8], [[1.0, 1.0]], [np.diag([0.3, 0.7])]
+    )
+    R = np.diag([0.5, 2.0])
+    y = np.array([[0.5, 0.0]])
+    xs, ws = _gl_nodes([-6.0, 0.0, 2.0, 8.0], piece=0.5, order=12)
+    ys, wys = _gl_nodes([-8.0, -1.0, 0.5, 10.0], piece=0.5, order=12)
+    X, Yg = np.meshgrid(xs, ys, indexing="ij")
+    W = np.outer(ws, wys)
+    pts = np.column_stack([X.ravel(), Yg.ravel()])
+    lam = np.exp(ppp.log_intensity(pts)) * W.ravel()
+    cross = lam @ np.exp(-0.5 * (((pts - y[0]) ** 2) / np.diag(R)).sum(axis=1))
+    r = nb.intensity_score(ppp, y, R)
+    assert r.cross == pytest.approx(cross, rel=1e-7)
+    # the norm by Monte Carlo of the same expression (the 4-D quadrature is too big)
+    _check_norm_by_monte_carlo(ppp, R, r.intensity_norm2)
+
+
+def _check_norm_by_monte_carlo(density, R, closed, n=6000):
+    """||m_P||^2 = E sum_{x in X, x' in X'} k(x, x') for independent X, X' ~ PPP(intensity); |z| < 4."""
+    a, b = nb.sample(density, n, seed=31), nb.sample(density, n, seed=32)
+    u, w = proper.whiten(a.points, R), proper.whiten(b.points, R)
+    from nllbench.measures._set_kernel import cross_sums
+
+    owner_b = np.repeat(np.arange(n), b.counts)
+    vals = np.zeros(n)
+    for i in range(n):
+        wi = w[owner_b == i]
+        if wi.shape[0] and a.counts[i]:
+            vals[i] = cross_sums(u[a.offsets[i] : a.offsets[i + 1]], np.array([0, a.counts[i]]), wi)[0]
+    z = (vals.mean() - closed) / (vals.std(ddof=1) / math.sqrt(n))
+    assert abs(z) < 4, z
+
+
+def test_intensity_score_matches_monte_carlo_in_2d_with_a_correlated_kernel():
+    R = np.array([[1.5, 0.4], [0.4, 0.8]])
+    P = _true_pmb()
+    y = np.array([[0.0, 0.5], [2.0, 2.0]])
+    r = nb.intensity_score(P, y, R)
+    s = nb.sample(P, 20000, seed=41)
+    from nllbench.measures._set_kernel import cross_sums
+
+    per_set = cross_sums(proper.whiten(s.points, R), s.offsets, proper.whiten(y, R))
+    z = (per_set.mean() - r.cross) / (per_set.std(ddof=1) / math.sqrt(per_set.size))
+    assert abs(z) < 4, z
+    _check_norm_by_monte_carlo(P, R, r.intensity_norm2)
+
+
+def test_bivariate_normal_cdf_and_rectangles_match_scipy_and_their_limits():
+    from nllbench.measures._mean_embedding import _rectangle_2d, bivariate_normal_cdf
+
+    rng = np.random.default_rng(5)
+    points = [(0.0, 0.0), (0.0, 1.3), (-0.7, 0.0), (0.0, -2.0), (2.0, 0.0), *rng.normal(0, 2, (60, 2))]
+    worst = 0.0
+    for (h, k), rho in itertools.product(points, (-0.999, -0.6, -0.1, 0.0, 0.3, 0.8, 0.999)):
+        got = float(bivariate_normal_cdf(h, k, rho, math.sqrt(1 - rho * rho)))
+        cov = [[1.0, rho], [rho, 1.0]]
+        want = stats.multivariate_normal.cdf([h, k], [0.0, 0.0], cov, abseps=1e-13, releps=1e-13)
+        worst = max(worst, abs(got - want))
+    assert worst < 1e-14
+    c = math.sqrt(1 - 0.3**2)
+    assert bivariate_normal_cdf(0.0, 0.0, 0.3, c) == pytest.approx(
+        0.25 + math.asin(0.3) / (2 * math.pi), 1e-15
+    )
+    assert bivariate_normal_cdf(np.inf, 0.5, 0.3, c) == stats.norm.cdf(0.5)
+    assert bivariate_normal_cdf(-0.4, np.inf, 0.3, c) == stats.norm.cdf(-0.4)
+    assert bivariate_normal_cdf(-np.inf, 0.5, 0.3, c) == 0.0 == bivariate_normal_cdf(1.0, -np.inf, 0.3, c)
+    # rectangles, also far in a tail (absolute accuracy), against 2-D quadrature
+    for lo, hi, rho in (
+        ([-0.5, -1.0], [1.0, 2.0], 0.7),
+        ([8.0, 9.0], [9.0, 10.0], 0.5),
+        ([-3, 1], [-1, 4], -0.9),
+    ):
+        pdf = stats.multivariate_normal([0.0, 0.0], [[1.0, rho], [rho, 1.0]]).pdf
+        want = integrate.dblquad(lambda y, x, pdf=pdf: pdf([x, y]), lo[0], hi[0], lo[1], hi[1], epsabs=1e-30)[
+            0
+        ]
+        got = float(_rectangle_2d(np.array(lo, float), np.array(hi, float), rho, math.sqrt(1 - rho * rho)))
+        assert abs(got - want) < 1e-15 and got == pytest.approx(want, rel=1e-7)
+
+
+def test_intensity_score_of_a_box_next_to_a_correlated_gaussian_in_2d():
+    # the box and Gaussian terms against 2-D quadrature of c_R / V * P(N(mu, P + R) in box)
+    from nllbench.measures import _mean_embedding as me
+
+    lows, highs, rates = np.array([[0.0, -1.0], [3.0, 3.0]]), np.array([[2.0, 0.5], [5.0, 4.0]]), [1.5, 0.4]
+    means = np.array([[1.0, 1.0], [4.0, 2.0]])
+    covs = np.array([[[0.6, 0.4], [0.4, 0.7]], [[2.0, -1.2], [-1.2, 1.0]]])
+    w, s = np.array([0.8, 0.3]), np.array([np.sqrt(0.5), np.sqrt(2.0)])
+    want = 0.0
+    for b, i in itertools.product(range(2), range(2)):
+        pdf = stats.multivariate_normal(means[i], covs[i] + np.diag(s**2)).pdf
+        mass = integrate.dblquad(
+            lambda y, x, pdf=pdf: pdf([x, y]), lows[b, 0], highs[b, 0], lows[b, 1], highs[b, 1], epsabs=1e-14
+        )[0]
+        want += rates[b] * w[i] * 2 * math.pi * s[0] * s[1] / np.prod(highs[b] - lows[b]) * mass
+    got = me.box_gaussian_2d(np.array(rates), lows, highs, s, w, means, covs)
+    assert got == pytest.approx(want, rel=1e-9)
+    # uncorrelated: the product of one-dimensional integrals, to rounding
+    diag = np.array([np.diag(np.diag(c)) for c in covs])
+    var = np.diagonal(diag, axis1=1, axis2=2)
+    assert me.box_gaussian_2d(np.array(rates), lows, highs, s, w, means, diag) == pytest.approx(
+        me.box_gaussian(np.array(rates), lows, highs, s, w, means, var), rel=1e-13
+    )
+    # the whole score: a tracker's fill-in box next to a correlated track, by Monte Carlo
+    box = nb.PPP.uniform(1.5, [0.0, -1.0], [2.0, 0.5])
+    track = nb.MultiBernoulli.gaussian([0.8], [[1.0, 1.0]], [covs[0]])
+    pmb = nb.PMB(box, track)
+    R = np.diag(s**2)
+    r = nb.intensity_score(pmb, [[1.0, 0.0]], R)
+    assert math.isfinite(r.value)
+    _check_norm_by_monte_carlo(pmb, R, r.intensity_norm2)
+
+
+def test_intensity_of_every_family_is_the_same_gaussian_mixture():
+    g = np.tile(np.eye(2), (2, 1, 1))
+    means = np.array([[0.0, 0.0], [2.0, 1.0]])
+    y = [[0.5, 0.5]]
+    ppp = nb.PPP.gaussian([0.6, 0.9], means, g)
+    mb = nb.MultiBernoulli.gaussian([0.6, 0.9], means, g)
+    iid = nb.IIDCluster([0.0, 0.5, 0.5], [0.4, 0.6], means, g)  # E[n] = 1.5: weights 0.6, 0.9
+    ref = nb.intensity_score(ppp, y, 0.7).value
+    for dens in (mb, iid, nb.MBM([mb, mb], [0.5, 0.5]), nb.PMB(nb.PPP.empty(2), mb)):
+        assert nb.intensity_score(dens, y, 0.7).value == pytest.approx(ref, rel=1e-13)
+    # a PMBM: PPP + sum_h w_h MB_h, with hypotheses that share components (merged) and r = 0 ones
+    h0 = nb.MultiBernoulli.gaussian([1.0, 0.0], means, g)
+    h1 = nb.MultiBernoulli.gaussian([1.0, 1.0], means, g)
+    pmbm = nb.PMBM(nb.PPP.gaussian([0.3], [[5.0, 5.0]], [np.eye(2)]), (h0, h1), [0.25, 0.75])
+    flat = nb.PPP.gaussian([1.0, 0.75, 0.3], np.vstack([means, [[5.0, 5.0]]]), np.tile(np.eye(2), (3, 1, 1)))
+    assert nb.intensity_score(pmbm, y, 0.7).value == pytest.approx(nb.intensity_score(flat, y, 0.7).value)
+
+
+def test_intensity_score_edge_cases_and_refusals():
+    empty = nb.PPP.empty(2)
+    r = nb.intensity_score(empty, [[0.0, 0.0], [0.0, 0.0]], 1.0)
+    assert r.value == 4.0 and r.intensity_norm2 == 0.0  # ||Phi(Y)||^2 = 4 for a doubled point
+    assert nb.intensity_score(empty, [], 1.0).value == 0.0
+    huge = np.finfo(float).max
+    wide = nb.intensity_score(nb.PPP.uniform(3.0, [-huge, -huge], [huge, huge]), [[0.0, 0.0]], 1.0)
+    assert math.isfinite(wide.value) and wide.value == pytest.approx(1.0)
+    lap = nb.MultiBernoulli.laplace([0.5], [[0.0, 0.0]], 1.0)
+    with pytest.raises(ValueError, match="closed form for Gaussian densities only"):
+        nb.intensity_score(lap, [], 1.0)
+    boxed = nb.PPP.uniform(1.0, [0.0, 0.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="kernel_cov: the intensity score of a PPP with uniform boxes"):
+        nb.intensity_score(boxed, [], np.array([[1.0, 0.2], [0.2, 1.0]]))
+    corr3 = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    mixed3 = nb.PPP.uniform(1.0, [0.0] * 3, [1.0] * 3) + nb.PPP.gaussian([1.0], [[0.0] * 3], [corr3])
+    with pytest.raises(
+        ValueError, match="in 3-D needs diagonal.*component 0 of the intensity is not diagonal"
+    ):
+        nb.intensity_score(mixed3, [], 1.0)
+    with pytest.raises(TypeError, match="density: expected PPP"):
+        nb.intensity_score([[0.0]], [], 1.0)
+
+
+# ---------------------------------------------------------------------------
+# cardinality RPS
+# ---------------------------------------------------------------------------
+
+
+def _crps_from_pmf(pmf, n):
+    k = np.arange(pmf.size)
+    e1 = pmf @ np.abs(k - n)
+    e2 = pmf @ np.abs(k[:, None] - k[None, :]) @ pmf
+    return e1 - e2 / 2
+
+
+def _pb_enum(r):
+    out = np.zeros(len(r) + 1)
+    for e in itertools.product([0, 1], repeat=len(r)):
+        out[sum(e)] += math.prod(ri if ei else 1 - ri for ri, ei in zip(r, e, strict=True))
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 30])
+def test_rps_equals_the_crps_of_the_pmf_for_every_family(n):
+    r = [0.9, 0.2, 1.0, 0.55]
+    mb = nb.MultiBernoulli.gaussian(r, np.zeros((4, 1)), np.ones((4, 1, 1)))
+    assert nb.cardinality_rps(mb, n) == pytest.approx(_crps_from_pmf(_pb_enum(r), n), abs=1e-13)
+    pois = stats.poisson.pmf(np.arange(200), 3.7)
+    ppp = nb.PPP.uniform(3.7, 0.0, 1.0)
+    assert nb.cardinality_rps(ppp, n) == pytest.approx(_crps_from_pmf(pois, n), abs=1e-12)
+    card = [0.2, 0.0, 0.3, 0.5]
+    iid = nb.IIDCluster(card, [1.0], [[0.0]], [[[1.0]]])
+    assert nb.cardinality_rps(iid, n) == pytest.approx(_crps_from_pmf(np.array(card), n), abs=1e-14)
+    h0 = nb.MultiBernoulli.gaussian([0.3, 0.8], np.zeros((2, 1)), np.ones((2, 1, 1)))
+    h1 = nb.MultiBernoulli.gaussian([1.0, 0.6, 0.1], np.zeros((3, 1)), np.ones((3, 1, 1)))
+    pmbm = nb.PMBM(nb.PPP.uniform(1.3, 0.0, 1.0), (h0, h1), [0.35, 0.65])
+    pb = np.zeros(4)
+    pb[:3] += 0.35 * _pb_enum([0.3, 0.8])
+    pb += 0.65 * _pb_enum([1.0, 0.6, 0.1])
+    mix = np.convolve(pb, stats.poisson.pmf(np.arange(200), 1.3))[:200]
+    assert nb.cardinality_rps(pmbm, n) == pytest.approx(_crps_from_pmf(mix, n), abs=1e-12)
+
+
+def test_rps_corner_cases():
+    zero = nb.MultiBernoulli.gaussian([0.0, 0.0], np.zeros((2, 1)), np.ones((2, 1, 1)))
+    sure = nb.MultiBernoulli.gaussian([1.0, 1.0, 1.0], np.zeros((3, 1)), np.ones((3, 1, 1)))
+    for n in range(6):
+        assert nb.cardinality_rps(zero, n) == n  # F = 1 everywhere
+        assert nb.cardinality_rps(sure, n) == abs(3 - n)
+        assert nb.cardinality_rps(nb.PPP.empty(2), n) == n
+    # a huge rate: the Poisson tail left out is below 1e-16; the CRPS of a Poisson has E|N - n| there
+    big = nb.PPP.uniform(1e5, 0.0, 1.0)
+    value = nb.cardinality_rps(big, 100000)
+    assert 0 < value < 200 and math.isfinite(value)
+    with pytest.raises(ValueError, match="n: expected a non-negative integer"):
+        nb.cardinality_rps(zero, -1)
+    with pytest.raises(ValueError, match="n: expected a non-negative integer"):
+        nb.cardinality_rps(zero, 1.5)
+    with pytest.raises(TypeError, match="density: expected PPP"):
+        nb.cardinality_rps("x", 1)
