@@ -37,9 +37,9 @@ from scipy.special import logsumexp
 
 from nllbench.engine.trajectory_density import alive_existence, bernoulli_end_terms, end_masses
 from nllbench.filters.gaussian import moment_match
-from nllbench.filters.loop import FilterSteps, run_steps
+from nllbench.filters.loop import FilterSteps
 from nllbench.filters.pmbm import PMBMSettings
-from nllbench.filters.tpmbm import TPMBMState, correct, initial_state, predict
+from nllbench.filters.tpmbm import TPMBMState, run_final_with, run_steps_with
 from nllbench.filters.tpmbm import reduce as reduce_tpmbm
 from nllbench.simulation.models import Model
 
@@ -208,14 +208,7 @@ def run_tpmb(
     progress: Callable[[int], None] | None = None,
 ) -> FilterSteps:
     """The trajectory PMB filter's state after each update (``states[k].to_density(model)``)."""
-    return run_steps(
-        initial_state(model),
-        lambda s: predict(s, model),
-        lambda s, Z: correct(s, Z, model, settings),
-        lambda s: reduce(s, model, settings),
-        measurements,
-        progress,
-    )
+    return run_steps_with(reduce, measurements, model, settings, progress)
 
 
 def run_tpmb_final(
@@ -225,11 +218,4 @@ def run_tpmb_final(
     progress: Callable[[int], None] | None = None,
 ) -> TPMBMState:
     """The trajectory PMB filter's last state (the density of the whole run), keeping no earlier state."""
-    state = initial_state(model)
-    for k, Z in enumerate(measurements):
-        if k:
-            state = predict(state, model)
-        state = reduce(correct(state, Z, model, settings), model, settings)
-        if progress:
-            progress(k)
-    return state
+    return run_final_with(reduce, measurements, model, settings, progress)

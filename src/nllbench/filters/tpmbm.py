@@ -538,6 +538,42 @@ def _compact(state: TPMBMState, assoc: np.ndarray, log_weights: np.ndarray) -> T
     )
 
 
+def run_steps_with(
+    reduce_step: Callable[[TPMBMState, Model, PMBMSettings], TPMBMState],
+    measurements: Sequence[np.ndarray],
+    model: Model,
+    settings: PMBMSettings,
+    progress: Callable[[int], None] | None,
+) -> FilterSteps:
+    """A trajectory filter's state after each update: predict, correct, then its reduction ``reduce_step``."""
+    return run_steps(
+        initial_state(model),
+        lambda s: predict(s, model),
+        lambda s, Z: correct(s, Z, model, settings),
+        lambda s: reduce_step(s, model, settings),
+        measurements,
+        progress,
+    )
+
+
+def run_final_with(
+    reduce_step: Callable[[TPMBMState, Model, PMBMSettings], TPMBMState],
+    measurements: Sequence[np.ndarray],
+    model: Model,
+    settings: PMBMSettings,
+    progress: Callable[[int], None] | None,
+) -> TPMBMState:
+    """A trajectory filter's last state (the density of the whole run), keeping no earlier state."""
+    state = initial_state(model)
+    for k, Z in enumerate(measurements):
+        if k:
+            state = predict(state, model)
+        state = reduce_step(correct(state, Z, model, settings), model, settings)
+        if progress:
+            progress(k)
+    return state
+
+
 def run_tpmbm(
     measurements: Sequence[np.ndarray],
     model: Model,
@@ -545,14 +581,7 @@ def run_tpmbm(
     progress: Callable[[int], None] | None = None,
 ) -> FilterSteps:
     """The trajectory PMBM filter's state after each update (``states[k].to_density(model)``)."""
-    return run_steps(
-        initial_state(model),
-        lambda s: predict(s, model),
-        lambda s, Z: correct(s, Z, model, settings),
-        lambda s: reduce(s, model, settings),
-        measurements,
-        progress,
-    )
+    return run_steps_with(reduce, measurements, model, settings, progress)
 
 
 def run_tpmbm_final(
@@ -562,11 +591,4 @@ def run_tpmbm_final(
     progress: Callable[[int], None] | None = None,
 ) -> TPMBMState:
     """The trajectory PMBM filter's last state (the density of the whole run), keeping no earlier state."""
-    state = initial_state(model)
-    for k, Z in enumerate(measurements):
-        if k:
-            state = predict(state, model)
-        state = reduce(correct(state, Z, model, settings), model, settings)
-        if progress:
-            progress(k)
-    return state
+    return run_final_with(reduce, measurements, model, settings, progress)
