@@ -20,6 +20,8 @@ from nllbench.engine.transforms import POSITION
 from nllbench.measures.names import NLL_TERMS, PROPER_STEP
 from nllbench.measures.run.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.run.presets import preset_settings
+from nllbench.measures.scores.proper_run import PROPER_MEASURES
+from nllbench.measures.selection import left_out, parse_measures
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
     IDENTITY_FRAME_COLUMNS,
@@ -191,6 +193,8 @@ def score(
     trajectory=None,
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
+    measures=None,
+    replaced=frozenset(),
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -212,6 +216,14 @@ def score(
         (k counts the scored frames from 0)
     progress : None, or ``progress(done, total, seconds)`` called after each frame's evaluation
         (:class:`ReportedFrames`; ``nllbench score`` prints a line from it now and then)
+    measures : None (the default set), or the names of the measures to compute (comma-separated text
+        or an iterable; :mod:`nllbench.measures.selection`): the required measures and any optional
+        ones (``energy_score``, ``intensity_score``, ``cardinality_rps``, ``pgospa``, ``ptgospa``,
+        ``trajectory_nll``); an optional measure left out is not computed. Unknown names are refused,
+        listing the known ones.
+    replaced : names of measures the caller replaces (not computed here; their results are None):
+        :func:`~nllbench.trackers.output.score_file` replaces ``hota``, ``clear_mot`` and ``identity``
+        by TrackEval's on MOTChallenge boxes
 
     Notes
     -----
@@ -227,6 +239,7 @@ def score(
     """
     if preset is not None:
         settings = preset_settings(preset, settings)
+    skip = measures_left_out(measures, settings, trajectory) | frozenset(replaced)
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames, fill)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
@@ -239,7 +252,7 @@ def score(
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     if progress is not None:
         dens = ReportedFrames(dens, progress)
-    metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed)
+    metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed, skip=skip)
     na = not_applicable(t, metrics)
     if trajectory is not None and t.ids is None:
         warnings.warn(TRAJECTORY_NO_ID_WARNING.format(label=t.label), UserWarning, stacklevel=2)
@@ -251,6 +264,28 @@ def score(
         prov["trajectory"] = {k: run.fill_ins[k] for k in keys if k in run.fill_ins}
     prov["theorem1_fov"] = {"low": lo, "high": hi}
     return ScoreResult(metrics, fr, prov, (lo, hi), na, units, outside)
+
+
+def measures_left_out(measures, settings: EvaluationSettings, trajectory=None) -> frozenset[str]:
+    """The measures :func:`score` leaves out under the selection ``measures`` (None: none).
+
+    Refuses a selection that leaves out a required measure or the NLL, one that names a proper score
+    when ``settings.proper_scores`` is off, and one without ``trajectory_nll`` when ``trajectory``
+    options ask for it (each naming ``measures``).
+    """
+    if measures is None:
+        return frozenset()
+    selected = parse_measures(measures)
+    skip = left_out(selected)
+    asked = sorted(selected & set(PROPER_MEASURES))
+    if asked and not settings.proper_scores:
+        raise ValueError(
+            f"measures: {', '.join(asked)} selected, but the proper scores are off (proper_scores=False, "
+            "--no-proper-scores)"
+        )
+    if trajectory is not None and "trajectory_nll" in skip:
+        raise ValueError("measures: trajectory_nll left out, but the trajectory NLL's options ask for it")
+    return skip
 
 
 def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = None) -> dict:
