@@ -419,15 +419,23 @@ def preset_of(args: argparse.Namespace, settings):
 
 
 def _constant_existence(args: argparse.Namespace, state):
-    """The constant r fitted on ``--fit-constant-existence-on`` (printed), or None."""
+    """The constant r fitted on ``--fit-constant-existence-on`` (printed), or None.
+
+    MOTChallenge files (matched by IoU) are matched as they are scored: TrackEval's CLEAR at IoU >= 0.5.
+    """
     if not getattr(args, "fit_constant_existence_on", None):
         return None
     from nllbench.trackers.fitting import fit_constant_existence
 
     if args.existence_one:
         raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
-    pair = score_inputs(args, *args.fit_constant_existence_on)
-    fit = fit_constant_existence(*pair, state=state, threshold=args.threshold, frames=_union(args))
+    tables, boxes = score_tables(args, *args.fit_constant_existence_on)
+    if boxes is not None:  # MOTChallenge files: the scoring's matching (IoU), not centre distance
+        from nllbench.trackers.motchallenge import fit_constant_existence_boxes
+
+        fit = fit_constant_existence_boxes(boxes)
+    else:
+        fit = fit_constant_existence(*tables, state=state, threshold=args.threshold, frames=_union(args))
     print(f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)")
     return fit
 

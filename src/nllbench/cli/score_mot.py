@@ -199,7 +199,8 @@ def add_mot_options(sc) -> None:
         "--fit-constant-existence-on",
         nargs=2,
         metavar=("TRACKS", "TRUTH"),
-        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA)",
+        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA; MOTChallenge "
+        "files: by IoU >= 0.5, as they are scored)",
     )
     sc.add_argument(
         "--measures",
