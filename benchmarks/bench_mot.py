@@ -6,14 +6,17 @@ tracker result with misses, false boxes, switches and a confidence score)
 is written once; each round then runs, as separate processes, in turn:
 
 * ``trackeval``: TrackEval's MotChallenge2DBox with HOTA, CLEAR and Identity;
-* ``classic``: ``nllbench score`` with the confidence as a score and no
-  calibration: HOTA, CLEAR and Identity on IoU only (the NLL needs a fill-in);
+* ``classic``: ``nllbench score --measures hota,clear_mot,identity``: HOTA,
+  CLEAR and Identity on IoU only (TrackEval's measures, no NLL);
 * ``default``: ``nllbench score`` with the NLL (the confidence as r, box
   covariances, an undetected rate) and its default measures, ``--jobs 1``;
 * ``default-jobs2``: the same with ``--jobs 2`` (wall time).
 
-CPU seconds are the children's user + system time (``getrusage``); wall
-seconds too. Ratios are per round (``benchmarks/rounds.py``). Run::
+CPU seconds are each child's user + system time and its memory peak its
+largest resident set (``os.wait4``; with ``--jobs 2`` the largest process of
+the tree, not their sum); wall seconds too. Ratios are per round
+(``benchmarks/rounds.py``: median and worst round). The load average is
+printed before and after. Run::
 
     PYTHONPATH=src python benchmarks/bench_mot.py --sequences 7 --frames 760 --rounds 3
 
@@ -23,7 +26,7 @@ seconds too. Ratios are per round (``benchmarks/rounds.py``). Run::
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import subprocess
 import sys
 import tempfile
@@ -31,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from rounds import spread
+from rounds import overhead, spread
 
 TRACKEVAL = """
 import sys, trackeval
@@ -99,17 +102,21 @@ def write_set(root: Path, sequences: int, frames: int) -> list[str]:
     return names
 
 
-def timed(argv: list[str]) -> tuple[float, float, str]:
-    """(CPU seconds of the child, wall seconds, its stdout) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed(argv: list[str]) -> tuple[float, float, float, str]:
+    """(CPU seconds of the child, wall seconds, its memory peak in MiB, its stdout) of one command."""
     t0 = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
-        raise RuntimeError(f"{argv[:4]} failed: {done.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, done.stdout
+    with tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err)
+        out = child.stdout.read().decode()
+        child.stdout.close()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        if child.returncode:
+            err.seek(0)
+            raise RuntimeError(f"{argv[:4]} failed: {err.read().decode()[-2000:]}")
+    cpu = usage.ru_utime + usage.ru_stime
+    return cpu, wall, usage.ru_maxrss / 1024.0, out
 
 
 def main(argv=None) -> int:
@@ -127,7 +134,7 @@ def main(argv=None) -> int:
     nll += ["--fov", "-200", "-200", "2200", "2200", "--threshold", "50", "--cutoff", "50"]
     sides = {
         "trackeval": [*py, "-c", TRACKEVAL, str(root), ",".join(names), str(args.frames)],
-        "classic": [*score, "--output-dir", str(root / "o1"), "--jobs", "1"],
+        "classic": [*score, "--output-dir", str(root / "o1"), *nll, "--measures", "hota,clear_mot,identity"],
         "default": [*score, "--output-dir", str(root / "o2"), *nll, "--jobs", "1"],
         "default-jobs2": [*score, "--output-dir", str(root / "o3"), *nll, "--jobs", "2"],
     }
@@ -135,19 +142,26 @@ def main(argv=None) -> int:
     timed(sides["default"])
     cpu = {k: [] for k in sides}
     wall = {k: [] for k in sides}
+    peak = {k: [] for k in sides}
+    load = os.getloadavg()
     for _ in range(args.rounds):
         for name, cmd in sides.items():
-            c, w, _ = timed(cmd)
+            c, w, m, _ = timed(cmd)
             cpu[name].append(c)
             wall[name].append(w)
+            peak[name].append(m)
     frames = args.sequences * args.frames
-    frames_note = f"({frames} frames), {args.rounds} rounds"
+    frames_note = f"({frames} frames), {args.rounds} rounds, {os.cpu_count()} CPUs"
     print(f"{args.sequences} sequences x {args.frames} frames {frames_note}")
+    print(
+        f"  load average (1, 5, 15 min) before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
     for name in sides:
-        cpu_s, wall_s = np.median(cpu[name]), np.median(wall[name])
-        print(f"  {name:14s} CPU {cpu_s:7.2f} s  wall {wall_s:7.2f} s (medians)")
+        cpu_s, wall_s, mem = np.median(cpu[name]), np.median(wall[name]), max(peak[name])
+        print(f"  {name:14s} CPU {cpu_s:7.2f} s  wall {wall_s:7.2f} s (medians)  memory peak {mem:6.0f} MiB")
     for name in ("classic", "default", "default-jobs2"):
-        print(f"  CPU {name} / trackeval: {spread(cpu[name], cpu['trackeval'])}")
+        print(f"  CPU {name} / trackeval: {overhead(cpu[name], cpu['trackeval'])}")
     print(f"  wall --jobs 2 / --jobs 1: {spread(wall['default-jobs2'], wall['default'])}")
     return 0
 

@@ -104,15 +104,24 @@ def test_fit_constant_existence_recovers_the_matched_share():
 
 def test_cli_constant_existence_fit_is_used_and_recorded(tmp_path, files, capsys):
     tracks, gt = files
+    # MOTChallenge files are matched as they are scored: IoU >= 0.5 (3 of 5 rows; track 8 at frame 1
+    # has IoU 1/7 with its truth although its centre is within --threshold 2 of it)
     ds = _run(tmp_path, tracks, gt, "--mot-conf", "ignore", "--default-std", "1",
               "--fit-constant-existence-on", tracks, gt)  # fmt: skip
-    assert "r = 0.8 (4 of 5 rows matched)" in capsys.readouterr().out
-    fill = json.loads(ds.attrs["fill_ins"])
-    assert fill["constant_existence"]["r"] == 0.8 and fill["constant_existence"]["n_matched"] == 4
+    assert "r = 0.6 (3 of 5 rows matched)" in capsys.readouterr().out
+    fill = json.loads(ds.attrs["fill_ins"])["constant_existence"]
+    assert (fill["r"], fill["n_matched"], fill["matching"], fill["threshold"]) == (0.6, 3, "iou", 0.5)
+    tp, fp = int(ds["clear_total_matches"]), int(ds["clear_total_false_positives"])
+    assert fill["r"] == tp / (tp + fp)  # the scoring's own CLEAR matching (on IoU)
     ref = _api(read_motchallenge(tracks, conf="ignore"), read_motchallenge(gt, kind="truth"),
-               FillIns(default_std=1.0, constant_existence=ConstantExistence(0.8)))  # fmt: skip
+               FillIns(default_std=1.0, constant_existence=ConstantExistence(0.6)))  # fmt: skip
     np.testing.assert_allclose(ds["nll_value"].values, ref.metrics.nll["value"], rtol=1e-12)
     assert np.isfinite(ds["nll_value"].values).all()
+    # --mot-matching centre: centre distances within --threshold, as the scoring then matches (4 of 5)
+    ds = _run(tmp_path, tracks, gt, "--mot-conf", "ignore", "--default-std", "1", "--mot-matching",
+              "centre", "--fit-constant-existence-on", tracks, gt, name="centre")  # fmt: skip
+    assert "r = 0.8 (4 of 5 rows matched)" in capsys.readouterr().out
+    assert "matching" not in json.loads(ds.attrs["fill_ins"])["constant_existence"]
     rc = main(["score", str(tracks), str(gt), "-o", str(tmp_path / "b.nc"), "--mot-conf", "ignore",
                "--existence-one", "--fit-constant-existence-on", str(tracks), str(gt)])  # fmt: skip
     assert rc != 0 and "not both" in capsys.readouterr().err

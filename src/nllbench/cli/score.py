@@ -35,6 +35,8 @@ from nllbench.cli.score_mot import (
     one_run_boxes,
     print_batch,
     print_combined,
+    selected_measures,
+    without_nll,
     write_boxes,
 )
 from nllbench.cli.score_stonesoup import STONESOUP_DEFAULTS, add_stonesoup_options
@@ -94,9 +96,11 @@ def _score(args: argparse.Namespace) -> int:
             "are for one run"
         )
     check_trajectory_args(args, batch)
-    say_first_compilation("score")
     items = batch_items(args) if batch else None
     inputs = items[0] if batch else [(None, args.tracks, args.truth)]
+    mot = items[1] if batch else [input_format(args, p) for p in (args.tracks, args.truth)] == ["mot"] * 2
+    selected_measures(args, mot and getattr(args, "mot_matching", "iou") == "iou")
+    say_first_compilation("score")
     check_stonesoup_options(args, [p for _, *pair in inputs for p in pair] + calibration_paths(args))
     options = dict(
         state=tuple(args.state),
@@ -157,9 +161,10 @@ def _score_one(args: argparse.Namespace, options: dict):
         )
         pair_tables, pair = read_run(args, args.tracks, args.truth, fill)
         needs = nll_needs(pair_tables[0], fill) if pair is not None else None
-        if needs:
+        if needs or (pair is not None and without_nll(args)):
             outputs = (out, summary, per_frame)
-            row = one_run_boxes(args, options, pair, _frames(args.frames), outputs, trajectory, needs)
+            why = needs or without_nll(args)
+            row = one_run_boxes(args, options, pair, _frames(args.frames), outputs, trajectory, why)
             return row, None, summary_path, needs
         row, result = score_file(
             *pair_tables,
@@ -172,6 +177,7 @@ def _score_one(args: argparse.Namespace, options: dict):
             trajectory=trajectory,
             boxes=pair,
             progress=ProgressLine("score", args.progress),
+            measures=args.measures,
             **options,
         )
         write_summary_csv(row, summary)

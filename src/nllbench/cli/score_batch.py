@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from nllbench.cli.score_mot import boxes_only, nll_needs
+from nllbench.cli.score_mot import boxes_only, nll_needs, without_nll
 
 
 def batch_item(args, options, name, tracks, truth, target, fill, trajectory, frames, read):
@@ -25,7 +25,7 @@ def batch_item(args, options, name, tracks, truth, target, fill, trajectory, fra
             tables, pair = read(args, tracks, truth, fill)
             read = time.process_time() - cpu0
             needs = nll_needs(tables[0], fill) if pair is not None else None
-            if needs:
+            if needs or (pair is not None and without_nll(args)):
                 row, boxes = boxes_only(args, options, pair, frames)
                 result = None
             else:
@@ -37,6 +37,7 @@ def batch_item(args, options, name, tracks, truth, target, fill, trajectory, fra
                     trajectory=trajectory,
                     boxes=pair,
                     progress=ProgressLine(f"score {name}", args.progress),
+                    measures=getattr(args, "measures", None),
                     **options,
                 )
                 boxes = result.boxes

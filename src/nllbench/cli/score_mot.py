@@ -43,6 +43,27 @@ def one_run_boxes(args: argparse.Namespace, options: dict, pair, frames, outputs
     return row
 
 
+def selected_measures(args: argparse.Namespace, boxes: bool):
+    """``--measures`` parsed and checked (:func:`nllbench.measures.selection.left_out`), or None when not
+    given. ``boxes``: the inputs are MOTChallenge files matched by IoU."""
+    from nllbench.measures.selection import left_out, parse_measures
+
+    text = getattr(args, "measures", None)
+    if text is None:
+        return None
+    selected = parse_measures(text, "--measures")
+    left_out(selected, boxes=boxes, option="--measures")
+    return selected
+
+
+def without_nll(args: argparse.Namespace) -> str | None:
+    """Why the NLL's run is left out by ``--measures`` (in words), or None."""
+    text = getattr(args, "measures", None)
+    if text is None or "nll" in {n.strip() for n in text.split(",")}:
+        return None
+    return "nll in --measures (TrackEval's measures only were asked)"
+
+
 def boxes_only(args: argparse.Namespace, options: dict, pair, frames):
     """(summary row, BoxMeasures) of a MOTChallenge pair scored without the NLL (its fill-ins missing),
     on ``frames`` (None or ``"union"``: the pair's)."""
@@ -164,7 +185,16 @@ def add_mot_options(sc) -> None:
         "--fit-constant-existence-on",
         nargs=2,
         metavar=("TRACKS", "TRUTH"),
-        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA)",
+        help="fill-in: r = the share of a calibration set's rows that match a truth (as MOTA; MOTChallenge "
+        "files: by IoU >= 0.5, as they are scored)",
+    )
+    sc.add_argument(
+        "--measures",
+        metavar="NAMES",
+        help="comma-separated measures to compute, by their declared names (nll, gospa, hota, clear_mot, "
+        "identity, energy_score, ...; default: all). The required ones are always in a metrics file; an "
+        "optional one left out is not computed; on MOTChallenge files hota,clear_mot,identity alone "
+        "gives TrackEval's measures without the NLL",
     )
     sc.add_argument(
         "--preset",

@@ -166,8 +166,10 @@ def _rank_all(log_p, r, index, starts, log_lam, total_rate, counts, qrank):
             continue
         c, cc, rr = ranked(C, mand, q, _INF)
         k = c.size
-        costs[h, :k] = c
-        cols[h, :k] = cc
+        for i in range(k):  # element by element: a slice assignment compiles numba's shape-error path
+            costs[h, i] = c[i]
+            for j in range(n):
+                cols[h, i, j] = cc[i, j]
         found[h] = k
         if everything:
             rr = _INF  # q covers every assignment there is

@@ -153,7 +153,7 @@ def _component_options(C, keep, col_kept, mandatory, comp, n_comp, Q):
     col_at = np.empty(n_comp * Q + M, dtype=np.int64)
     cols = np.empty(n * Q + M, dtype=np.int64)
     rest = np.full(n_comp, INF)
-    n_opt, n_cols = 0, 0
+    n_opt, n_cols = np.int64(0), np.int64(0)  # not literal 0s: they would compile second signatures
     for c in range(n_comp):
         mine = rows[row_start[c] : row_start[c + 1]]
         single = mine.size == 1
@@ -287,7 +287,8 @@ def _k_best_choices(start, cost, Q):
     size, n_cand = 0, 0
     if T > 0:
         e_from[0], e_t[0], e_op[0] = 0, 0, 1
-        size, n_cand = _push(h_sum, h_id, 0, span[comps[0]], 0), 1
+        zero = np.int64(0)  # not the literal 0: a literal argument compiles a second signature
+        size, n_cand = _push(h_sum, h_id, zero, span[comps[0]], zero), 1
     while k < Q and size > 0:
         s, e = h_sum[0], h_id[0]
         size = _pop(h_sum, h_id, size)
@@ -394,18 +395,21 @@ def _assemble(col, parent, changed, pick, op, order, start, col_at, cols, rows, 
     n_comp = start.size - 1
     k = parent.size
     rank = np.empty(n_comp, dtype=np.int64)
-    rank[order] = np.arange(n_comp)
+    for i in range(n_comp):  # element by element: an array assignment compiles numba's shape-error path
+        rank[order[i]] = i
     out_cols = np.empty((k, col.size), dtype=np.int64)
-    out_cols[0] = col
+    for i in range(col.size):  # element by element: a row assignment compiles numba's shape-error path
+        out_cols[0, i] = col[i]
+    zero = np.int64(0)  # not the literal 0: a literal argument compiles a second signature
     for c in range(n_comp):
-        _put_option(out_cols[0], c, 0, start, col_at, cols, rows, row_start)
+        _put_option(out_cols[0], c, zero, start, col_at, cols, rows, row_start)
     for t in range(1, k):
         for i in range(col.size):
             out_cols[t, i] = out_cols[parent[t], i]
         c = changed[t]
         _put_option(out_cols[t], c, pick[t], start, col_at, cols, rows, row_start)
         if op[t] == 2:
-            _put_option(out_cols[t], order[rank[c] - 1], 0, start, col_at, cols, rows, row_start)
+            _put_option(out_cols[t], order[rank[c] - 1], zero, start, col_at, cols, rows, row_start)
     return out_cols
 
 

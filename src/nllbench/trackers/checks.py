@@ -74,7 +74,7 @@ def not_applicable(tracks: TrackTable, metrics) -> tuple[str, ...]:
     if tracks.ids is None:
         warnings.warn(NO_ID_WARNING.format(label=tracks.label), UserWarning, stacklevel=2)
         out += IDENTITY_MEASURES
-    if metrics.clear.matches == 0:
+    if metrics.clear is not None and metrics.clear.matches == 0:  # (None: replaced by the caller)
         out.append("motp")  # the mean distance of no matched pair is undefined
     return tuple(out)
 

@@ -49,7 +49,8 @@ def fitted_fill_ins(
     ``fov``: LOW... HIGH... of the undetected-object intensity's box (needed
     with a rate); ``fit_*_on``: (tracks, truth) paths or tables in any input
     format (``read``); ``threshold``: the matching distance of the score and
-    constant-existence fits; ``frames``: None or ``"union"`` (for every pair).
+    constant-existence fits (a MOTChallenge pair matched by IoU: its constant existence
+    by TrackEval's CLEAR at IoU >= 0.5, as it is scored); ``frames``: None or ``"union"`` (for every pair).
     ``say`` gets one line per fit (``nllbench score`` prints them).
     """
     fov_low, fov_high = fov_box(fov)
@@ -58,8 +59,11 @@ def fitted_fill_ins(
     if (undetected_rate or fit_undetected_on) and fov_low is None:
         raise ValueError("score: the undetected-object intensity needs its box: --fov LOW... HIGH...")
 
+    def pair_and_boxes(tracks_truth):
+        return read_inputs(*tracks_truth, read or ReadOptions(state=tuple(state)))
+
     def pair(tracks_truth):
-        return read_inputs(*tracks_truth, read or ReadOptions(state=tuple(state)))[0]
+        return pair_and_boxes(tracks_truth)[0]
 
     calibration = None
     if fit_score_on:
@@ -72,9 +76,13 @@ def fitted_fill_ins(
     if fit_constant_existence_on:
         if existence_one:
             raise ValueError("score: give --existence-one or --fit-constant-existence-on, not both")
-        constant = fit_constant_existence(
-            *pair(fit_constant_existence_on), state=state, threshold=threshold, frames=frames
-        )
+        tables, boxes = pair_and_boxes(fit_constant_existence_on)
+        if boxes is not None:  # MOTChallenge files: the scoring's own matching (IoU), not centre distance
+            from nllbench.trackers.motchallenge import fit_constant_existence_boxes
+
+            constant = fit_constant_existence_boxes(boxes)
+        else:
+            constant = fit_constant_existence(*tables, state=state, threshold=threshold, frames=frames)
         say(
             f"constant existence: r = {constant.r:.6g} "
             f"({constant.n_matched} of {constant.n_rows} rows matched)"

@@ -57,11 +57,14 @@ class ConstantExistence:
     n_rows: int = 0
     n_matched: int = 0
     threshold: float | None = None  # the matching distance of the detection outcomes it was fitted on
+    matching: str = "distance"  # or "iou": MOTChallenge boxes, CLEAR's matching at IoU >= threshold
 
     def __post_init__(self) -> None:
         r = float(self.r)
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"r: expected a probability in [0, 1], got {self.r!r}")
+        if self.matching not in ("distance", "iou"):
+            raise ValueError(f"matching: expected 'distance' or 'iou', got {self.matching!r}")
         object.__setattr__(self, "r", r)
 
     def provenance(self) -> dict:
@@ -72,6 +75,7 @@ class ConstantExistence:
             "n_rows": self.n_rows,
             "n_matched": self.n_matched,
             **({} if self.threshold is None else {"threshold": self.threshold}),
+            **({} if self.matching == "distance" else {"matching": self.matching}),
         }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nllbench.measures.likelihood.trajectory import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings
+from nllbench.measures.selection import BOX_MEASURES
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.score_tables import score, score_attrs
 from nllbench.trackers.tracks import DEFAULT_STATE
@@ -58,6 +59,7 @@ def score_file(
     boxes=None,
     progress=None,
     read=None,
+    measures=None,
 ):
     """Score a tracks file against a truth file (CSV / Parquet, or a scenario .nc); write a metrics file.
 
@@ -71,7 +73,8 @@ def score_file(
     to also compute the trajectory NLL (stored in the metrics file and the summary), or None.
     ``boxes``: the :class:`~nllbench.trackers.motchallenge.MOTPair` the tables were read from
     (MOTChallenge files): HOTA, CLEAR and Identity are then TrackEval's, on the boxes' IoU.
-    ``progress``, ``read``: as for :func:`~nllbench.trackers.score_tables.score`.
+    ``progress``, ``read``, ``measures``: as for :func:`~nllbench.trackers.score_tables.score` (with
+    ``boxes``, the measures of the point estimates that the boxes replace are not computed).
     Returns (one-row summary, :class:`~nllbench.trackers.score_tables.ScoreResult`).
     """
     from nllbench.store import Output, committed_together, read_scenario, run_seed, write_metrics
@@ -108,6 +111,8 @@ def score_file(
             seed=run_seed(extra),
             progress=progress,
             read=read,
+            measures=measures,
+            replaced=BOX_MEASURES if boxes is not None else frozenset(),
         )
         if boxes is not None:
             from nllbench.trackers.motchallenge import with_box_measures

@@ -170,6 +170,24 @@ def pair_measures(pair: MOTPair, frames=None) -> BoxMeasures:
     return box_measures(sims, gt, tr, frames.size)
 
 
+def fit_constant_existence_boxes(pair: MOTPair, frames=None):
+    """The constant r of a MOTChallenge calibration pair: the share of its tracker rows matched to a truth
+    by the scoring's own matching (TrackEval's CLEAR on IoU >= 0.5, after its preprocessing).
+
+    ``CLR_TP / (CLR_TP + CLR_FP)`` of :func:`pair_measures` on ``frames`` (default: the pair's):
+    the Bernoulli maximum-likelihood r of the rows' outcomes, as
+    :func:`nllbench.trackers.fitting.fit_constant_existence` by distance for other tables.
+    Returns a :class:`~nllbench.trackers.fillins.ConstantExistence` (``matching="iou"``).
+    """
+    from nllbench.trackers.fillins import ConstantExistence
+
+    fields = pair_measures(pair, frames).fields
+    matched, rows = int(fields["CLR_TP"]), int(fields["CLR_TP"]) + int(fields["CLR_FP"])
+    if rows == 0:
+        raise ValueError("tracks: expected tracker rows to fit a constant existence on, got none")
+    return ConstantExistence(matched / rows, rows, matched, 0.5, matching="iou")
+
+
 def _rows_by_frame(frame: np.ndarray, frames: np.ndarray) -> list[np.ndarray]:
     """The row indices of each of ``frames``, in file order."""
     order = np.argsort(frame, kind="stable")

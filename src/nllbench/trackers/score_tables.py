@@ -20,6 +20,8 @@ from nllbench.engine.transforms import POSITION
 from nllbench.measures.names import NLL_TERMS, PROPER_STEP
 from nllbench.measures.run.evaluate import EvaluationSettings, RunMetrics, evaluate_run
 from nllbench.measures.run.presets import preset_settings
+from nllbench.measures.scores.proper_run import PROPER_MEASURES
+from nllbench.measures.selection import BOX_MEASURES, left_out, parse_measures
 from nllbench.trackers.build import build_densities
 from nllbench.trackers.checks import (
     IDENTITY_FRAME_COLUMNS,
@@ -193,6 +195,8 @@ def score(
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
     read=None,
+    measures=None,
+    replaced=frozenset(),
 ) -> ScoreResult:
     """The NLL (per frame and Q, with bounds and terms) and every measure of ``evaluate``.
 
@@ -219,6 +223,14 @@ def score(
         (:class:`ReportedFrames`; ``nllbench score`` prints a line from it now and then)
     read : :class:`~nllbench.trackers.formats.ReadOptions` of the paths, or None (the defaults,
         with ``state``)
+    measures : None (the default set), or the names of the measures to compute (comma-separated text
+        or an iterable; :mod:`nllbench.measures.selection`): the required measures and any optional
+        ones (``energy_score``, ``intensity_score``, ``cardinality_rps``, ``pgospa``, ``ptgospa``,
+        ``trajectory_nll``); an optional measure left out is not computed. Unknown names are refused,
+        listing the known ones.
+    replaced : names of measures the caller replaces (not computed here; their results are None):
+        :func:`~nllbench.trackers.metrics_file.score_file` replaces ``hota``, ``clear_mot`` and ``identity``
+        by TrackEval's on MOTChallenge boxes
 
     Notes
     -----
@@ -235,6 +247,9 @@ def score(
     if preset is not None:
         settings = preset_settings(preset, settings)
     (tracks, truth), boxes = read_inputs(tracks, truth, read or ReadOptions(state=tuple(state)))
+    # MOTChallenge files: TrackEval's HOTA, CLEAR and Identity on the boxes replace the point estimates'
+    replaced = frozenset(replaced) | (BOX_MEASURES if boxes is not None else frozenset())
+    skip = measures_left_out(measures, settings, trajectory) | frozenset(replaced)
     t, y, fr, scene_fov = read_tables(tracks, truth, state, frames, fill)
     if fr.size == 0:
         raise ValueError(f"{t.label}, {y.label}: no frames to score (both tables are empty); give frames")
@@ -247,7 +262,7 @@ def score(
     lo, hi = _theorem_fov(t, y, fill) if scene_fov is None or fill.fov_low is not None else scene_fov
     if progress is not None:
         dens = ReportedFrames(dens, progress)
-    metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed)
+    metrics = evaluate_run(dens, X, ids, lo, hi, settings, seed=seed, skip=skip)
     na = not_applicable(t, metrics)
     if trajectory is not None and t.ids is None:
         warnings.warn(TRAJECTORY_NO_ID_WARNING.format(label=t.label), UserWarning, stacklevel=2)
@@ -264,6 +279,28 @@ def score(
     from nllbench.trackers.motchallenge import with_box_measures
 
     return with_box_measures(result, boxes)
+
+
+def measures_left_out(measures, settings: EvaluationSettings, trajectory=None) -> frozenset[str]:
+    """The measures :func:`score` leaves out under the selection ``measures`` (None: none).
+
+    Refuses a selection that leaves out a required measure or the NLL, one that names a proper score
+    when ``settings.proper_scores`` is off, and one without ``trajectory_nll`` when ``trajectory``
+    options ask for it (each naming ``measures``).
+    """
+    if measures is None:
+        return frozenset()
+    selected = parse_measures(measures)
+    skip = left_out(selected)
+    asked = sorted(selected & set(PROPER_MEASURES))
+    if asked and not settings.proper_scores:
+        raise ValueError(
+            f"measures: {', '.join(asked)} selected, but the proper scores are off (proper_scores=False, "
+            "--no-proper-scores)"
+        )
+    if trajectory is not None and "trajectory_nll" in skip:
+        raise ValueError("measures: trajectory_nll left out, but the trajectory NLL's options ask for it")
+    return skip
 
 
 def score_attrs(result: ScoreResult, tracker: str = "", extra: dict | None = None) -> dict:

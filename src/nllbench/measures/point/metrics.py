@@ -96,7 +96,8 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
         )
     cost = _cut_power(X, Y, c, p)
     rows, cols = linear_sum_assignment(cost)
-    dist = _pair_distances(X, Y, rows, cols)
+    # C-contiguous: one compiled signature (a Fortran-ordered slice would compile a second)
+    dist = _pair_distances(np.ascontiguousarray(X), np.ascontiguousarray(Y), rows, cols)
     real = dist < c
     rows, cols = rows[real], cols[real]
     loc = float(np.sum(dist[real] ** p))

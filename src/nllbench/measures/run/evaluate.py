@@ -64,7 +64,7 @@ from nllbench.measures.run.run_sequence import fresh_identities, sequence_measur
 from nllbench.measures.run.settings import DISTANCES, EvaluationSettings  # noqa: F401 (re-exported)
 from nllbench.measures.run.stepwise import StepView, run_arrays, step_values
 from nllbench.measures.run.stepwise import run_values as stepwise_run_values
-from nllbench.measures.scores.proper_run import ProperScores, step_proper_scores
+from nllbench.measures.scores.proper_run import PROPER_MEASURES, ProperScores, step_proper_scores
 from nllbench.measures.tracks.hota import HOTAResult
 from nllbench.measures.tracks.ptgospa import PTGOSPAResult
 from nllbench.measures.tracks.tgospa import TGOSPAResult
@@ -76,7 +76,8 @@ class RunMetrics:
 
     nll : dict term -> (K, Q) float, terms "value", "lower", "upper" and
         the decomposition (see :data:`nllbench.measures.names.NLL_TERMS`); nll_exact : (K, Q) bool.
-    clear : ClearMOTResult (with per-frame counts); identity : IdentityResult
+    clear : ClearMOTResult (with per-frame counts); identity : IdentityResult (None: not computed,
+        a caller's replacement pending: the box measures of MOTChallenge files)
     seconds : wall time of the evaluation; nll_seconds : of which the Murty NLL for all Q
     stepwise : measure name -> {variable: (K,) array} of every measure computed step by step
         through its declaration (:mod:`nllbench.measures.run.stepwise`; those that apply to the
@@ -155,13 +156,12 @@ class RunMetrics:
             row[f"nll_finite_mean_q{q}"] = float(np.mean(values[finite])) if finite.any() else math.inf
             row[f"nll_infinite_steps_q{q}"] = int((~finite).sum())
             row[f"nll_exact_steps_q{q}"] = int(self.nll_exact[:, j].sum())
+        row.update(gospa=float(np.mean(self.gospa)), ospa=float(np.mean(self.ospa)))
+        if self.clear is not None:
+            row.update(mota=self.clear.mota, motp=self.clear.motp, switches=self.clear.switches)
+        if self.identity is not None:
+            row["idf1"] = self.identity.idf1
         row.update(
-            gospa=float(np.mean(self.gospa)),
-            ospa=float(np.mean(self.ospa)),
-            mota=self.clear.mota,
-            motp=self.clear.motp,
-            switches=self.clear.switches,
-            idf1=self.identity.idf1,
             theorem1_max_abs_difference=float(np.max(np.abs(self.theorem1_difference), initial=0.0)),
             estimator_empty_steps=self.estimator_empty_steps,
         )
@@ -211,15 +211,18 @@ def evaluate_run(
     settings: EvaluationSettings = EvaluationSettings(),
     estimates: Sequence | None = None,
     seed: int = 0,
+    skip: frozenset[str] = frozenset(),
 ) -> RunMetrics:
     """Evaluate one run (one posterior and one truth set per step).
 
     ``estimates`` (one (states (k, d), labels (k,)) pair per step), if given,
     are the filter's own point estimates and replace the estimator.
     ``seed`` (the run's) seeds the energy score's samples: step k draws from
-    ``numpy.random.default_rng([seed, k])``.
+    ``numpy.random.default_rng([seed, k])``. ``skip``: as for :func:`evaluate_runs`.
     """
-    return evaluate_runs(posteriors, truth, truth_ids, fov_low, fov_high, [settings], estimates, seed)[0]
+    return evaluate_runs(posteriors, truth, truth_ids, fov_low, fov_high, [settings], estimates, seed, skip)[
+        0
+    ]
 
 
 def evaluation_grid(qs, cov_scales, probe_q: int) -> list[tuple[int, float]]:
@@ -264,6 +267,7 @@ def evaluate_runs(
     settings: Sequence[EvaluationSettings],
     estimates: Sequence | None = None,
     seed: int = 0,
+    skip: frozenset[str] = frozenset(),
 ) -> list[RunMetrics]:
     """``[evaluate_run(..., s, seed=seed) for s in settings]``, computing what they share once.
 
@@ -280,8 +284,13 @@ def evaluate_runs(
     (their cardinality RPS once for all scales). Each result equals the separate
     evaluation's value for value; ``seconds`` is the whole shared evaluation's
     wall time and ``nll_seconds`` that of the Murty NLL at its scale.
+
+    ``skip``: names of measures not computed (:mod:`nllbench.measures.selection`): their
+    results are None (``clear``, ``identity``, ``hota``, ``tgospa``, ``pgospa``, ``ptgospa``;
+    a proper score's arrays; ``proper`` when all three are skipped). The others are unchanged.
     """
     settings = list(settings)
+    skip = frozenset(skip)
     _check_shared(settings)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed: expected the run's seed, a non-negative integer, got {seed!r}")
@@ -295,9 +304,13 @@ def evaluate_runs(
     hi = np.asarray(fov_high, dtype=float)
     groups = _scale_groups(settings)
     calibrated = {s: {st.qs[-1] for st in settings if st.cov_scale == s} for s in groups}
+    proper_skip = skip & set(PROPER_MEASURES)
     proper_at = {s.cov_scale for s in settings if s.proper_scores}
+    if proper_skip == set(PROPER_MEASURES):
+        proper_at = set()
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
-    bernoullis = {s: [] for s in groups} if K else None  # None: not a multi-Bernoulli run
+    # None: not a multi-Bernoulli run, or P-GOSPA and PT-GOSPA not asked
+    bernoullis = {s: [] for s in groups} if K and not {"pgospa", "ptgospa"} <= skip else None
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
         base, y = _evaluated_density(density, X, first)
@@ -309,7 +322,7 @@ def evaluate_runs(
                 t_proper = time.perf_counter()
                 dens_eval = base if s == 1.0 else scale_covariances(base, s)
                 step = step_proper_scores(
-                    dens_eval, y, first.kernel_variance, first.energy_samples, seed, k, rps
+                    dens_eval, y, first.kernel_variance, first.energy_samples, seed, k, rps, proper_skip
                 )
                 propers[s].append(step)
                 rps = step.rps
@@ -331,15 +344,15 @@ def evaluate_runs(
         est_ids.append(labels)
     truth_pts = [pt.truth_points for _, pt in steps]
     est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
-    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first)
+    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first, skip)
     prob = {s: run_measures(b, truth_pts, truth_ids, first) for s, b in (bernoullis or {}).items()}
     seconds = time.perf_counter() - t0
     return [
         replace(
             _run_metrics(steps, s, sequence, seconds),
-            proper=proper[s.cov_scale] if s.proper_scores else None,
-            pgospa=prob[s.cov_scale][0] if prob else None,
-            ptgospa=prob[s.cov_scale][1] if prob else None,
+            proper=proper.get(s.cov_scale) if s.proper_scores else None,
+            pgospa=prob[s.cov_scale][0] if prob and "pgospa" not in skip else None,
+            ptgospa=prob[s.cov_scale][1] if prob and "ptgospa" not in skip else None,
         )
         for s in settings
     ]

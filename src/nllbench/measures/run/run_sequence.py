@@ -26,7 +26,7 @@ def fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
     return labels, fresh
 
 
-def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings):
+def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings, skip=frozenset()):
     """The whole-run measures on the distance columns: CLEAR MOT, identity scores, trajectory GOSPA, HOTA.
 
     ``truth_pts``, ``est_pts``: (K,) sequences of (n_k, d) points; ``truth_ids``, ``est_ids``: their
@@ -35,16 +35,24 @@ def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings
     CLEAR MOT rule). Returns ``(ClearMOTResult, IdentityResult, TGOSPAResult, HOTAResult)``.
 
     ``est_covs`` (the estimates' covariance blocks per step, or None) make the
-    matching measures' distance Mahalanobis; trajectory GOSPA stays Euclidean.
+    matching measures' distance Mahalanobis; trajectory GOSPA stays Euclidean. A measure named in
+    ``skip`` (``clear_mot``, ``identity``, ``tgospa``, ``hota``) is not computed: None in its place.
     """
     gate = settings.threshold
     if settings.strict_threshold:  # d < t is d <= the float below t
         gate = float(np.nextafter(gate, 0.0))
-    cm = clear_mot(
-        truth_pts, truth_ids, est_pts, est_ids, gate, rule=settings.clear_rule, estimate_covs=est_covs
-    )
-    ids = identity_scores(truth_pts, truth_ids, est_pts, est_ids, gate, estimate_covs=est_covs)
-    tg = tgospa(truth_pts, truth_ids, est_pts, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma)
-    zero = settings.hota_threshold or settings.threshold
-    ho = hota(truth_pts, truth_ids, est_pts, est_ids, zero, estimate_covs=est_covs)
+    cm = ids = tg = ho = None
+    if "clear_mot" not in skip:
+        cm = clear_mot(
+            truth_pts, truth_ids, est_pts, est_ids, gate, rule=settings.clear_rule, estimate_covs=est_covs
+        )
+    if "identity" not in skip:
+        ids = identity_scores(truth_pts, truth_ids, est_pts, est_ids, gate, estimate_covs=est_covs)
+    if "tgospa" not in skip:
+        tg = tgospa(
+            truth_pts, truth_ids, est_pts, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma
+        )
+    if "hota" not in skip:
+        zero = settings.hota_threshold or settings.threshold
+        ho = hota(truth_pts, truth_ids, est_pts, est_ids, zero, estimate_covs=est_covs)
     return cm, ids, tg, ho

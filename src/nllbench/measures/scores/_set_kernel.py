@@ -219,7 +219,8 @@ def _cross_kernel(ut, owner, wt, n, cut2):
     T = ut.shape[1]
     out = np.zeros((1, n))
     kbuf = np.empty(T)
+    zero = np.int64(0)  # not the literal 0: a literal argument compiles a second signature
     for b in range(wt.shape[1]):
-        _kernel_values(wt, b, ut, 0, T, cut2, kbuf)
-        _add_by_owner(out, 0, owner, 0, T, kbuf)
+        _kernel_values(wt, b, ut, zero, T, cut2, kbuf)
+        _add_by_owner(out, zero, owner, zero, T, kbuf)
     return out[0]

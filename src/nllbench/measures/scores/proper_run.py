@@ -29,6 +29,9 @@ import numpy as np
 
 from nllbench.measures.scores.proper import EnergyScoreResult, cardinality_rps, energy_score, intensity_score
 
+#: The declared names of the three proper scores (:mod:`nllbench.measures.declarations`).
+PROPER_MEASURES = ("energy_score", "intensity_score", "cardinality_rps")
+
 
 def step_generator(seed: int, step: int) -> np.random.Generator:
     """The generator of step ``step``'s energy-score samples in a run of seed ``seed``.
@@ -42,31 +45,45 @@ def step_generator(seed: int, step: int) -> np.random.Generator:
 class StepProperScores:
     """The proper scores of one step (see the module docstring).
 
-    energy : the energy score's estimate, standard error and terms
+    energy : the energy score's estimate, standard error and terms (None: not asked)
     intensity : the intensity score, or None where it has no closed form (``intensity_error`` says why)
-    rps : the cardinality RPS
+        or where it was not asked (``intensity_error`` empty)
+    rps : the cardinality RPS (None: not asked)
     """
 
-    energy: EnergyScoreResult
+    energy: EnergyScoreResult | None
     intensity: float | None
     intensity_error: str
-    rps: float
+    rps: float | None
 
 
 def step_proper_scores(
-    density, y: np.ndarray, kernel_cov: float, n_samples: int, seed: int, step: int, rps: float | None = None
+    density,
+    y: np.ndarray,
+    kernel_cov: float,
+    n_samples: int,
+    seed: int,
+    step: int,
+    rps: float | None = None,
+    skip=frozenset(),
 ) -> StepProperScores:
     """The three scores of ``density`` at the truth ``y`` (n, d) of step ``step`` (module docstring).
 
     ``rps``: the step's cardinality RPS if already computed (a covariance
-    scale changes no cardinality distribution).
+    scale changes no cardinality distribution). ``skip``: names of
+    :data:`PROPER_MEASURES` not computed (None in their place).
     """
-    es = energy_score(density, y, kernel_cov, n_samples=n_samples, seed=step_generator(seed, step))
-    try:
-        intensity, error = intensity_score(density, y, kernel_cov).value, ""
-    except ValueError as exc:  # no closed form for this density (a documented refusal, not a failure)
-        intensity, error = None, f"step {step}: {exc}"
-    rps = cardinality_rps(density, y.shape[0]) if rps is None else rps
+    es = intensity = None
+    error = ""
+    if "energy_score" not in skip:
+        es = energy_score(density, y, kernel_cov, n_samples=n_samples, seed=step_generator(seed, step))
+    if "intensity_score" not in skip:
+        try:
+            intensity = intensity_score(density, y, kernel_cov).value
+        except ValueError as exc:  # no closed form for this density (a documented refusal, not a failure)
+            error = f"step {step}: {exc}"
+    if "cardinality_rps" not in skip and rps is None:
+        rps = cardinality_rps(density, y.shape[0])
     return StepProperScores(es, intensity, error, rps)
 
 
@@ -76,13 +93,13 @@ class ProperScores:
 
     Attributes
     ----------
-    energy, energy_se : (K,) float
-        Set energy score per step and its Monte Carlo (jackknife) standard error.
+    energy, energy_se : (K,) float or None
+        Set energy score per step and its Monte Carlo (jackknife) standard error (None: not asked).
     intensity : (K,) float or None
         Quadratic intensity score per step; None when some step has no closed
-        form (``intensity_unavailable`` gives the first such step and why).
-    rps : (K,) float
-        Cardinality ranked probability score per step.
+        form (``intensity_unavailable`` gives the first such step and why) or when not asked.
+    rps : (K,) float or None
+        Cardinality ranked probability score per step (None: not asked).
     kernel_cov : float
         s of the kernel covariance R = s I (in the evaluated marginal's units squared).
     n_samples : int
@@ -110,16 +127,22 @@ class ProperScores:
         """The run's record from its :class:`StepProperScores`, in step order."""
         K = len(steps)
         errors = [s.intensity_error for s in steps if s.intensity is None]
+        asked = not steps or steps[0].intensity is not None or steps[0].intensity_error
         intensity = None if errors else np.array([s.intensity for s in steps], dtype=float).reshape(K)
+        energy = not steps or steps[0].energy is not None
         return cls(
-            energy=np.array([s.energy.value for s in steps], dtype=float).reshape(K),
-            energy_se=np.array([s.energy.standard_error for s in steps], dtype=float).reshape(K),
-            intensity=intensity,
-            rps=np.array([s.rps for s in steps], dtype=float).reshape(K),
+            energy=np.array([s.energy.value for s in steps], dtype=float).reshape(K) if energy else None,
+            energy_se=(
+                np.array([s.energy.standard_error for s in steps], dtype=float).reshape(K) if energy else None
+            ),
+            intensity=intensity if asked else None,
+            rps=np.array([s.rps for s in steps], dtype=float).reshape(K)
+            if not steps or steps[0].rps is not None
+            else None,
             kernel_cov=float(kernel_cov),
             n_samples=int(n_samples),
             seed=int(seed),
-            intensity_unavailable=errors[0] if errors else "",
+            intensity_unavailable=errors[0] if errors and asked else "",
             seconds=float(seconds),
         )
 
@@ -129,16 +152,18 @@ class ProperScores:
         The steps' samples are independent, so the standard error of the mean
         of K steps is sqrt(sum_k SE_k^2) / K.
         """
-        K = self.energy.shape[0]
+        arrays = [a for a in (self.energy, self.intensity, self.rps) if a is not None]
+        K = arrays[0].shape[0] if arrays else 0
         if K == 0:
             return {}
-        row = {
-            "energy_score_mean": float(np.mean(self.energy)),
-            "energy_score_mean_se": math.sqrt(float(np.sum(self.energy_se**2))) / K,
-        }
+        row = {}
+        if self.energy is not None:
+            row["energy_score_mean"] = float(np.mean(self.energy))
+            row["energy_score_mean_se"] = math.sqrt(float(np.sum(self.energy_se**2))) / K
         if self.intensity is not None:
             row["intensity_score_mean"] = float(np.mean(self.intensity))
-        row["cardinality_rps_mean"] = float(np.mean(self.rps))
+        if self.rps is not None:
+            row["cardinality_rps_mean"] = float(np.mean(self.rps))
         return row
 
     def settings(self) -> dict:
