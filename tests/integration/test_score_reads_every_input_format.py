@@ -188,13 +188,25 @@ def test_batch_runs_of_motchallenge_sequences_and_of_seeds(tmp_path):
 def test_fitted_fill_ins_read_their_pairs_in_any_format_and_say_each_fit(tmp_path):
     from nllbench.trackers.fillin_fits import fitted_fill_ins
     from nllbench.trackers.fitting import fit_constant_existence
+    from nllbench.trackers.formats import ReadOptions
+    from nllbench.trackers.motchallenge import fit_constant_existence_boxes
 
     run, gt = _mot(tmp_path / "run.txt", RUN), _mot(tmp_path / "gt.txt", GT)
     said = []
     fill = fitted_fill_ins(fit_constant_existence_on=(run, gt), threshold=1.0, say=said.append)
     pair = read_mot_pair(run, gt)
-    assert fill.constant_existence == fit_constant_existence(pair.tracks, pair.truth, threshold=1.0)
-    assert said == ["constant existence: r = 0.666667 (2 of 3 rows matched)"]
+    # a MOTChallenge pair is fitted by the scoring's own matching (IoU), centre distance on asking
+    fit = fit_constant_existence_boxes(pair)
+    assert fill.constant_existence == fit and fit.matching == "iou"
+    assert said == [f"constant existence: r = {fit.r:.6g} ({fit.n_matched} of {fit.n_rows} rows matched)"]
+    centre = fitted_fill_ins(
+        fit_constant_existence_on=(run, gt),
+        threshold=1.0,
+        read=ReadOptions(mot_matching="centre"),
+        say=said.append,
+    )
+    assert centre.constant_existence == fit_constant_existence(pair.tracks, pair.truth, threshold=1.0)
+    assert said[-1] == "constant existence: r = 0.666667 (2 of 3 rows matched)"
     with pytest.raises(ValueError, match="score: the undetected-object intensity needs its box"):
         fitted_fill_ins(undetected_rate=0.1)
     with pytest.raises(ValueError, match=r"--fov: expected LOW... HIGH... \(an even count\), got 3 numbers"):
