@@ -229,6 +229,13 @@ def main() -> int:
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
+    if args.filter not in nbf.TRAJECTORY_FILTERS or not hasattr(nbf, f"run_{args.filter}"):
+        print(
+            f"--filter: nllbench has no trajectory filter {args.filter!r} yet "
+            f"(it has {', '.join(nbf.TRAJECTORY_FILTERS)}; the MATLAB side is ready)",
+            file=sys.stderr,
+        )
+        return 2
     if args.runs < 2:
         print(f"--runs: expected at least 2 runs for a standard error, got {args.runs}", file=sys.stderr)
         return 2
