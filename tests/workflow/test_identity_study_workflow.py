@@ -172,3 +172,28 @@ def test_the_figure_names_each_line_with_its_filter_and_what_it_scores():
     ]
     assert "infinite, not drawn: a 1/3 meet" in fig.axes[0].get_title()
     assert fig.axes[0].get_yscale() == "symlog"
+
+
+def test_each_seeds_job_declares_the_trajectory_posteriors_and_their_runs():
+    from types import SimpleNamespace
+
+    from nllbench.pipeline.identity_workflow import identity_run_files, identity_run_options
+
+    files = identity_run_files("R", {"identity": TINY})
+    assert files == {
+        "posteriors": [
+            "R/identity_runs/posteriors/seed{seed}/separated_tpmbm-20.nc",
+            "R/identity_runs/posteriors/seed{seed}/coalescence_tpmbm-20.nc",
+        ],
+        "scenarios": [
+            "R/identity_runs/scenarios/seed{seed}/separated.nc",
+            "R/identity_runs/scenarios/seed{seed}/coalescence.nc",
+        ],
+    }
+    job = SimpleNamespace(**{k: [p.format(seed=3) for p in v] for k, v in files.items()})
+    assert identity_run_options(job) == (
+        "--posterior-dir R/identity_runs/posteriors/seed3 --scenario-dir R/identity_runs/scenarios/seed3"
+    )
+    none = {"posteriors": [], "scenarios": []}
+    assert identity_run_files("R", {"identity": {**TINY, "filters": ["pmb"]}}) == none
+    assert identity_run_files("R", {}) == none and identity_run_options(SimpleNamespace(**none)) == ""

@@ -5,11 +5,16 @@
 # `identity` section (rule all asks for its files); the section is checked when the workflow is parsed
 # (nllbench.pipeline.identity_workflow). Its rows record each filter's measured seconds: like the timing
 # figure, rows.csv and summary.csv are not the same bytes on a rerun (the NLL, T-GOSPA and IDF1 are).
+# Each seed's job also writes the trajectory filters' final posteriors and the runs they scored
+# (identity_runs/posteriors/seed<N>/<condition>_<name>.nc, identity_runs/scenarios/seed<N>/<condition>.nc):
+# its trajectory rows are computed from those files, as `nllbench evaluate-trajectory` reads them.
 
 # The report's section, item order and captions: nllbench.pipeline.report_items (IDENTITY_ITEMS); the
 # captions are written by `nllbench identity` from the run's numbers, beside each file.
 from nllbench.pipeline.identity_workflow import (
     identity_config_json,
+    identity_run_files,
+    identity_run_options,
     identity_section,
     identity_seeds,
 )
@@ -19,11 +24,15 @@ from nllbench.pipeline.report_items import identity_category, identity_labels
 IDENTITY_CONFIG = (
     identity_config_json(config) if identity_section(config) is not None else None
 )
+# the trajectory filters' posteriors and the runs they scored, per seed (none without trajectory filters)
+IDENTITY_RUN_FILES = identity_run_files(RESULTS, config)
 
 
 rule identity_run:
     output:
         rows=f"{RESULTS}/identity_runs/seed{{seed}}.csv",
+        posteriors=IDENTITY_RUN_FILES["posteriors"],
+        scenarios=IDENTITY_RUN_FILES["scenarios"],
     log:
         f"{RESULTS}/logs/identity/seed{{seed}}.log",
     benchmark:
@@ -36,9 +45,11 @@ rule identity_run:
     params:
         # compared between runs: a changed section re-runs the seeds
         config=IDENTITY_CONFIG,
+        # --posterior-dir, --scenario-dir: the directories of the files above; from outputs: not compared
+        files=lambda w, output: identity_run_options(output),
     shell:
         "nllbench identity-run --config-json {params.config:q} --seed {wildcards.seed}"
-        " --rows {output.rows} > {log} 2>&1"
+        " --rows {output.rows} {params.files} > {log} 2>&1"
 
 
 rule identity:

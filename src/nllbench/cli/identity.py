@@ -33,18 +33,34 @@ def _plan(args):
     return plan_from_config(json_option(args.config_json, "--config-json"))
 
 
+#: What the directories of ``nllbench identity-run`` hold (their marker: not replaced by another kind).
+POSTERIOR_DIR_KIND = "identity study trajectory posteriors"
+SCENARIO_DIR_KIND = "identity study scenarios"
+
+
 def _identity_run(args: argparse.Namespace) -> int:
     from nllbench.pipeline.identity_study import seed_rows
 
     plan = _plan(args)
+    if (args.posterior_dir is None) != (args.scenario_dir is None):
+        given = "--posterior-dir" if args.posterior_dir is not None else "--scenario-dir"
+        raise ValueError(
+            f"{given}: expected --posterior-dir and --scenario-dir together (a posterior is evaluated"
+            " against its scenario), got only one"
+        )
     start = time.perf_counter()
 
     def progress(text: str) -> None:
         if not args.quiet:
             print(f"[identity {time.perf_counter() - start:7.1f} s] {text}", file=sys.stderr, flush=True)
 
-    with checked_outputs(("--rows", args.rows, False)) as (out,):
-        rows = seed_rows(plan, args.seed, progress)
+    targets = (
+        ("--rows", args.rows, False),
+        ("--posterior-dir", args.posterior_dir, POSTERIOR_DIR_KIND),
+        ("--scenario-dir", args.scenario_dir, SCENARIO_DIR_KIND),
+    )
+    with checked_outputs(*targets) as (out, posterior_dir, scenario_dir):
+        rows = seed_rows(plan, args.seed, progress, posterior_dir, scenario_dir)
         rows.to_csv(out, index=False, float_format="%.17g")  # every digit: re-read exactly
     return 0
 
@@ -100,13 +116,23 @@ def add_parsers(sub) -> None:
         " once kept apart, run every configured filter on both and write one row per (condition,"
         " filter, measure) to --rows (CSV): the labelled-output trajectory NLL of per-frame filters,"
         " the exact trajectory-density NLL of trajectory filters, T-GOSPA and IDF1 of the estimates,"
-        " and the filter's seconds.",
+        " and the filter's seconds. With --posterior-dir and --scenario-dir, each trajectory filter's"
+        " final posterior is written as <condition>_<name>.nc and each run as <condition>.nc, and the"
+        " trajectory filters' rows are computed from the files read back (nllbench evaluate-trajectory"
+        " POSTERIOR SCENARIO --q <q> gives the same NLL).",
     )
     p.add_argument(
         "--config-json", required=True, help="the study's settings as JSON (the workflow's identity section)"
     )
     p.add_argument("--seed", required=True, type=integer(0, MAX_SEED), help="the seed of both runs")
     p.add_argument("--rows", required=True, help="the CSV file to write")
+    p.add_argument(
+        "--posterior-dir",
+        help="directory that receives each trajectory filter's final posterior (<condition>_<name>.nc)",
+    )
+    p.add_argument(
+        "--scenario-dir", help="directory that receives each condition's run (<condition>.nc, scenario file)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=_identity_run)
 

@@ -13,6 +13,8 @@ trajectory-density NLL of ``tpmbm`` (``docs/trajectory_filters.md``, full state)
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +39,8 @@ from nllbench.measures.point.metrics import identity_scores
 from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.measures.tracks.tgospa import tgospa
 from nllbench.simulation.scenarios import get_scenario, simulate, simulate_with_truth
+from nllbench.store import read_scenario, scenario_identity, write_scenario
+from nllbench.store.trajectory_posterior import read_trajectory_posterior, write_trajectory_posterior
 
 #: Position offsets that keep the four williams15 objects apart (x, y), one per object.
 SEPARATING_OFFSETS = np.array([[-50.0, -50.0], [50.0, -50.0], [-50.0, 50.0], [50.0, 50.0]])
@@ -144,6 +148,18 @@ PLAN_KEYS = ("seeds", "clutter_rate", "steps", "q", "filters")
 ENTRY_KEYS = ("filter", "name")
 #: The trajectory NLL each kind of filter is scored by (the figure's first panel, full state).
 NLL_MEASURES = {"labelled": "labelled-output (full)", "trajectory": "trajectory density (full)"}
+#: A trajectory filter's name in the study names its posterior files (:func:`posterior_file`).
+FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def posterior_file(condition: str, name: str) -> str:
+    """The name of a trajectory filter's posterior file in a seed's posterior directory."""
+    return f"{condition}_{name}.nc"
+
+
+def scenario_file(condition: str) -> str:
+    """The name of a condition's scenario file in a seed's scenario directory."""
+    return f"{condition}.nc"
 
 
 @dataclass(frozen=True)
@@ -201,6 +217,11 @@ def _study_filter(entry, where: str) -> StudyFilter:
         raise ValueError(
             f"{where}.name: expected a non-empty name without commas or outer spaces, got {label!r}"
         )
+    if name in TRAJECTORY_RUNNERS and not FILE_NAME.fullmatch(label):
+        raise ValueError(
+            f"{where}.name: a trajectory filter's name names its posterior files: expected letters, digits"
+            f" and . _ + - (starting with a letter or digit), got {label!r}"
+        )
     try:
         settings = PMBMSettings(**{k: v for k, v in entry.items() if k in fields})
     except (TypeError, ValueError) as exc:
@@ -246,13 +267,20 @@ def _runs(plan: IdentityPlan, seed: int):
     return {"separated": apart, "coalescence": meet}
 
 
-def _filter_rows(f: StudyFilter, sim, q: int) -> list[tuple[str, float, float]]:
-    """(measure, value, filter seconds) of one filter on one run."""
+def _filter_rows(f: StudyFilter, sim, q: int, posterior=None, attrs=None) -> list[tuple[str, float, float]]:
+    """(measure, value, filter seconds) of one filter on one run.
+
+    A trajectory filter's final posterior is written to ``posterior`` (a path, with ``attrs``) if given,
+    and its rows are computed from the file read back: what ``nllbench evaluate-trajectory`` reads.
+    """
     model = sim.scenario.model
     if f.kind == "trajectory":
         t0 = time.perf_counter()
         density = TRAJECTORY_RUNNERS[f.filter](sim.measurements, model, f.settings).to_density(model)
         sec = time.perf_counter() - t0
+        if posterior is not None:
+            write_trajectory_posterior(density, posterior, attrs)
+            density, _ = read_trajectory_posterior(posterior)
         nll = trajectory_density_nll(density, truth_trajectories(sim.truth, sim.truth_ids), q).value
         tg, idf1 = estimate_scores(sim.truth, sim.truth_ids, *estimate_trajectories(density))
         return [(NLL_MEASURES["trajectory"], nll, sec), ("T-GOSPA", tg, sec), ("IDF1", idf1, sec)]
@@ -275,15 +303,47 @@ def _filter_rows(f: StudyFilter, sim, q: int) -> list[tuple[str, float, float]]:
 ROW_COLUMNS = ("seed", "condition", "filter", "registered", "kind", "measure", "value", "seconds")
 
 
-def seed_rows(plan: IdentityPlan, seed: int, progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+def seed_rows(
+    plan: IdentityPlan,
+    seed: int,
+    progress: Callable[[str], None] | None = None,
+    posterior_dir: str | os.PathLike | None = None,
+    scenario_dir: str | os.PathLike | None = None,
+) -> pd.DataFrame:
     """One seed of the study: a row per (condition, filter, measure), columns :data:`ROW_COLUMNS`.
 
-    ``seconds`` is the filter's run time (measured: not the same on a rerun).
+    ``seconds`` is the filter's run time (measured: not the same on a rerun). With ``posterior_dir`` and
+    ``scenario_dir`` (existing directories, given together), each condition's run is written to
+    ``scenario_dir/<condition>.nc`` (:func:`scenario_file`) and each trajectory filter's final posterior
+    to ``posterior_dir/<condition>_<name>.nc`` (:func:`posterior_file`); that filter's rows are then
+    computed from the file read back, so ``nllbench evaluate-trajectory POSTERIOR SCENARIO --q <q>``
+    gives the same NLL.
     """
+    if (posterior_dir is None) != (scenario_dir is None):
+        raise ValueError(
+            "posterior_dir, scenario_dir: expected both or neither (a posterior is evaluated against its"
+            f" scenario), got posterior_dir={posterior_dir!r}, scenario_dir={scenario_dir!r}"
+        )
+    files = posterior_dir is not None and any(f.kind == "trajectory" for f in plan.filters)
     rows = []
     for condition, sim in _runs(plan, seed).items():
+        identity = {}
+        if files:
+            scenario = os.path.join(scenario_dir, scenario_file(condition))
+            write_scenario(sim, scenario)
+            identity = scenario_identity(read_scenario(scenario))
         for f in plan.filters:
-            for measure, value, sec in _filter_rows(f, sim, plan.q):
+            posterior = attrs = None
+            if files and f.kind == "trajectory":
+                posterior = os.path.join(posterior_dir, posterior_file(condition, f.name))
+                attrs = {
+                    **identity,
+                    "filter": f.filter,
+                    "filter_parameters": {"filter": f.filter, **dataclasses.asdict(f.settings)},
+                    "scenario_file": scenario_file(condition),
+                    "identity_study": {"seed": seed, "condition": condition, "name": f.name, "q": plan.q},
+                }
+            for measure, value, sec in _filter_rows(f, sim, plan.q, posterior, attrs):
                 rows.append((seed, condition, f.name, f.filter, f.kind, measure, float(value), sec))
             if progress:
                 progress(f"seed {seed}, {condition}: {f.name} done")
