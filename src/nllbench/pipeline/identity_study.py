@@ -28,6 +28,7 @@ from nllbench.engine.trajectory_density import (
     truth_trajectories,
 )
 from nllbench.filters import (
+    TRAJECTORY_ESTIMATE_THRESHOLD,
     TRAJECTORY_FILTERS,
     PMBMSettings,
     run_filter_full,
@@ -282,7 +283,9 @@ def _filter_rows(f: StudyFilter, sim, q: int, posterior=None, attrs=None) -> lis
             write_trajectory_posterior(density, posterior, attrs)
             density, _ = read_trajectory_posterior(posterior)
         nll = trajectory_density_nll(density, truth_trajectories(sim.truth, sim.truth_ids), q).value
-        tg, idf1 = estimate_scores(sim.truth, sim.truth_ids, *estimate_trajectories(density))
+        # each filter's published estimate threshold (0.4 tpmbm, 0.5 tpmb), as evaluate-trajectory uses
+        estimate = estimate_trajectories(density, TRAJECTORY_ESTIMATE_THRESHOLD[f.filter])
+        tg, idf1 = estimate_scores(sim.truth, sim.truth_ids, *estimate)
         return [(NLL_MEASURES["trajectory"], nll, sec), ("T-GOSPA", tg, sec), ("IDF1", idf1, sec)]
     t0 = time.perf_counter()
     run = run_filter_full(f.filter, sim.measurements, model, pmbm_settings=f.settings, estimate_at="update")
