@@ -32,7 +32,6 @@ from nllbench.cli.score_trajectory import (
     check_trajectory_args,
     print_trajectory,
     trajectory_options,
-    write_trajectory_tables,
 )
 from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
@@ -155,13 +154,13 @@ def _score_one(args: argparse.Namespace, options: dict):
             trajectory=trajectory,
             frames=_frames(args.frames),
             measures=args.measures,
+            per_window=per_window,
+            per_trajectory=per_trajectory,
             progress=ProgressLine("score", args.progress),
             scenario_file=args.scenario_file,
             seed=args.seed,
             **options,
         )
-        if result is not None and trajectory is not None:
-            write_trajectory_tables(result, per_window, per_trajectory)
     return row, result, summary_path, needs
 
 

@@ -160,6 +160,8 @@ def score_pair(
     summary=None,
     per_frame=None,
     trajectory=None,
+    per_window=None,
+    per_trajectory=None,
     frames=None,
     measures=None,
     progress=None,
@@ -168,9 +170,12 @@ def score_pair(
     """One run of files (any format) scored: the metrics file ``target`` and the summary CSV ``summary``
     (when given) written; (summary row, ScoreResult or None, what the NLL needs or None).
 
-    A MOTChallenge pair scored without the NLL (:func:`score_run`) writes TrackEval's measures to
-    ``target`` instead (:func:`write_box_file`); ``per_frame`` and ``trajectory`` then are refused, as
-    they need the NLL. ``score_kw`` go to :func:`nllbench.trackers.metrics_file.score_file`.
+    With ``trajectory`` (:class:`~nllbench.trackers.trajectory_options.TrajectoryOptions`), the
+    trajectory NLL's tables per window and per trajectory go to the CSVs ``per_window`` and
+    ``per_trajectory`` (None: not written). A MOTChallenge pair scored without the NLL
+    (:func:`score_run`) writes TrackEval's measures to ``target`` instead (:func:`write_box_file`);
+    ``per_frame`` and ``trajectory`` then are refused, as they need the NLL.
+    ``score_kw`` go to :func:`nllbench.trackers.metrics_file.score_file`.
     """
     from nllbench.store import write_summary_csv
 
@@ -197,7 +202,18 @@ def score_pair(
         write_box_file(target, [Path(tracks).stem], [boxes], score_kw.get("tracker", "external"))
     if summary is not None:
         write_summary_csv(row, summary)
+    if result is not None and trajectory is not None:
+        write_trajectory_tables(result, per_window, per_trajectory)
     return row, result, needs
+
+
+def write_trajectory_tables(result, per_window, per_trajectory) -> None:
+    """The per-window and per-trajectory CSVs of a run scored with the trajectory NLL (None: not asked)."""
+    run = result.metrics.trajectory
+    if per_window is not None:
+        run.per_window().to_csv(per_window, index=False)
+    if per_trajectory is not None:
+        run.per_trajectory().to_csv(per_trajectory, index=False)
 
 
 def batch_item(name, tracks, truth, target, fill, read, frames, measures, progress, score_kw):
