@@ -55,7 +55,7 @@ _SOURCES = {
     "nllbench.measures.likelihood.theorem1": ("Theorem1Result", "theorem1", "theorem1_pmb"),
     "nllbench.store": ("SchemaError", "read_metrics", "read_posterior", "read_scenario", "write_posterior"),
     "nllbench.trackers.api": ("FillIns", "ScoreResult", "score"),
-    "nllbench.trackers.trajectory": ("TrajectoryNLLResult", "trajectory_nll"),
+    "nllbench.trackers.trajectory_tables": ("TrajectoryNLLResult", "trajectory_nll"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 

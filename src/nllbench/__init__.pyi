@@ -34,7 +34,7 @@ from nllbench.measures.tracks.ptgospa import PTGOSPAResult, ptgospa
 from nllbench.measures.tracks.tgospa import TGOSPAResult, tgospa
 from nllbench.store import SchemaError, read_metrics, read_posterior, read_scenario, write_posterior
 from nllbench.trackers.api import FillIns, ScoreResult, score
-from nllbench.trackers.trajectory import TrajectoryNLLResult, trajectory_nll
+from nllbench.trackers.trajectory_tables import TrajectoryNLLResult, trajectory_nll
 
 __version__: str
 

@@ -117,7 +117,7 @@ def metrics_of(run, posterior: str):
     """The RunMetrics of ``posterior`` (with its trajectory NLL where it has one), and the file attrs."""
 
     from nllbench.measures.evaluate import evaluate_runs
-    from nllbench.measures.trajectory_posterior import posterior_trajectory_runs
+    from nllbench.measures.likelihood.filter_trajectory_nll import posterior_trajectory_runs
     from nllbench.store import read_posterior, read_scenario
 
     post, data = read_posterior(run / posterior), read_scenario(run / "scenario.nc")
@@ -173,7 +173,7 @@ def test_write_classic_refuses_what_classic_netcdf_cannot_hold(tmp_path):
 
 def rows_per_member(posteriors, dims):
     """The trajectory NLL's merged rows as built before the pool: one row per member, then merged."""
-    from nllbench.measures.trajectory_posterior import _step_rows
+    from nllbench.measures.likelihood.filter_trajectory_nll import _step_rows
 
     rows = np.concatenate([_step_rows(k, d, dims) for k, d in enumerate(posteriors)])
     keys = np.ascontiguousarray(rows[:, :-1])
@@ -185,7 +185,7 @@ def rows_per_member(posteriors, dims):
 @pytest.mark.parametrize("dims", [[0, 1], [0, 1, 2, 3]])
 def test_pooled_trajectory_rows_equal_rows_per_member(run, dims):
     from nllbench.engine.densities import PMBM
-    from nllbench.measures.trajectory_posterior import _pooled_rows
+    from nllbench.measures.likelihood.filter_trajectory_nll import _pooled_rows
     from nllbench.store import read_posterior
 
     post = list(read_posterior(run / "pmbm.nc"))

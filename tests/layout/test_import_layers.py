@@ -248,18 +248,8 @@ def private_uses(path: Path) -> list[str]:
     return found
 
 
-#: Modules of ``trackers`` that still use private names of its other modules (it is being laid out
-#: anew, issue 31). The test fails when one of them no longer does: drop it.
-KNOWN_PRIVATE_USES = frozenset(
-    {"nllbench/trackers/tracks.py", "nllbench/trackers/trajectory.py", "nllbench/trackers/trajectory_fit.py"}
-)
-
-
 def test_no_private_name_used_from_another_module():
     found = {str(p.relative_to(SRC)): private_uses(p) for p in sources()}
-    for file in KNOWN_PRIVATE_USES:
-        assert found.get(file), f"{file} no longer uses a private name of another module: drop it"
-        found[file] = []
     left = [f for places in found.values() for f in places]
     assert not left, "\n".join(left)
 

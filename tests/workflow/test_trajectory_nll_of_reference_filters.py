@@ -18,7 +18,7 @@ from nllbench.engine.gaussian_mixture import GaussianMixture
 from nllbench.engine.trajectory import TRAJECTORY_TERMS
 from nllbench.engine.transforms import temper_existence
 from nllbench.measures.evaluate import EvaluationSettings
-from nllbench.measures.trajectory_posterior import (
+from nllbench.measures.likelihood.filter_trajectory_nll import (
     NOT_LABELLED,
     not_applicable_reason,
     posterior_trajectory_runs,

@@ -25,27 +25,13 @@ from nllbench.cli.evaluate import (
     print_row,
 )
 from nllbench.cli.progress import ProgressLine
-from nllbench.cli.score_batch import jobs_of, run_items
-from nllbench.cli.score_mot import (
-    add_mot_options,
-    aligned_rows,
-    check_stonesoup_existence,
-    combined_row,
-    nll_needs,
-    one_run_boxes,
-    print_batch,
-    print_combined,
-    selected_measures,
-    without_nll,
-    write_boxes,
-)
+from nllbench.cli.score_mot import add_mot_options, print_batch, print_combined, selected_measures
 from nllbench.cli.score_stonesoup import STONESOUP_DEFAULTS, add_stonesoup_options
 from nllbench.cli.score_trajectory import (
     add_trajectory_options,
     check_trajectory_args,
     print_trajectory,
     trajectory_options,
-    write_trajectory_tables,
 )
 from nllbench.options import MAX_INT64, MAX_SEED, integer, number
 
@@ -138,10 +124,9 @@ def _score(args: argparse.Namespace) -> int:
 
 def _score_one(args: argparse.Namespace, options: dict):
     """One run of ``score``: (summary row, ScoreResult or None, summary path, what the NLL needs or None),
-    outputs committed together. A MOTChallenge pair whose NLL lacks a fill-in gives TrackEval's measures
-    only: -o then holds them (:func:`nllbench.store.boxes.write_box_measures`)."""
-    from nllbench.store import write_summary_csv
-    from nllbench.trackers.api import score_file
+    outputs committed together (:func:`nllbench.trackers.score_runs.score_pair`). A MOTChallenge pair
+    whose NLL lacks a fill-in gives TrackEval's measures only: -o then holds them."""
+    from nllbench.trackers.score_runs import score_pair
 
     summary_path, targets = one_run_outputs(args, ("--per-frame", args.per_frame))
     inputs = [("TRACKS", args.tracks), ("TRUTH", args.truth), ("--scenario-file", args.scenario_file)]
@@ -159,31 +144,24 @@ def _score_one(args: argparse.Namespace, options: dict):
         trajectory = trajectory_options(
             args, fill, options["state"], options["settings"], read=lambda a, b: score_inputs(args, a, b)
         )
-        pair_tables, pair = read_run(args, args.tracks, args.truth, fill)
-        needs = nll_needs(pair_tables[0], fill) if pair is not None else None
-        if needs or (pair is not None and without_nll(args)):
-            outputs = (out, summary, per_frame)
-            why = needs or without_nll(args)
-            row = one_run_boxes(args, options, pair, _frames(args.frames), outputs, trajectory, why)
-            return row, None, summary_path, needs
-        row, result = score_file(
-            *pair_tables,
+        row, result, needs = score_pair(
+            args.tracks,
+            args.truth,
             out,
+            fill=fill,
+            summary=summary,
+            per_frame=per_frame,
+            trajectory=trajectory,
             frames=_frames(args.frames),
+            measures=args.measures,
+            per_window=per_window,
+            per_trajectory=per_trajectory,
+            progress=ProgressLine("score", args.progress),
             scenario_file=args.scenario_file,
             seed=args.seed,
-            per_frame=per_frame,
-            fill=fill,
-            trajectory=trajectory,
-            boxes=pair,
-            progress=ProgressLine("score", args.progress),
-            measures=args.measures,
             **options,
         )
-        write_summary_csv(row, summary)
-        if trajectory is not None:
-            write_trajectory_tables(result, per_window, per_trajectory)
-    return row, result, summary_path, None
+    return row, result, summary_path, needs
 
 
 def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
@@ -193,14 +171,13 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
     MOTChallenge sequences also give the combined result (TrackEval's
     COMBINED_SEQ), as the last summary row and in ``motchallenge.nc``.
     """
-    import warnings
+    from functools import partial
 
-    from nllbench.store import write_summary_csv
+    from nllbench.trackers.score_runs import score_batch
 
     settings = options["settings"]
     items, mot = batch
     check_text_tables([("--tracks-dir", f) for _, f, _ in items] + calibration_inputs(args))
-    rows, timing, measures, result, needs = [], [], [], None, None
     targets = ("--output-dir", args.output_dir, METRICS_FILES), ("--timing", args.timing, False)
     inputs = [
         ("--tracks-dir", args.tracks_dir),
@@ -212,34 +189,19 @@ def _score_batch(args: argparse.Namespace, options: dict, batch: tuple):
         trajectory = trajectory_options(
             args, fill, options["state"], settings, read=lambda a, b: score_inputs(args, a, b)
         )
-        frames = _frames(args.frames)
-        work = [
-            (args, options, name, tracks, truth, tmp / (name + ".nc"), fill, trajectory, frames, read_run)
-            for name, tracks, truth in items
-        ]
-        for (name, _, _), done in zip(items, run_items(work, jobs_of(args, len(items))), strict=True):
-            row, item_result, boxes, item_needs, seconds, said = done
-            for message, category in said:  # said by the command, naming the run
-                warnings.warn(f"{name}: {message}", category, stacklevel=2)
-            result = item_result or result
-            needs = needs or item_needs
-            rows.append({"sequence": name, **row} if mot else row)
-            if boxes is not None:
-                measures.append(boxes)
-            timing.append(
-                {
-                    "item": name,
-                    "filter": args.tracker,
-                    "q": max(settings.qs),
-                    "cov_scale": settings.cov_scale,
-                    **seconds,
-                }
-            )
-        if mot and measures:  # (none with --mot-matching centre)
-            rows.append(combined_row(rows, measures, args, settings.qs))
-            write_boxes(tmp / "motchallenge.nc", [n for n, _, _ in items], measures, args)
-        write_summary_csv(aligned_rows(rows), tmp / "summary.csv")
-        write_timing(tt, aligned_rows(timing))
+        rows, timing, result, needs = score_batch(
+            items,
+            tmp,
+            mot=mot,
+            fill=fill,
+            trajectory=trajectory,
+            frames=_frames(args.frames),
+            measures=getattr(args, "measures", None),
+            jobs=jobs_of(args, len(items)),
+            progress=partial(run_progress, args.progress),
+            **options,
+        )
+        write_timing(tt, timing)
     return rows, result, needs
 
 
@@ -284,18 +246,25 @@ def input_format(args: argparse.Namespace, path) -> str:
     return "table" if kind == "scenario" else kind
 
 
+def run_progress(seconds: float, name: str) -> ProgressLine:
+    """The progress line of a batch's run ``name`` (every ``seconds``; picklable for ``--jobs``)."""
+    return ProgressLine(f"score {name}", seconds)
+
+
+def jobs_of(args: argparse.Namespace, runs: int) -> int:
+    """``--jobs``, default the cores this process may use (at most the runs)."""
+    import os
+
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(int(jobs), runs))
+
+
 def score_inputs(args: argparse.Namespace, tracks, truth):
     """(tracks, truth) as ``score`` takes them: paths, or tables read from MOTChallenge or Stone Soup files
     (:func:`nllbench.trackers.formats.read_inputs` with the command's options)."""
     return score_tables(args, tracks, truth)[0]
-
-
-def read_run(args: argparse.Namespace, tracks, truth, fill):
-    """:func:`score_tables` of a run, Stone Soup tracks without an existence refused (with the option
-    that gives one)."""
-    tables, pair = score_tables(args, tracks, truth)
-    check_stonesoup_existence(args, tracks, tables[0], fill, input_format(args, tracks) == "stonesoup")
-    return tables, pair
 
 
 def score_tables(args: argparse.Namespace, tracks, truth):

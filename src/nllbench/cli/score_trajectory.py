@@ -178,15 +178,6 @@ def _fit(pair, args: argparse.Namespace, fill, settings, state) -> dict:
     )
 
 
-def write_trajectory_tables(result, per_window, per_trajectory) -> None:
-    """The --per-window and --per-trajectory CSVs of a scored run (paths None: not asked)."""
-    run = result.metrics.trajectory
-    if per_window is not None:
-        run.per_window().to_csv(per_window, index=False)
-    if per_trajectory is not None:
-        run.per_trajectory().to_csv(per_trajectory, index=False)
-
-
 def print_trajectory(result) -> None:
     """The trajectory NLL's lines of the printed summary (nothing without it)."""
     run = result.metrics.trajectory

@@ -24,7 +24,7 @@ MOVED = {
     "hota": "tracks.hota",
     "theorem1": "likelihood.theorem1",
     "trajectory": "likelihood.trajectory_windows",
-    "trajectory_posterior": "likelihood.trajectory_posterior",
+    "trajectory_posterior": "likelihood.filter_trajectory_nll",
     "proper": "scores.proper",
     "proper_run": "scores.proper_run",
     "_set_kernel": "scores._set_kernel",

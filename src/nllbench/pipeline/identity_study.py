@@ -35,7 +35,7 @@ from nllbench.filters import (
     run_tpmb_final,
     run_tpmbm_final,
 )
-from nllbench.measures.likelihood.trajectory_posterior import posterior_trajectory_runs
+from nllbench.measures.likelihood.filter_trajectory_nll import posterior_trajectory_runs
 from nllbench.measures.point.metrics import identity_scores
 from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.measures.tracks.tgospa import tgospa

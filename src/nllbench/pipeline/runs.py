@@ -361,8 +361,8 @@ def evaluate_file_many(
 
 def _trajectory_runs(post, data: ScenarioData, settings) -> list | str:
     """The trajectory NLL of a labelled filter's posteriors per settings, or why it does not apply
-    (:func:`nllbench.measures.likelihood.trajectory_posterior.posterior_trajectory_runs`)."""
-    from nllbench.measures.likelihood.trajectory_posterior import posterior_trajectory_runs
+    (:func:`nllbench.measures.likelihood.filter_trajectory_nll.posterior_trajectory_runs`)."""
+    from nllbench.measures.likelihood.filter_trajectory_nll import posterior_trajectory_runs
 
     return posterior_trajectory_runs(
         post, data.truth, data.truth_ids, data.attrs["fov_low"], data.attrs["fov_high"], settings

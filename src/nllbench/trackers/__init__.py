@@ -12,6 +12,7 @@ MOVED = {
     "output": "metrics_file",
     "scoring": "api",
     "trajectory_run": "trajectory_options",
+    "trajectory": "trajectory_tables",
     "stonesoup_tracker": "nllbench.example_trackers.stonesoup",
     "nrl": "nllbench.example_trackers.nrl",
 }

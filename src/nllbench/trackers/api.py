@@ -24,8 +24,10 @@ This module gathers the public names of scoring; each job has its own module:
 :mod:`~nllbench.trackers.fillins` (what is filled in),
 :mod:`~nllbench.trackers.build` (the per-frame densities),
 :mod:`~nllbench.trackers.fitting` (fill-ins fitted on a calibration set),
-:mod:`~nllbench.trackers.score_tables` (:func:`score` in memory) and
-:mod:`~nllbench.trackers.metrics_file` (:func:`score_file`, the metrics file).
+:mod:`~nllbench.trackers.score_tables` (:func:`score` in memory),
+:mod:`~nllbench.trackers.metrics_file` (:func:`score_file`, the metrics file) and
+:mod:`~nllbench.trackers.score_runs` (:func:`score_pair` and :func:`score_batch`: runs given as
+files, scored as ``nllbench score`` does).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from nllbench.trackers.fitting import (
 )
 from nllbench.trackers.inputs import truth_from_scenario
 from nllbench.trackers.metrics_file import score_file
+from nllbench.trackers.score_runs import score_batch, score_pair, score_pair_without_nll
 from nllbench.trackers.score_tables import ScoreResult, score, score_attrs
 
 __all__ = [
@@ -57,6 +60,9 @@ __all__ = [
     "fit_undetected_rate",
     "score",
     "score_attrs",
+    "score_batch",
     "score_file",
+    "score_pair",
+    "score_pair_without_nll",
     "truth_from_scenario",
 ]

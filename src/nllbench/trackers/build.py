@@ -46,7 +46,8 @@ def check_columns(table: TrackTable, fill: FillIns) -> None:
         )
 
 
-def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
+def table_existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
+    """(N,) existence probability of each row (column r, score calibration or fill-in) and its source."""
     check_columns(table, fill)
     if table.r is not None:
         return np.nan_to_num(table.r), "column r"
@@ -59,7 +60,8 @@ def _existence(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
     return np.ones(table.frame.size), "r = 1 (assumed)"
 
 
-def _covariances(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
+def table_covariances(table: TrackTable, fill: FillIns) -> tuple[np.ndarray, str]:
+    """(N, d, d) covariance of each row (columns var_/cov_ or the default std) and its source."""
     if table.covs is not None:
         return table.covs, "columns var_/cov_"
     check_columns(table, fill)
@@ -80,8 +82,8 @@ def build_densities(table: TrackTable, frames: np.ndarray, fill: FillIns):
             f"{table.label}: a constant existence was given but the table has a column "
             f"'{'r' if table.r is not None else 'score'}' (it would be silently unused)"
         )
-    r, r_source = _existence(table, fill)
-    covs, cov_source = _covariances(table, fill)
+    r, r_source = table_existence(table, fill)
+    covs, cov_source = table_covariances(table, fill)
     dens = densities(table, frames, r, covs, fill.ppp(len(table.state)))
     prov = {
         "existence": r_source,

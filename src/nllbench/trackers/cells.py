@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-_TRACK_KNOWN = ("frame", "id", "r", "score", "hypothesis", "weight", "component", "component_weight")
+#: The columns of a tracks table that are not state columns (state names may not take them).
+TRACK_COLUMNS = ("frame", "id", "r", "score", "hypothesis", "weight", "component", "component_weight")
 
 
 def read_table(source, name: str = "table"):
@@ -138,13 +139,13 @@ def _distinct_columns(columns: list[str], label: str) -> None:
         seen.add(c)
 
 
-def _where(label: str, row: int, column: str) -> str:
+def cell_at(label: str, row: int, column: str) -> str:
     """'file: row R (line L), column 'c'' for the 0-based data row ``row``."""
     line = f" (line {row + 2})" if label.lower().endswith(".csv") else ""
     return f"{label}: row {row + 1}{line}, column {column!r}"
 
 
-def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray:
+def float_column(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray:
     """Column ``column`` as floats; finite unless ``allow_nan`` (then NaN but never inf).
 
     Numeric columns, and text cells holding numbers (CSV), are read; a column
@@ -157,12 +158,12 @@ def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray
     bad = np.isnan(raw) & df[column].notna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected a number, got {str(df[column].iloc[i])!r}")
+        raise ValueError(f"{cell_at(label, i, column)}: expected a number, got {str(df[column].iloc[i])!r}")
     bad = np.isinf(raw) | (np.isnan(raw) if not allow_nan else False)
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
-        got = _missing(df, column, label, i) if np.isnan(raw[i]) else repr(str(df[column].iloc[i]))
-        raise ValueError(f"{_where(label, i, column)}: expected a finite number, got {got}")
+        got = missing_cell(df, column, label, i) if np.isnan(raw[i]) else repr(str(df[column].iloc[i]))
+        raise ValueError(f"{cell_at(label, i, column)}: expected a finite number, got {got}")
     return raw
 
 
@@ -170,7 +171,7 @@ def _numbers(df, column: str, label: str, allow_nan: bool = False) -> np.ndarray
 _NAN_TEXT = ("nan", "-nan", "+nan", "1.#qnan", "-1.#qnan", "1.#ind", "-1.#ind")
 
 
-def _missing(df, column: str, label: str, row: int) -> str:
+def missing_cell(df, column: str, label: str, row: int) -> str:
     """How to name the missing value of data row ``row``: "an empty cell", or "NaN" when it is one.
 
     pandas reads both an empty CSV cell and the text ``nan`` as NaN; the
@@ -227,20 +228,20 @@ _EXACT = 2**53  # floats hold every integer up to this magnitude, and not all be
 MAX_STATE = 1e150
 
 
-def _state_magnitude(values: np.ndarray, names, label: str) -> None:
+def check_state_magnitude(values: np.ndarray, names, label: str) -> None:
     """(N, d) state values: each finite (or NaN, placeholders) with magnitude at most :data:`MAX_STATE`."""
     with np.errstate(invalid="ignore"):
         bad = np.abs(values) > MAX_STATE
     if bad.any():
         i, j = (int(a[0]) for a in np.nonzero(bad))
         raise ValueError(
-            f"{_where(label, i, names[j])}: expected a magnitude at most {MAX_STATE:g} (distances "
+            f"{cell_at(label, i, names[j])}: expected a magnitude at most {MAX_STATE:g} (distances "
             f"between larger coordinates overflow float64), got {float(values[i, j])!r}; "
             "rescale the units"
         )
 
 
-def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
+def integer_column(df, column: str, label: str, skip: np.ndarray | None = None) -> np.ndarray:
     """Column ``column`` as int64; rows in ``skip`` (placeholders) may be empty (then -1).
 
     An integer-typed column is taken as it is (no trip through float, which
@@ -254,47 +255,50 @@ def _integers(df, column: str, label: str, skip: np.ndarray | None = None) -> np
         values = col.to_numpy()
         if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
             i = int(np.argmax(values > np.iinfo(np.int64).max))
-            raise ValueError(f"{_where(label, i, column)}: expected an integer below 2**63, got {values[i]}")
+            raise ValueError(f"{cell_at(label, i, column)}: expected an integer below 2**63, got {values[i]}")
         return values.astype(np.int64)
     if skip is None:
-        raw = _numbers(df, column, label)
+        raw = float_column(df, column, label)
     else:
-        raw = _numbers(df, column, label, allow_nan=True)
-        _no_nan(raw, ~skip, df, column, label)
+        raw = float_column(df, column, label, allow_nan=True)
+        check_no_nan(raw, ~skip, df, column, label)
         raw = np.where(skip & np.isnan(raw), -1.0, raw)
     bad = raw != np.round(raw)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, column)}: expected an integer, got {str(col.iloc[i])!r}")
+        raise ValueError(f"{cell_at(label, i, column)}: expected an integer, got {str(col.iloc[i])!r}")
     bad = np.abs(raw) > _EXACT
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{_where(label, i, column)}: expected an integer of magnitude at most 2**53 "
+            f"{cell_at(label, i, column)}: expected an integer of magnitude at most 2**53 "
             f"(exact in a non-integer column), got {str(col.iloc[i])!r}"
         )
     return raw.astype(np.int64)
 
 
-def _state_names(state) -> tuple[str, ...]:
+def check_state_names(state) -> tuple[str, ...]:
+    """The state column names, distinct strings, none a column of the format (:data:`TRACK_COLUMNS`)."""
     names = tuple(str(s) for s in state)
     if not names or len(set(names)) != len(names):
         raise ValueError(f"state: expected distinct column names, got {list(state)!r}")
-    clash = [s for s in names if s in _TRACK_KNOWN or s.startswith(("var_", "cov_"))]
+    clash = [s for s in names if s in TRACK_COLUMNS or s.startswith(("var_", "cov_"))]
     if clash:
         raise ValueError(f"state: column name {clash[0]!r} is reserved; rename the state column")
     return names
 
 
-def _require(df, columns, label: str) -> None:
+def require_columns(df, columns, label: str) -> None:
+    """Refuse a table without one of ``columns``, naming the first missing one and the columns it has."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"{label}: column {missing[0]!r} is missing (columns: {list(df.columns)})")
 
 
-def _no_nan(vals, live, df, column: str, label: str) -> None:
+def check_no_nan(vals, live, df, column: str, label: str) -> None:
+    """Refuse a missing value (NaN) of ``vals`` in a ``live`` row, naming its cell (:func:`missing_cell`)."""
     bad = np.isnan(vals) & live
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        got = _missing(df, column, label, i)
-        raise ValueError(f"{_where(label, i, column)}: expected a number, got {got}")
+        got = missing_cell(df, column, label, i)
+        raise ValueError(f"{cell_at(label, i, column)}: expected a number, got {got}")

@@ -119,7 +119,7 @@ class FillIns:
         if rate > 0 and (self.fov_low is None or self.fov_high is None):
             raise ValueError("fov: expected the box (low..., high...) of the undetected-object intensity")
         if self.fov_low is not None or self.fov_high is not None:
-            _check_box(self.fov_low, self.fov_high)
+            check_box(self.fov_low, self.fov_high)
         if self.default_std is not None:
             s = float(self.default_std)
             if not math.isfinite(s) or s <= 0:
@@ -137,7 +137,7 @@ class FillIns:
         return PPP.uniform(self.undetected_rate, low, high)
 
 
-def _check_box(low, high) -> None:
+def check_box(low, high) -> None:
     """The fov box: finite bounds, as many upper as lower, every upper above its lower."""
     lo = np.atleast_1d(np.asarray(low if low is not None else (), dtype=float))
     hi = np.atleast_1d(np.asarray(high if high is not None else (), dtype=float))

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from nllbench.measures.likelihood.trajectory import trajectory_attrs
+from nllbench.measures.likelihood.trajectory_windows import trajectory_attrs
 from nllbench.measures.run.evaluate import EvaluationSettings
 from nllbench.measures.selection import BOX_MEASURES
 from nllbench.trackers.fillins import FillIns

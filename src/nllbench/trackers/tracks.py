@@ -47,16 +47,16 @@ import numpy as np
 
 from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli
 from nllbench.trackers.cells import (
-    _TRACK_KNOWN,
-    _integers,
-    _missing,
-    _no_nan,
-    _numbers,
-    _require,
-    _state_magnitude,
-    _state_names,
-    _where,
+    TRACK_COLUMNS,
+    cell_at,
+    check_no_nan,
+    check_state_magnitude,
+    check_state_names,
+    float_column,
+    integer_column,
+    missing_cell,
     read_table,
+    require_columns,
 )
 
 DEFAULT_STATE = ("x", "y")
@@ -177,14 +177,14 @@ def _covariance_columns(df, names, label: str, placeholder: np.ndarray) -> np.nd
     for c in var_cols:
         if c[4:] not in pos:
             raise ValueError(f"{label}: column {c!r}: expected var_<a> for a state column in {list(names)}")
-    _require(df, [f"var_{s}" for s in names], label)
+    require_columns(df, [f"var_{s}" for s in names], label)
     n = len(df)
     covs = np.zeros((n, d, d))
     live = ~placeholder
     for i, s in enumerate(names):
         col = f"var_{s}"
-        vals = _numbers(df, col, label, allow_nan=True)
-        _no_nan(vals, live, df, col, label)
+        vals = float_column(df, col, label, allow_nan=True)
+        check_no_nan(vals, live, df, col, label)
         covs[:, i, i] = np.where(live, vals, 1.0)
     for c in cov_cols:
         pair = _cov_pair(c, names)
@@ -194,15 +194,15 @@ def _covariance_columns(df, names, label: str, placeholder: np.ndarray) -> np.nd
                 f"in the state order {list(names)}"
             )
         i, j = pair
-        vals = np.where(live, np.nan_to_num(_numbers(df, c, label, allow_nan=True)), 0.0)
-        _no_nan(_numbers(df, c, label, allow_nan=True), live, df, c, label)
+        vals = np.where(live, np.nan_to_num(float_column(df, c, label, allow_nan=True)), 0.0)
+        check_no_nan(float_column(df, c, label, allow_nan=True), live, df, c, label)
         covs[:, i, j] = covs[:, j, i] = vals
     eig = np.linalg.eigvalsh(covs) if n else np.empty((0, d))
     bad = eig.min(axis=1, initial=np.inf) <= 0 if d else np.zeros(n, dtype=bool)
     if np.any(bad):
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{_where(label, k, 'var_' + names[0])}: expected a positive definite covariance, "
+            f"{cell_at(label, k, 'var_' + names[0])}: expected a positive definite covariance, "
             f"got eigenvalues {eig[k].tolist()}"
         )
     return covs
@@ -221,40 +221,41 @@ def _cov_pair(column: str, names) -> tuple[int, int] | None:
 def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackTable:
     """Read and validate a tracks table (path or DataFrame); see the module docstring."""
     df, label = read_table(source, name)
-    names = _state_names(state)
-    _require(df, ["frame", *names], label)
+    names = check_state_names(state)
+    require_columns(df, ["frame", *names], label)
     has_h, has_w = "hypothesis" in df.columns, "weight" in df.columns
     if has_h != has_w:
         raise ValueError(f"{label}: columns 'hypothesis' and 'weight' go together; got only one of them")
-    frame = _integers(df, "frame", label)
-    means = np.stack([_numbers(df, s, label, allow_nan=True) for s in names], axis=1)
-    _state_magnitude(means, names, label)
+    frame = integer_column(df, "frame", label)
+    means = np.stack([float_column(df, s, label, allow_nan=True) for s in names], axis=1)
+    check_state_magnitude(means, names, label)
     empty = np.isnan(means).all(axis=1)
     partial = np.isnan(means).any(axis=1) & ~empty
     if partial.any() or (empty.any() and not has_h):
         i = int(np.flatnonzero(partial | empty)[0])
         col = names[int(np.flatnonzero(np.isnan(means[i]))[0])]
         raise ValueError(
-            f"{_where(label, i, col)}: expected a number, got {_missing(df, col, label, i)} (only a row with "
-            "'hypothesis' and 'weight' may leave every state cell empty: a hypothesis with no Bernoulli)"
+            f"{cell_at(label, i, col)}: expected a number, got {missing_cell(df, col, label, i)} "
+            "(only a row with 'hypothesis' and 'weight' may leave every state cell empty: "
+            "a hypothesis with no Bernoulli)"
         )
     if "r" in df.columns and "score" in df.columns:
         raise ValueError(f"{label}: expected column 'r' or column 'score', got both")
     r = score = None
     if "r" in df.columns:
-        r = _numbers(df, "r", label, allow_nan=True)
-        _no_nan(r, ~empty, df, "r", label)
+        r = float_column(df, "r", label, allow_nan=True)
+        check_no_nan(r, ~empty, df, "r", label)
         bad = (r < 0) | (r > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{_where(label, i, 'r')}: expected a probability in [0, 1], got {float(r[i])!r}"
+                f"{cell_at(label, i, 'r')}: expected a probability in [0, 1], got {float(r[i])!r}"
             )
     if "score" in df.columns:
-        score = _numbers(df, "score", label, allow_nan=True)
-        _no_nan(score, ~empty, df, "score", label)
-    ids = _integers(df, "id", label, empty) if "id" in df.columns else None
-    hyp = _integers(df, "hypothesis", label) if has_h else None
+        score = float_column(df, "score", label, allow_nan=True)
+        check_no_nan(score, ~empty, df, "score", label)
+    ids = integer_column(df, "id", label, empty) if "id" in df.columns else None
+    hyp = integer_column(df, "hypothesis", label) if has_h else None
     weight = _hypothesis_weights(df, frame, hyp, label) if has_h else None
     covs = _covariance_columns(df, names, label, empty)
     comp = comp_w = None
@@ -262,7 +263,7 @@ def validate_tracks(source, state=DEFAULT_STATE, name: str = "tracks") -> TrackT
         comp, comp_w = _components(df, frame, ids, hyp, empty, label)
     if ids is not None:
         _unique_ids(frame, ids, hyp, label, comp)
-    known = set(_TRACK_KNOWN) | set(names)
+    known = set(TRACK_COLUMNS) | set(names)
     ignored = tuple(str(c) for c in df.columns if c not in known and not str(c).startswith(("var_", "cov_")))
     table = TrackTable(frame, means, ids, r, score, covs, hyp, weight, names, label, ignored, comp, comp_w)
     if comp is not None:
@@ -285,14 +286,14 @@ def _components(df, frame, ids, hyp, empty, label: str) -> tuple[np.ndarray, np.
             f"{label}: columns 'component' and 'component_weight' need column 'id' (a track's components "
             "are its rows of one frame with one id)"
         )
-    comp = _integers(df, "component", label, empty)
-    w = _numbers(df, "component_weight", label, allow_nan=True)
-    _no_nan(w, ~empty, df, "component_weight", label)
+    comp = integer_column(df, "component", label, empty)
+    w = float_column(df, "component_weight", label, allow_nan=True)
+    check_no_nan(w, ~empty, df, "component_weight", label)
     bad = ((w < 0) | (w > 1)) & ~empty
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{_where(label, i, 'component_weight')}: expected a weight in [0, 1], got {float(w[i])!r}"
+            f"{cell_at(label, i, 'component_weight')}: expected a weight in [0, 1], got {float(w[i])!r}"
         )
     return comp, np.where(empty, np.nan, w)
 
@@ -312,7 +313,7 @@ def _component_groups(table: TrackTable, df) -> None:
         if differs.any():
             i = int(np.flatnonzero(differs)[0])
             raise ValueError(
-                f"{_where(table.label, i, name)}: expected the {name} {float(values[first[group[i]]])!r} of "
+                f"{cell_at(table.label, i, name)}: expected the {name} {float(values[first[group[i]]])!r} of "
                 f"track id {table.ids[i]} in frame {table.frame[i]} as on its first row "
                 f"(row {first[group[i]] + 1}): a track's components share its {name}, "
                 f"got {float(values[i])!r}"
@@ -326,7 +327,7 @@ def _component_groups(table: TrackTable, df) -> None:
         i = int(first[g])
         rows = np.flatnonzero(group == g) + 1
         raise ValueError(
-            f"{_where(table.label, i, 'component_weight')}: track id {table.ids[i]} in frame "
+            f"{cell_at(table.label, i, 'component_weight')}: track id {table.ids[i]} in frame "
             f"{table.frame[i]}{'' if table.hypothesis is None else f', hypothesis {table.hypothesis[i]}'}: "
             f"expected component weights summing to 1, got {float(totals[g])!r} (rows {rows.tolist()})"
         )
@@ -334,11 +335,13 @@ def _component_groups(table: TrackTable, df) -> None:
 
 def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     """Per-row weights, checked: one value per (frame, hypothesis), summing to 1 per frame."""
-    w = _numbers(df, "weight", label)
+    w = float_column(df, "weight", label)
     bad = w < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{_where(label, i, 'weight')}: expected a non-negative weight, got {float(w[i])!r}")
+        raise ValueError(
+            f"{cell_at(label, i, 'weight')}: expected a non-negative weight, got {float(w[i])!r}"
+        )
     keys = np.stack([frame, hyp], axis=1)
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -346,7 +349,7 @@ def _hypothesis_weights(df, frame, hyp, label: str) -> np.ndarray:
     if differs.any():
         i = int(np.flatnonzero(differs)[0])
         raise ValueError(
-            f"{_where(label, i, 'weight')}: expected the weight {float(w[first][inverse][i])!r} of frame "
+            f"{cell_at(label, i, 'weight')}: expected the weight {float(w[first][inverse][i])!r} of frame "
             f"{frame[i]}, hypothesis {hyp[i]} as on its first row, got {float(w[i])!r}"
         )
     ukeys = keys[first]
@@ -373,12 +376,12 @@ def _unique_ids(frame, ids, hyp, label: str, component=None) -> None:
         rows = np.flatnonzero((keys == key).all(axis=1))
         if component is not None:
             raise ValueError(
-                f"{_where(label, int(rows[1]), 'component')}: expected one row per component of a track, "
+                f"{cell_at(label, int(rows[1]), 'component')}: expected one row per component of a track, "
                 f"frame{'' if hyp is None else ' and hypothesis'}, got component {key[-1]} of id {key[-2]} "
                 f"again (also on row {rows[0] + 1})"
             )
         raise ValueError(
-            f"{_where(label, int(rows[1]), 'id')}: expected one row per id and frame"
+            f"{cell_at(label, int(rows[1]), 'id')}: expected one row per id and frame"
             f"{'' if hyp is None else ' and hypothesis'}, got id {key[-1]} again (also on row {rows[0] + 1})"
         )
 
@@ -386,12 +389,12 @@ def _unique_ids(frame, ids, hyp, label: str, component=None) -> None:
 def validate_truth(source, state=DEFAULT_STATE, name: str = "truth") -> TruthTable:
     """Read and validate a truth table (path or DataFrame): frame, id, state columns."""
     df, label = read_table(source, name)
-    names = _state_names(state)
-    _require(df, ["frame", "id", *names], label)
-    frame = _integers(df, "frame", label)
-    ids = _integers(df, "id", label)
-    states = np.stack([_numbers(df, s, label) for s in names], axis=1)
-    _state_magnitude(states, names, label)
+    names = check_state_names(state)
+    require_columns(df, ["frame", "id", *names], label)
+    frame = integer_column(df, "frame", label)
+    ids = integer_column(df, "id", label)
+    states = np.stack([float_column(df, s, label) for s in names], axis=1)
+    check_state_magnitude(states, names, label)
     _unique_ids(frame, ids, None, label)
     ignored = tuple(str(c) for c in df.columns if c not in ("frame", "id", *names))
     track_only = [c for c in ignored if c in TRACK_ONLY_COLUMNS or c.startswith(("var_", "cov_"))]
@@ -475,7 +478,7 @@ def frame_list(tracks: TrackTable, truth: TruthTable, frames=None) -> np.ndarray
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
             raise ValueError(
-                f"{_where(table.label, i, 'frame')}: frame {table.frame[i]} is not among --frames; "
+                f"{cell_at(table.label, i, 'frame')}: frame {table.frame[i]} is not among --frames; "
                 "a row outside the scored frames would be dropped"
             )
     return np.sort(out.astype(np.int64))

@@ -1,7 +1,7 @@
 """Windows and fill-in fits of the trajectory NLL: ``trajectory_nll_windows``, ``windows_table``,
 ``fit_undetected_trajectories`` (maximum likelihood of (Lambda, rho) and optionally R on a calibration set).
 
-The value of one window is :func:`nllbench.trackers.trajectory.trajectory_nll`; ``docs/trajectory.md``
+The value of one window is :func:`nllbench.trackers.trajectory_tables.trajectory_nll`; ``docs/trajectory.md``
 says how to choose the fill-ins.
 """
 
@@ -16,15 +16,15 @@ from nllbench.engine.trajectory import (
     association_problem_from_weights,
     trajectory_weights,
 )
-from nllbench.measures.likelihood.trajectory import windows_table  # noqa: F401 - one row per window, kept here too
+from nllbench.measures.likelihood.trajectory_windows import windows_table  # noqa: F401 - one row per window, kept here too
 from nllbench.trackers.fillins import FillIns
 from nllbench.trackers.tracks import DEFAULT_STATE
-from nllbench.trackers.trajectory import (
+from nllbench.trackers.trajectory_tables import (
     TrajectoryNLLResult,
-    _check_parameters,
-    prepare,
-    prepared,
+    check_trajectory_parameters,
+    input_and_scoring,
     score_statistics,
+    trajectory_input,
     window_statistics,
 )
 
@@ -40,8 +40,8 @@ def _window_bounds(n_frames: int, window) -> list[tuple[int, int]]:
 def scored_windows(inp, window, score, **kw):
     """``(k0, k1, score(...))`` of each window ``[k0, k1)`` of ``window`` frames (None: one window).
 
-    ``score`` is :func:`~nllbench.measures.likelihood.trajectory.score_statistics` or
-    :func:`~nllbench.measures.likelihood.trajectory.score_window`, called with the
+    ``score`` is :func:`~nllbench.measures.likelihood.trajectory_windows.score_statistics` or
+    :func:`~nllbench.measures.likelihood.trajectory_windows.score_window`, called with the
     window's statistics, labels, truths, frames and spans and ``kw``.
     """
     for k0, k1 in _window_bounds(inp.frames.size, window):
@@ -72,7 +72,7 @@ def trajectory_nll_windows(
     length, its labels those with a row in it, its truths those present in it).
     The tables are read once. :func:`windows_table` makes a table of the results.
     """
-    inp, scoring = prepared(
+    inp, scoring = input_and_scoring(
         tracks,
         truth,
         q=q,
@@ -173,12 +173,12 @@ def fit_undetected_trajectories(
     """
     from scipy.optimize import minimize
 
-    inp = prepare(
+    inp = trajectory_input(
         tracks, truth, state=state, frames=frames, full_state=full_state, fill=fill, fov=fov, mixture=mixture
     )
     if inp.box is None:
         raise ValueError("fov: fitting the undetected trajectories needs the box (low, high)")
-    q, _, _, R0 = _check_parameters(q, None, unlisted_presence, inp.box)
+    q, _, _, R0 = check_trajectory_parameters(q, None, unlisted_presence, inp.box)
     windows = [window_statistics(inp, k0, k1)[0] for k0, k1 in _window_bounds(inp.frames.size, window)]
     n_truths = int(sum(s.n_present.size for s in windows))
     W = len(windows)

@@ -3,8 +3,8 @@ and :class:`TrajectoryOptions`.
 
 A run is scored as one window of all its frames or as consecutive windows of
 K frames (``--window K``); each window's value is
-:func:`nllbench.trackers.trajectory.trajectory_nll` of that window, and the
-run's value (:class:`nllbench.measures.likelihood.trajectory.TrajectoryRun`) is their sum:
+:func:`nllbench.trackers.trajectory_tables.trajectory_nll` of that window, and the
+run's value (:class:`nllbench.measures.likelihood.trajectory_windows.TrajectoryRun`) is their sum:
 the ``-log`` likelihood of the density that scores the windows independently.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nllbench.measures.likelihood.trajectory import TrajectoryRun, score_window
+from nllbench.measures.likelihood.trajectory_windows import TrajectoryRun, score_window
 
 
 def trajectory_of_tables(
@@ -38,17 +38,17 @@ def trajectory_of_tables(
 
     The arguments are those of :func:`nllbench.trackers.trajectory_fit.trajectory_nll_windows`
     (``state`` None: the default state columns); each window equals
-    :func:`nllbench.trackers.trajectory.trajectory_nll` on its frames. ``fitted``: the record of
+    :func:`nllbench.trackers.trajectory_tables.trajectory_nll` on its frames. ``fitted``: the record of
     :func:`~nllbench.trackers.trajectory_fit.fit_undetected_trajectories` when the fill-ins were
     fitted (kept in the run's ``fill_ins``). An exact value that is intractable is left out and
     the reason kept (:attr:`TrajectoryRun.exact_note`). ``cov_scale``, ``temper``: the calibration
-    probes (:func:`~nllbench.trackers.trajectory.prepare`).
+    probes (:func:`~nllbench.trackers.trajectory_tables.trajectory_input`).
     """
     from nllbench.trackers.tracks import DEFAULT_STATE
-    from nllbench.trackers.trajectory import prepared
     from nllbench.trackers.trajectory_fit import scored_windows
+    from nllbench.trackers.trajectory_tables import input_and_scoring
 
-    inp, scoring = prepared(
+    inp, scoring = input_and_scoring(
         tracks,
         truth,
         q=q,
@@ -83,7 +83,7 @@ class TrajectoryOptions:
     window : frames per window (None: the whole run as one window)
     undetected : (rate Lambda, presence rho) of the undetected trajectories, or None (none)
     unlisted_presence : R
-    mixture : "refuse" or "marginal" (:func:`nllbench.trackers.trajectory.trajectory_nll`)
+    mixture : "refuse" or "marginal" (:func:`nllbench.trackers.trajectory_tables.trajectory_nll`)
     fitted : the record of :func:`~nllbench.trackers.trajectory_fit.fit_undetected_trajectories`
         when ``undetected`` and R were fitted, else None
     """

@@ -16,7 +16,7 @@ from nllbench.measures.likelihood.trajectory_windows import (
     score_window,
     window_statistics,
 )
-from nllbench.trackers.trajectory import prepared
+from nllbench.trackers.trajectory_tables import input_and_scoring
 
 TRACKS = pd.DataFrame(
     {
@@ -37,7 +37,7 @@ BOX = ((-1.0, -1.0), (5.0, 5.0))
 
 @pytest.fixture(scope="module")
 def window():
-    inp, scoring = prepared(
+    inp, scoring = input_and_scoring(
         TRACKS, TRUTH, q=4, undetected=(0.5, 0.6), unlisted_presence=0.1, fov=BOX, state=("x", "y")
     )
     stats, lab, tru, spans = window_statistics(inp)

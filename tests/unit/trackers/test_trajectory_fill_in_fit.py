@@ -37,12 +37,12 @@ def test_fit_refuses_without_a_box():
 
 
 def test_fit_gradient_matches_finite_differences():
-    from nllbench.trackers import trajectory as tj
     from nllbench.trackers import trajectory_fit as tf
+    from nllbench.trackers import trajectory_tables as tj
 
     rng = np.random.default_rng(5)
     tracks, truth = simulate(rng, 30, 4, 1.5, 0.4, 0.3)
-    inp = tj.prepare(tracks, truth, fov=FOV, frames=list(range(120)))
+    inp = tj.trajectory_input(tracks, truth, fov=FOV, frames=list(range(120)))
     windows = [tj.window_statistics(inp, k0, k1)[0] for k0, k1 in tf._window_bounds(120, 4)]
     f = tf._objective(windows, 50, True, 0.0)
     x = np.array([0.3, -0.2, -0.5])

@@ -3,4 +3,4 @@ estimates' PMB and the trajectory NLL of a labelled posterior.
 """
 
 #: Old module names -> their names now (:mod:`nllbench._moved`).
-MOVED = {"trajectory": "trajectory_windows"}
+MOVED = {"trajectory": "trajectory_windows", "trajectory_posterior": "filter_trajectory_nll"}

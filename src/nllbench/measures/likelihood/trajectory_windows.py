@@ -1,8 +1,9 @@
 """The trajectory NLL of frame-sorted arrays: the engine's layout, one window's result, a run's windows.
 
-What the trajectory NLL of a labelled tracks table (:func:`nllbench.trackers.trajectory.trajectory_nll`,
-which reads and validates the tables) and of a labelled filter's posteriors
-(:mod:`nllbench.measures.likelihood.trajectory_posterior`, the pipeline's) share once both are arrays:
+What the trajectory NLL of a labelled tracks table
+(:func:`nllbench.trackers.trajectory_tables.trajectory_nll`, which reads and validates the tables)
+and of a labelled filter's posteriors (:mod:`nllbench.measures.likelihood.filter_trajectory_nll`,
+the pipeline's) share once both are arrays:
 
 * :class:`TrajectoryInput`: the rows and truths sorted by frame, with their Gaussians;
 * :func:`window_statistics`: the engine's parameter-free statistics of a window of frames;
@@ -491,7 +492,7 @@ class TrajectoryRun:
         return windows_table(list(self.windows))
 
     def per_trajectory(self):
-        """Each window's :meth:`~nllbench.trackers.trajectory.TrajectoryNLLResult.per_trajectory`
+        """Each window's :meth:`~nllbench.trackers.trajectory_tables.TrajectoryNLLResult.per_trajectory`
         rows, with the window's index first (``window``); a truth present in two windows has a row in each.
 
         The ``p_label_<id>`` columns are the union over windows (0 where a

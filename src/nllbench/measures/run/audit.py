@@ -19,7 +19,7 @@ HOTA of the point estimates (:func:`nllbench.filters.estimates.estimate`,
 :mod:`nllbench.measures.metrics`, :mod:`nllbench.measures.hota`), the NEES,
 Brier and cardinality panels of :mod:`nllbench.measures.calibration`, and at
 trajectory level the trajectory NLL (the engine of
-:mod:`nllbench.measures.trajectory_posterior`), PT-GOSPA and T-GOSPA.
+:mod:`nllbench.measures.likelihood.filter_trajectory_nll`), PT-GOSPA and T-GOSPA.
 
 Every score is oriented so that lower is better (``1 - MOTA``,
 ``1 - IDF1``, ``1 - HOTA``; the NEES calibration as |log(ANEES / d)|, 0 for a

@@ -424,7 +424,7 @@ def trajectory_scores(
     sequence, draws: Sequence[TrajectoryTruth], settings: AuditSettings
 ) -> dict[str, MeasureDraws]:
     """The trajectory NLL, PT-GOSPA and T-GOSPA of a labelled MB sequence at each draw."""
-    from nllbench.measures.likelihood.trajectory_posterior import posterior_input
+    from nllbench.measures.likelihood.filter_trajectory_nll import posterior_input
     from nllbench.measures.likelihood.trajectory_windows import score_statistics, window_statistics
 
     s = settings

@@ -7,9 +7,9 @@ fill-ins (:class:`~nllbench.trackers.api.FillIns`); each track ``id`` is a
 label, each truth ``id`` a trajectory. The density, its normalisation and the
 fill-ins are in ``docs/trajectory.md``; the engine is
 :mod:`nllbench.engine.trajectory`. This module reads and lays out the tables
-(:func:`prepare`); what follows from the arrays (the window statistics, the
-result, a run's windows) is :mod:`nllbench.measures.likelihood.trajectory`, shared with
-the reference filters' posteriors (:mod:`nllbench.measures.likelihood.trajectory_posterior`).
+(:func:`trajectory_input`); what follows from the arrays (the window statistics, the
+result, a run's windows) is :mod:`nllbench.measures.likelihood.trajectory_windows`, shared with
+the reference filters' posteriors (:mod:`nllbench.measures.likelihood.filter_trajectory_nll`).
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import numpy as np
 from nllbench.engine.assignment import check_q
 from nllbench.engine.densities import Gaussians, log_box_volume
 from nllbench.engine.transforms import POSITION, temper_probabilities
-from nllbench.measures.likelihood.trajectory import (  # the arrays' part, shared with the reference filters'
+from nllbench.measures.likelihood.trajectory_windows import (
     TrajectoryInput,
     TrajectoryNLLResult,
     TrajectoryScoring,
     score_statistics,
     window_statistics,
 )
-from nllbench.trackers.build import _covariances, _existence
-from nllbench.trackers.fillins import FillIns, _check_box
+from nllbench.trackers.build import table_covariances, table_existence
+from nllbench.trackers.fillins import FillIns, check_box
 from nllbench.trackers.inputs import read_tables as _tables
 from nllbench.trackers.tracks import DEFAULT_STATE
 
@@ -47,7 +47,7 @@ def _fov_box(fov, n_state: int, dims: list[int]):
         return None
     if not (isinstance(fov, (tuple, list)) and len(fov) == 2):
         raise ValueError(f"fov: expected (low, high), one bound per state column each, got {fov!r}")
-    _check_box(fov[0], fov[1])
+    check_box(fov[0], fov[1])
     low = np.atleast_1d(np.asarray(fov[0], dtype=float))
     high = np.atleast_1d(np.asarray(fov[1], dtype=float))
     if low.shape != (n_state,):
@@ -75,7 +75,7 @@ def _mixture_rows(t, mixture: str) -> np.ndarray:
     return t.weight
 
 
-def prepare(
+def trajectory_input(
     tracks,
     truth,
     *,
@@ -116,8 +116,8 @@ def prepare(
         )
     live = ~t.placeholder
     weight = _mixture_rows(t, mixture)
-    r, r_source = _existence(t, fill)
-    covs, cov_source = _covariances(t, fill)
+    r, r_source = table_existence(t, fill)
+    covs, cov_source = table_covariances(t, fill)
     if temper is not None and temper[0] != 1.0:
         r = temper_probabilities(r, *temper)
     covs = covs if cov_scale == 1.0 else cov_scale * covs
@@ -167,7 +167,11 @@ def prepare(
     )
 
 
-def _check_parameters(q, undetected, unlisted_presence, box):
+def check_trajectory_parameters(q, undetected, unlisted_presence, box):
+    """``(q, rate, presence, R)`` checked: Murty budget, undetected trajectories, unlisted presence.
+
+    ``box`` is the scored fov box or None (then neither undetected trajectories nor R > 0 can be placed).
+    """
     q = check_q(q, "q")
     rate, presence = 0.0, 1.0
     if undetected is not None:
@@ -199,18 +203,18 @@ def _parameter_provenance(rate, presence, R) -> dict:
     }
 
 
-def prepared(
+def input_and_scoring(
     tracks, truth, *, q, undetected, unlisted_presence, **kw
 ) -> tuple[TrajectoryInput, TrajectoryScoring]:
-    """The tables laid out (:func:`prepare` with ``kw``) and the checked parameters, in that order.
+    """The tables laid out (:func:`trajectory_input` with ``kw``) and the checked parameters, in that order.
 
     Returns ``(inp, scoring)``: ``scoring`` (:class:`TrajectoryScoring`) holds ``q``,
     ``rate``, ``presence``, ``unlisted_presence`` (R) and ``fill_ins`` (the
     provenance: the tables' fill-ins, the parameters and Q; callers add keys with
     :meth:`~TrajectoryScoring.with_fill_ins`).
     """
-    inp = prepare(tracks, truth, **kw)
-    q, rate, presence, R = _check_parameters(q, undetected, unlisted_presence, inp.box)
+    inp = trajectory_input(tracks, truth, **kw)
+    q, rate, presence, R = check_trajectory_parameters(q, undetected, unlisted_presence, inp.box)
     prov = {**inp.fill_ins, **_parameter_provenance(rate, presence, R), "q": q}
     return inp, TrajectoryScoring(q, rate, presence, R, prov)
 
@@ -266,7 +270,7 @@ def trajectory_nll(
     -------
     TrajectoryNLLResult
     """
-    inp, scoring = prepared(
+    inp, scoring = input_and_scoring(
         tracks,
         truth,
         q=q,
