@@ -85,6 +85,7 @@ BATCH_COMMANDS = {
     "aggregate": ["aggregate", "{met}", "--out-dir", "{out}"],
     "example": ["example", "1", "--out-dir", "{out}"],
     "audit": ["audit", "--config", "{audit}", "--out-dir", "{out}"],
+    "identity": ["identity", "--config-json", '{{"seeds": 1}}', "--rows", "{rows}", "--out-dir", "{out}"],
 }  # fmt: skip
 
 
@@ -114,6 +115,7 @@ def test_a_batch_command_never_replaces_a_directory_it_did_not_write(data, tmp_p
         tracks=data / "tracks",
         met=data / "met",
         audit=ROOT / "config/audit/audit.yaml",
+        rows=data / "t.csv",
     )
     before = snapshot(data)
     code, err = run([a.format(**names) for a in BATCH_COMMANDS[command]], capsys)

@@ -77,22 +77,23 @@ def _identity(args: argparse.Namespace) -> int:
     require_files([("--rows", p) for p in args.rows])
     for p in args.rows:
         check_text_file(p, "--rows", "the rows of 'nllbench identity-run' (CSV)")
-    parts = []
-    for p in args.rows:
-        t = pd.read_csv(p)
-        if list(t.columns) != list(ROW_COLUMNS):
-            raise ValueError(f"--rows {p!r}: expected columns {list(ROW_COLUMNS)}, got {list(t.columns)}")
-        parts.append(t)
-    rows = pd.concat(parts, ignore_index=True).sort_values("seed", kind="stable").reset_index(drop=True)
-    names = [f.name for f in plan.filters]
-    missing = sorted(set(names) - set(rows["filter"]))
-    if missing:
-        raise ValueError(f"--rows: expected rows of every configured filter, missing {missing}")
-    seeds = int(rows["seed"].nunique())
-    summary = summary_table(rows, names)
-    extra = extra_cost_table(rows, names)
     targets = ("--out-dir", args.out_dir, "identity study results")
     with checked_outputs(targets, inputs=[("--rows", p) for p in args.rows]) as (out,):
+        # the output is checked first: a refused --out-dir costs no reading
+        parts = []
+        for p in args.rows:
+            t = pd.read_csv(p)
+            if list(t.columns) != list(ROW_COLUMNS):
+                raise ValueError(f"--rows {p!r}: expected columns {list(ROW_COLUMNS)}, got {list(t.columns)}")
+            parts.append(t)
+        rows = pd.concat(parts, ignore_index=True).sort_values("seed", kind="stable").reset_index(drop=True)
+        names = [f.name for f in plan.filters]
+        missing = sorted(set(names) - set(rows["filter"]))
+        if missing:
+            raise ValueError(f"--rows: expected rows of every configured filter, missing {missing}")
+        seeds = int(rows["seed"].nunique())
+        summary = summary_table(rows, names)
+        extra = extra_cost_table(rows, names)
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         rows.to_csv(out / "rows.csv", index=False, float_format="%.17g")
