@@ -54,3 +54,17 @@ def random_pooled(rng, d=2, kind="gaussian", ppp=True, labels=None, max_p=7, max
 def copied(f: nb.PMBM) -> nb.PMBM:
     """The same density with each hypothesis holding its own copies (as filters build PMBMs)."""
     return nb.PMBM(f.ppp, f.hypotheses, f.weights)
+
+
+def same_hypotheses(f: nb.PMBM, c: nb.PMBM) -> None:
+    """Assert that two PMBMs hold the same hypotheses, weights and density arrays, bit for bit."""
+    assert f.n_hypotheses == c.n_hypotheses and bits_equal(f.weights, c.weights)
+    for a, b in zip(f.hypotheses, c.hypotheses, strict=True):
+        assert bits_equal(a.r, b.r)
+        assert (a.labels is None) == (b.labels is None)
+        assert a.labels is None or bits_equal(a.labels, b.labels)
+        fields = ("means", "covs", "_chol", "_log_diag", "_log_norm")
+        if isinstance(a.densities, nb.Laplaces):
+            fields = ("centers", "scales")
+        for name in fields:
+            assert bits_equal(getattr(a.densities, name), getattr(b.densities, name)), name
