@@ -68,3 +68,14 @@ def same_hypotheses(f: nb.PMBM, c: nb.PMBM) -> None:
             fields = ("centers", "scales")
         for name in fields:
             assert bits_equal(getattr(a.densities, name), getattr(b.densities, name)), name
+
+
+def as_single_mixture(f: nb.PMBM, construct: bool = False) -> nb.PMBM:
+    """A pooled Gaussian PMBM with each Bernoulli a one-component mixture (same members, weights)."""
+    pool = f.pool
+    g = pool.densities
+    if construct:  # the public constructor: factorised anew
+        mix = nb.GaussianMixtures(np.ones(len(g)), g.means, g.covs, np.arange(len(g) + 1))
+    else:
+        mix = nb.GaussianMixtures.single(g)
+    return nb.PMBM.pooled(f.ppp, nb.MultiBernoulli(pool.r, mix, pool.labels), f.members, f.weights)
