@@ -54,3 +54,28 @@ def random_pooled(rng, d=2, kind="gaussian", ppp=True, labels=None, max_p=7, max
 def copied(f: nb.PMBM) -> nb.PMBM:
     """The same density with each hypothesis holding its own copies (as filters build PMBMs)."""
     return nb.PMBM(f.ppp, f.hypotheses, f.weights)
+
+
+def same_hypotheses(f: nb.PMBM, c: nb.PMBM) -> None:
+    """Assert that two PMBMs hold the same hypotheses, weights and density arrays, bit for bit."""
+    assert f.n_hypotheses == c.n_hypotheses and bits_equal(f.weights, c.weights)
+    for a, b in zip(f.hypotheses, c.hypotheses, strict=True):
+        assert bits_equal(a.r, b.r)
+        assert (a.labels is None) == (b.labels is None)
+        assert a.labels is None or bits_equal(a.labels, b.labels)
+        fields = ("means", "covs", "_chol", "_log_diag", "_log_norm")
+        if isinstance(a.densities, nb.Laplaces):
+            fields = ("centers", "scales")
+        for name in fields:
+            assert bits_equal(getattr(a.densities, name), getattr(b.densities, name)), name
+
+
+def as_single_mixture(f: nb.PMBM, construct: bool = False) -> nb.PMBM:
+    """A pooled Gaussian PMBM with each Bernoulli a one-component mixture (same members, weights)."""
+    pool = f.pool
+    g = pool.densities
+    if construct:  # the public constructor: factorised anew
+        mix = nb.GaussianMixtures(np.ones(len(g)), g.means, g.covs, np.arange(len(g) + 1))
+    else:
+        mix = nb.GaussianMixtures.single(g)
+    return nb.PMBM.pooled(f.ppp, nb.MultiBernoulli(pool.r, mix, pool.labels), f.members, f.weights)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -43,3 +44,16 @@ ALTERNATIVES = {
 def _paired_z(diffs):
     diffs = np.asarray(diffs)
     return diffs.mean() / (diffs.std(ddof=1) / math.sqrt(diffs.size))
+
+
+def gl_nodes(breaks, piece=0.25, order=16):
+    """Gauss-Legendre nodes and weights over [breaks[0], breaks[-1]], pieces of at most ``piece``."""
+    x0, w0 = np.polynomial.legendre.leggauss(order)
+    xs, ws = [], []
+    for a, b in itertools.pairwise(breaks):
+        m = max(int(math.ceil((b - a) / piece)), 1)
+        for lo in np.linspace(a, b, m + 1)[:-1]:
+            hi = lo + (b - a) / m
+            xs.append(0.5 * (hi - lo) * x0 + 0.5 * (hi + lo))
+            ws.append(0.5 * (hi - lo) * w0)
+    return np.concatenate(xs), np.concatenate(ws)

@@ -10,9 +10,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
 from support.densities import random_covs
-from support.pooled import bits_equal, copied, random_pooled
+from support.pooled import bits_equal, copied, random_pooled, same_hypotheses
 
 import nllbench as nb
 from nllbench.engine.transforms import marginal, scale_covariances, temper_existence
@@ -93,19 +92,6 @@ def test_nll_of_a_large_pooled_pmbm_equals_the_copied_one_bit_for_bit():
         assert bits_equal(nb.nll_many(a, y[:, dims], (1, 10, 100)), nb.nll_many(b, y[:, dims], (1, 10, 100)))
 
 
-def _same_hypotheses(f: nb.PMBM, c: nb.PMBM) -> None:
-    assert f.n_hypotheses == c.n_hypotheses and bits_equal(f.weights, c.weights)
-    for a, b in zip(f.hypotheses, c.hypotheses, strict=True):
-        assert bits_equal(a.r, b.r)
-        assert (a.labels is None) == (b.labels is None)
-        assert a.labels is None or bits_equal(a.labels, b.labels)
-        fields = ("means", "covs", "_chol", "_log_diag", "_log_norm")
-        if isinstance(a.densities, nb.Laplaces):
-            fields = ("centers", "scales")
-        for name in fields:
-            assert bits_equal(getattr(a.densities, name), getattr(b.densities, name)), name
-
-
 def test_transforms_of_a_pooled_pmbm_stay_pooled_and_equal_the_copied_ones():
     for f, c, y in _cases(202, d=4):
         for transform in (
@@ -114,7 +100,7 @@ def test_transforms_of_a_pooled_pmbm_stay_pooled_and_equal_the_copied_ones():
         ):
             a, b = transform(f), transform(c)
             assert a.is_pooled and a.pool.densities is f.pool.densities  # only r changed
-            _same_hypotheses(a, b)
+            same_hypotheses(a, b)
         if isinstance(f.pool.densities, nb.Laplaces):
             with pytest.raises(TypeError, match="Laplace"):
                 marginal(f)
@@ -127,7 +113,7 @@ def test_transforms_of_a_pooled_pmbm_stay_pooled_and_equal_the_copied_ones():
         ):
             a, b = transform(f), transform(c)
             assert a.is_pooled and len(a.pool) == len(f.pool)  # the pool, transformed once
-            _same_hypotheses(a, b)
+            same_hypotheses(a, b)
             yy = y[:, :2] if a.dim == 2 else y
             assert bits_equal(nb.nll_many(a, yy, (1, 5)), nb.nll_many(b, yy, (1, 5)))
 
@@ -165,7 +151,7 @@ def test_a_pooled_posterior_is_written_as_its_copied_form(tmp_path):
         assert bits_equal(f.pool.r, g.pool.r) and bits_equal(f.pool.labels, g.pool.labels)
         assert bits_equal(f.pool.densities.covs, g.pool.densities.covs)
         assert all(bits_equal(x, z) for x, z in zip(f.members, g.members, strict=True))
-        _same_hypotheses(f, orig)
+        same_hypotheses(f, orig)
 
 
 def _array_bytes(obj, seen=None) -> int:
@@ -244,34 +230,3 @@ def test_evaluate_run_on_pooled_posteriors_equals_the_copied_ones():
             assert bits_equal(a.nll[name], b.nll[name])
         assert bits_equal(a.calibration, b.calibration) and bits_equal(a.cardinality, b.cardinality)
         assert bits_equal(a.gospa, b.gospa) and bits_equal(a.theorem1_difference, b.theorem1_difference)
-
-
-def _hypotheses_of(state, with_ppp: bool) -> nb.PMBM:
-    """A PMBM filter state as copied hypotheses, one MultiBernoulli per row of ``assoc``."""
-    hyps = []
-    for row in state.assoc:
-        s = row[row >= 0]
-        g = nb.Gaussians(state.means[s], state.covs[s])
-        hyps.append(nb.MultiBernoulli(state.r[s], g, state.track_labels[state.track[s]]))
-    w = np.exp(state.log_weights - logsumexp(state.log_weights))  # as the filter normalises them
-    return nb.PMBM(state.ppp.to_ppp() if with_ppp else None, hyps, w / w.sum())
-
-
-@pytest.mark.parametrize("variant", ["pmbm", "mbm"])
-def test_a_pmbm_filter_posterior_is_pooled_and_equals_its_copied_hypotheses(variant):
-    from nllbench.filters.pmbm import run_pmbm
-    from nllbench.simulation.scenarios import get_scenario, simulate
-
-    sc = get_scenario("williams15", steps=12)
-    sim = simulate(sc, np.random.default_rng(3))
-    states = run_pmbm(sim.measurements, sc.model, variant).states
-    assert max(s.assoc.shape[0] for s in states) > 1  # the run has several global hypotheses
-    for s, X in zip(states, sim.truth, strict=True):
-        f = s.to_density(with_ppp=variant == "pmbm")
-        c = _hypotheses_of(s, with_ppp=variant == "pmbm")
-        assert f.is_pooled and len(f.pool) == s.r.shape[0]
-        _same_hypotheses(f, c)
-        assert f.family == c.family
-        y = X[:, list((0, 1))]
-        assert bits_equal(nb.nll_many(marginal(f), y, (1, 10)), nb.nll_many(marginal(c), y, (1, 10)))
-        assert bits_equal(estimate(f), estimate(c))

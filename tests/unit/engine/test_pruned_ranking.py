@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from support.ranking_cases import canonical_brute_force, sparse_problem
 
 from nllbench.engine._murty import murty_kernel as _murty_kernel
 from nllbench.engine._murty import solution_cost as _solution_cost
@@ -18,22 +19,6 @@ from nllbench.engine._pruned import (
     _upper_bound,
 )
 from nllbench.engine._pruned import ranked as _ranked
-
-
-def canonical_brute_force(C, mandatory):
-    """Every assignment as (cost summed in row order, columns), in (cost, columns) order."""
-    n, M = C.shape
-    out = []
-    for cols in itertools.permutations(range(M), n):
-        if any(mandatory[j] and j not in cols for j in range(M)):
-            continue
-        cost = 0.0
-        for i in range(n):
-            cost += C[i, cols[i]]
-        if cost < math.inf:
-            out.append((cost, cols))
-    out.sort()
-    return out
 
 
 def root_state(C, mandatory):
@@ -51,47 +36,6 @@ def root_state(C, mandatory):
     )
     ok = _solve_root(C, ~mandatory, M - n, col, row4col, u, v, *scratch)
     return ok, col, row4col, u, v
-
-
-def sparse_problem(rng, n, m, spread=1.0):
-    """Rows near their own column and their private PPP column, as in a separated scene."""
-    C = rng.uniform(20, 60, (n, m + n)) * spread
-    for i in range(n):
-        C[i, i % m] = rng.uniform(0, 4)
-        C[i, m + i] = rng.uniform(3, 9)
-        if rng.random() < 0.3:  # a second nearby Bernoulli, shared with the next row
-            C[i, (i + 1) % m] = rng.uniform(1, 6)
-    C[:, m:][~np.eye(n, dtype=bool)] = np.inf
-    return C
-
-
-@pytest.mark.parametrize("kind", ["normal", "ties", "sparse", "large"])
-def test_ranked_is_the_canonical_prefix_of_brute_force(kind):
-    rng = np.random.default_rng({"normal": 1, "ties": 2, "sparse": 3, "large": 4}[kind])
-    for _ in range(150):
-        n = int(rng.integers(1, 6))
-        M = n + int(rng.integers(0, 4))
-        if kind == "sparse":
-            m = max(M - n, 1)
-            C, M = sparse_problem(rng, n, m), n + m
-        else:
-            C = rng.normal(size=(n, M))
-            if kind == "ties":
-                C = np.round(C * 2) / 2
-            if kind == "large":
-                C = C * 1e6 + 1e9
-            C[rng.random((n, M)) < 0.2] = np.inf
-        mand = rng.random(M) < (0.0 if kind == "sparse" else 0.15)
-        ref = canonical_brute_force(C, mand)
-        for Q in (1, 2, 3, 7, 20, 40):
-            costs, cols, rest = _ranked(C, mand, Q, math.inf)
-            want = ref[:Q]
-            assert costs.tolist() == [c for c, _ in want], (kind, Q)
-            assert [tuple(r) for r in cols] == [c for _, c in want], (kind, Q)
-            if len(ref) > Q:
-                assert rest <= ref[Q][0] + 1e-9 * (1 + abs(ref[Q][0]))
-            else:
-                assert rest == math.inf
 
 
 def test_ranking_a_separated_scene_equals_the_plain_kernel():

@@ -199,19 +199,3 @@ def test_predict_keeps_probabilities():
             assert abs(post.weights.sum() - 1) < 1e-9
             for mb in post.hypotheses:
                 assert np.all((mb.r >= 0) & (mb.r <= 1))
-
-
-def test_recycling_moves_unlikely_tracks_into_the_ppp():
-    sc = get_scenario("williams15", steps=15)
-    sim = simulate(sc, np.random.default_rng(2))
-    from nllbench.filters.pmbm import run_pmbm
-
-    plain = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings()).states
-    rec = run_pmbm(sim.measurements, sc.model, "pmbm", PMBMSettings(recycle=0.1)).states
-    for state in rec:
-        for t in range(state.track_labels.shape[0]):
-            s = state.assoc[:, t][state.assoc[:, t] >= 0]
-            assert np.any(state.r[s] >= 0.1)
-    assert sum(s.track_labels.size for s in rec) < sum(s.track_labels.size for s in plain)
-    # recycled mass is kept, in the PPP
-    assert rec[-1].ppp.mixture.weights.sum() > plain[-1].ppp.mixture.weights.sum()

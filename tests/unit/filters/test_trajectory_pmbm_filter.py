@@ -108,23 +108,6 @@ def test_trajectory_estimate_is_the_smoother_mean():
     assert all(len(x) == 1 for x in labels) and len({int(x[0]) for x in labels}) == 1
 
 
-def test_identity_study_rows():
-    """The study's rows: every filter and measure on both conditions; the offsets move positions only."""
-    import pandas as pd
-
-    from nllbench.pipeline.identity_study import SEPARATING_OFFSETS, identity_rows, separated
-
-    x = [np.arange(8.0).reshape(2, 4)]
-    moved = separated(x, [np.array([0, 5])])[0]
-    assert moved[:, :2] == pytest.approx(x[0][:, :2] + SEPARATING_OFFSETS[[0, 1]])
-    assert moved[:, 2:] == pytest.approx(x[0][:, 2:])
-    table = pd.DataFrame(identity_rows([0], steps=6))
-    assert set(table["condition"]) == {"coalescence", "separated"}
-    assert set(table["filter"]) == {"pmbm", "pmb", "tpmbm"}
-    assert len(table) == 2 * (2 * 4 + 3)
-    assert np.all(np.isfinite(table["value"]))
-
-
 def test_hostile_trajectory_posterior_files_are_refused(tmp_path):
     """A variable of the wrong kind, a dangling index, another content: SchemaError naming the file."""
     import xarray as xr
