@@ -10,7 +10,12 @@ is written once; each round then runs, as separate processes, in turn:
   CLEAR and Identity on IoU only (TrackEval's measures, no NLL);
 * ``default``: ``nllbench score`` with the NLL (the confidence as r, box
   covariances, an undetected rate) and its default measures, ``--jobs 1``;
-* ``default-jobs2``: the same with ``--jobs 2`` (wall time).
+* ``default-jobs2``: the same with ``--jobs 2`` (wall time);
+* ``baseline`` (with ``--baseline SRC``): ``default`` run by the package
+  at ``SRC`` (``PYTHONPATH=SRC``, e.g. ``src`` of a checkout of an earlier
+  commit), to time a change in the same rounds; its paired ratio to
+  ``default`` and whether their output files are equal byte for byte are
+  printed.
 
 CPU seconds are each child's user + system time and its memory peak its
 largest resident set (``os.wait4``; with ``--jobs 2`` the largest process of
@@ -26,6 +31,7 @@ printed before and after. Run::
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
 import subprocess
 import sys
@@ -124,6 +130,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sequences", type=int, default=2)
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", metavar="SRC", help="also run the default set with PYTHONPATH=SRC")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="bench_mot_"))
     names = write_set(root, args.sequences, args.frames)
@@ -138,8 +145,13 @@ def main(argv=None) -> int:
         "default": [*score, "--output-dir", str(root / "o2"), *nll, "--jobs", "1"],
         "default-jobs2": [*score, "--output-dir", str(root / "o3"), *nll, "--jobs", "2"],
     }
+    if args.baseline:
+        base = ["env", f"PYTHONPATH={Path(args.baseline).resolve()}", *score]
+        sides["baseline"] = [*base, "--output-dir", str(root / "o4"), *nll, "--jobs", "1"]
     timed(sides["classic"])  # kernels compiled once, outside the rounds
     timed(sides["default"])
+    if args.baseline:
+        timed(sides["baseline"])
     cpu = {k: [] for k in sides}
     wall = {k: [] for k in sides}
     peak = {k: [] for k in sides}
@@ -163,6 +175,12 @@ def main(argv=None) -> int:
     for name in ("classic", "default", "default-jobs2"):
         print(f"  CPU {name} / trackeval: {overhead(cpu[name], cpu['trackeval'])}")
     print(f"  wall --jobs 2 / --jobs 1: {spread(wall['default-jobs2'], wall['default'])}")
+    if args.baseline:
+        print(f"  CPU baseline / trackeval: {overhead(cpu['baseline'], cpu['trackeval'])}")
+        print(f"  CPU default / baseline: {overhead(cpu['default'], cpu['baseline'])}")
+        files = sorted(p.name for p in (root / "o2").iterdir())
+        same = all(filecmp.cmp(root / "o2" / f, root / "o4" / f, shallow=False) for f in files)
+        print(f"  output files of default and baseline byte-identical: {same} ({len(files)} files)")
     return 0
 
 

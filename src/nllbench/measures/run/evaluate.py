@@ -311,9 +311,11 @@ def evaluate_runs(
     steps, propers, proper_seconds = [], {s: [] for s in proper_at}, dict.fromkeys(proper_at, 0.0)
     # None: not a multi-Bernoulli run, or P-GOSPA and PT-GOSPA not asked
     bernoullis = {s: [] for s in groups} if K and not {"pgospa", "ptgospa"} <= skip else None
+    unit = replace(first, cov_scale=1.0)  # the probes without a covariance scale, built once per run
     for k, (density, X) in enumerate(zip(posteriors, truth, strict=True)):
         X = _truth_states(X, density, k)
-        base, y = _evaluated_density(density, X, first)
+        tempered = probed(density, unit)  # the density every measure below reads (scales apply after)
+        base, y = _evaluated_density(tempered, X, first)
         nlls, card, rps = {}, None, None
         for s, (qs, exact) in groups.items():
             nlls[s] = _step_nll(base, y, first, s, qs, exact, card, calibrated[s])
@@ -327,10 +329,10 @@ def evaluate_runs(
                 propers[s].append(step)
                 rps = step.rps
                 proper_seconds[s] += time.perf_counter() - t_proper
-        steps.append((nlls, _step_points(density, X, k, estimates, first, lo, hi)))
+        steps.append((nlls, _step_points(tempered, X, k, estimates, first, lo, hi)))
         bernoullis = bernoullis if applies(density) else None
         if bernoullis is not None:  # P-GOSPA at every covariance scale (docs/pgospa.md)
-            e = distance_marginal(probed(density, replace(first, cov_scale=1.0)), first.distance_dims)
+            e = distance_marginal(tempered, first.distance_dims)
             for s in groups:
                 bernoullis[s].append(pgospa_step(e, steps[-1][1].truth_points, s, first.cutoff, first.p))
     proper = {
@@ -412,18 +414,18 @@ class _StepPoints:
     values: dict  # measure -> {variable: number}: the stepwise measures' values (stepwise.step_values)
 
 
-def _evaluated_density(density, X: np.ndarray, settings: EvaluationSettings):
+def _evaluated_density(tempered, X: np.ndarray, settings: EvaluationSettings):
     """The (tempered) density the NLL is evaluated on, before any covariance scale, and the truth on it.
 
-    The position marginal (or the full state) of the tempered posterior. A
+    The position marginal (or the full state) of the tempered posterior ``tempered``
+    (:func:`probed` at ``settings`` without its covariance scale). A
     covariance scale commutes with both (it multiplies covariances only; the
     marginal takes their blocks, tempering touches r only), so each scale is
     applied to this one marginal: the same numbers as scaling first.
     """
-    density = probed(density, replace(settings, cov_scale=1.0))
     if settings.marginal == "position":
-        return marginal(density, POSITION), X[:, list(POSITION)]
-    return density, X
+        return marginal(tempered, POSITION), X[:, list(POSITION)]
+    return tempered, X
 
 
 def _step_nll(
@@ -456,8 +458,8 @@ def _step_nll(
 
 
 def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi) -> _StepPoints:
-    """Step ``k``'s estimates (of the tempered posterior; no covariance scale) and the stepwise measures."""
-    density = probed(density, replace(settings, cov_scale=1.0))
+    """Step ``k``'s estimates and the stepwise measures; ``density``: the tempered posterior
+    (:func:`probed` at ``settings`` without its covariance scale)."""
     states, labels, covs = _step_estimates(density, k, estimates, settings)
     empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
     e = settings.distance_dims

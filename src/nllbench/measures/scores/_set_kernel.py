@@ -109,36 +109,53 @@ _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e00
 #: Squared distances beyond this give exp(-s / 2) = 0 in float64; the kernels clamp to it.
 _S_MAX = 1492.0
-#: 2^k for k = -540..0 (exact): 2^n for n in [-1076, 0] is the product of two entries, each normal.
-_POW2 = np.ldexp(1.0, np.arange(-540, 1))
 
 
 @nb.njit(cache=True, fastmath={"contract"})
-def _kernel_values(ut, a, w, b0, b1, cut2, kbuf):
+def _kernel_values(ut, a, w, b0, b1, cut2, kbuf, ebuf):
     """kbuf[b - b0] = exp(-||ut[:, a] - w[:, b]||^2 / 2) for b0 <= b < b1, or 0 beyond ``cut2``.
 
     ``ut`` (d, T) and ``w`` (d, m) hold points as columns, so that the
-    loops over b run over contiguous memory and compile to SIMD code. The
-    exponential is computed here, not by libm (whose call does not
-    vectorize): exp(x) = 2^n p(r) after Cody and Waite's reduction, with p
-    the degree-13 Taylor polynomial of exp on |r| <= ln2 / 2 (remainder
-    below 4e-18 relative) and 2^n the product of two exact table entries
-    2^(n // 2) and 2^(n - n // 2) (neither subnormal, so only the last
-    product can round); within about 1 ulp of libm's exp (tested).
+    loops over b run over contiguous memory and compile to SIMD code: the
+    squared distances by :func:`_squared_distances`, then their kernel
+    values by :func:`_exp_values` (``ebuf``: its (2 (b1 - b0),) int64 scratch).
     """
+    _squared_distances(ut, a, w, b0, b1, kbuf, 0)
+    _exp_values(kbuf, b1 - b0, cut2, ebuf)
+
+
+@nb.njit(cache=True, fastmath={"contract"})
+def _squared_distances(ut, a, w, b0, b1, out, o0):
+    """out[o0 + b - b0] = ||ut[:, a] - w[:, b]||^2 for b0 <= b < b1 (summed over the coordinates in order)."""
     d = ut.shape[0]
     n = b1 - b0
     for b in range(n):
-        kbuf[b] = 0.0
+        out[o0 + b] = 0.0
     for t in range(d):
         x = ut[t, a]
         for b in range(n):
             diff = x - w[t, b0 + b]
-            kbuf[b] += diff * diff
+            out[o0 + b] += diff * diff
+
+
+@nb.njit(cache=True, fastmath={"contract"})
+def _exp_values(kbuf, n, cut2, ebuf):
+    """kbuf[b] = exp(-kbuf[b] / 2) in place for b < n, or 0 where kbuf[b] > ``cut2``.
+
+    The exponential is computed here, not by libm (whose call does not
+    vectorize): exp(x) = 2^n p(r) after Cody and Waite's reduction, with p
+    the degree-13 Taylor polynomial of exp on |r| <= ln2 / 2 (remainder
+    below 4e-18 relative) and 2^n the product of 2^(n // 2) and
+    2^(n - n // 2), each built exactly from its exponent bits in ``ebuf``
+    ((2 n,) int64 scratch; neither is subnormal, so only the last product
+    can round); within about 1 ulp of libm's exp (tested). Written so that
+    it compiles to SIMD code (``numpy.floor``, no table look-up), and run
+    over a block of pairs, not one short row at a time.
+    """
     for b in range(n):
         s = kbuf[b]
         x = -0.5 * min(s, _S_MAX)
-        nf = math.floor(x * _INV_LN2 + 0.5)
+        nf = np.floor(x * _INV_LN2 + 0.5)
         r = (x - nf * _LN2_HI) - nf * _LN2_LO
         p = 1.0 / 6227020800.0
         p = p * r + 1.0 / 479001600.0
@@ -156,8 +173,12 @@ def _kernel_values(ut, a, w, b0, b1, cut2, kbuf):
         p = p * r + 1.0
         ni = np.int64(nf)
         half = ni >> 1
-        p = p * _POW2[half + 540] * _POW2[ni - half + 540]
+        ebuf[b] = (half + 1023) << 52  # the bits of 2^half (-538 <= half <= 0: a normal number)
+        ebuf[n + b] = (ni - half + 1023) << 52
         kbuf[b] = p if s <= cut2 else 0.0
+    two = ebuf.view(np.float64)
+    for b in range(n):
+        kbuf[b] = kbuf[b] * two[b] * two[n + b]
 
 
 @nb.njit(cache=True)
@@ -177,28 +198,69 @@ def _add_by_owner(acc, i, owner, b0, n, kbuf):
     acc[i, j] += run
 
 
+#: The most pair values one block of :func:`_accumulate_pairs` holds (at least one anchor's row).
+_BLOCK = 1 << 14
+
+
 @nb.njit(cache=True)
 def _accumulate_pairs(ut, owner, cell_keys, starts, deltas, cut2, acc):
-    """acc[owner[a], owner[b]] += k(u_a, u_b) for each unordered pair a != b in the same or adjacent cells."""
+    """acc[owner[a], owner[b]] += k(u_a, u_b) for each unordered pair a != b in the same or adjacent cells.
+
+    Cell by cell: the pairs within the cell (anchor a with a + 1 .. end),
+    then those with each neighbour of larger key (anchor a with the whole
+    neighbour). The kernel values of consecutive anchors' rows are computed
+    as one block (:func:`_block_pairs`), then added row by row in anchor
+    order (:func:`_add_by_owner`): the same kernel values and the same
+    additions in the same order as one row at a time, so the same sums.
+    """
     C = cell_keys.shape[0]
     size = 0
     for c in range(C):
         size = max(size, starts[c + 1] - starts[c])
-    kbuf = np.empty(size)
+    kbuf = np.empty(max(size, _BLOCK))
+    ebuf = np.empty(2 * kbuf.shape[0], dtype=np.int64)
     for c in range(C):
         a0, a1 = starts[c], starts[c + 1]
-        for a in range(a0, a1):  # pairs within the cell
-            _kernel_values(ut, a, ut, a + 1, a1, cut2, kbuf)
-            _add_by_owner(acc, owner[a], owner, a + 1, a1 - a - 1, kbuf)
+        _block_pairs(ut, owner, a0, a1, a0, a1, True, cut2, acc, kbuf, ebuf)  # pairs within the cell
         for q in range(deltas.shape[0]):  # pairs with each neighbour of larger key
             target = cell_keys[c] + deltas[q]
             c2 = np.searchsorted(cell_keys, target)
             if c2 >= C or cell_keys[c2] != target:
                 continue
-            b0, b1 = starts[c2], starts[c2 + 1]
-            for a in range(a0, a1):
-                _kernel_values(ut, a, ut, b0, b1, cut2, kbuf)
-                _add_by_owner(acc, owner[a], owner, b0, b1 - b0, kbuf)
+            _block_pairs(ut, owner, a0, a1, starts[c2], starts[c2 + 1], False, cut2, acc, kbuf, ebuf)
+
+
+@nb.njit(cache=True, fastmath={"contract"})
+def _block_pairs(ut, owner, a0, a1, b0, b1, within, cut2, acc, kbuf, ebuf):
+    """For a = a0 .. a1 - 1 in order: acc[owner[a], owner[b]] += k(u_a, u_b) for b in its row.
+
+    Its row: b in [a + 1, a1) when ``within`` (the pairs of one cell), else
+    [b0, b1). Rows are filled into ``kbuf`` until the next would pass its
+    length, their kernel values computed in one pass, then added.
+    """
+    cap = kbuf.shape[0]
+    a = a0
+    while a < a1:
+        first, o = a, 0
+        while a < a1:  # fill rows a = first, ...
+            lo = a + 1 if within else b0
+            if o > 0 and o + (b1 - lo) > cap:
+                break
+            for b in range(b1 - lo):  # kbuf[o + b] = ||u_a - u_(lo + b)||^2, as _squared_distances
+                kbuf[o + b] = 0.0
+            for t in range(ut.shape[0]):
+                x = ut[t, a]
+                for b in range(b1 - lo):
+                    diff = x - ut[t, lo + b]
+                    kbuf[o + b] += diff * diff
+            o += b1 - lo
+            a += 1
+        _exp_values(kbuf, o, cut2, ebuf)
+        o = 0
+        for r in range(first, a):  # add the rows in anchor order
+            lo = r + 1 if within else b0
+            _add_by_owner(acc, owner[r], owner, lo, b1 - lo, kbuf[o:])
+            o += b1 - lo
 
 
 def cross_sums(u: np.ndarray, offsets: np.ndarray, w: np.ndarray, cut2: float = _S_MAX) -> np.ndarray:
@@ -219,8 +281,9 @@ def _cross_kernel(ut, owner, wt, n, cut2):
     T = ut.shape[1]
     out = np.zeros((1, n))
     kbuf = np.empty(T)
+    ebuf = np.empty(2 * T, dtype=np.int64)
     zero = np.int64(0)  # not the literal 0: a literal argument compiles a second signature
     for b in range(wt.shape[1]):
-        _kernel_values(wt, b, ut, zero, T, cut2, kbuf)
+        _kernel_values(wt, b, ut, zero, T, cut2, kbuf, ebuf)
         _add_by_owner(out, zero, owner, zero, T, kbuf)
     return out[0]
