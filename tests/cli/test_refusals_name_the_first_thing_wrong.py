@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
+from support.cube_files import cube_file
 
 # ---------------------------------------------------------------------------
 # Stone Soup YAML: only tracking types are built
@@ -37,22 +37,6 @@ def test_scoring_a_yaml_file_with_a_writer_leaves_the_users_file_and_says_which_
     err = capsys.readouterr().err
     assert "!stonesoup.writer.yaml.YAMLWriter" in err and "line 2" in err
     assert victim.read_bytes() == before and not (tmp_path / "m.nc").exists()
-
-
-def _cube_file(tmp_path):
-    from nllbench.pipeline.cube import step_cube, write_step_cube
-
-    base = dict(
-        scenario="s", filter="pmbm", clutter=5.0, pd=0.9, cov_scale=1.0, temper=1.0, marginal="a", seed=0
-    )
-    steps = np.arange(3, dtype=np.int64)
-    records = [
-        ({**base, "q": 1}, "nll", steps, np.array([1.0, 2.0, 3.0])),
-        ({**base, "q": 0}, "gospa", steps, np.array([0.5, 0.25, 0.0])),
-    ]
-    path = tmp_path / "steps.nc"
-    write_step_cube(step_cube(records), path)
-    return path
 
 
 # ---------------------------------------------------------------------------
@@ -111,7 +95,7 @@ def test_tables_long_into_an_existing_directory_says_it_is_a_directory(tmp_path,
     """Even a directory that holds the input (the tables directory itself) is named as a directory first."""
     from nllbench.cli import main
 
-    tab = _cube_file(tmp_path).parent
+    tab = cube_file(tmp_path).parent
     for out in (tab, tmp_path / "elsewhere"):
         out.mkdir(exist_ok=True)
         assert main(["tables", "long", "--tables", str(tab), "-o", str(out)]) != 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.cube_files import cube_file
 from support.paths import DATA
 
 
@@ -148,27 +149,11 @@ def test_an_old_metrics_file_whose_packed_types_or_dimensions_lie_is_refused_by_
         read_metrics(tmp_path / "swapped.nc")
 
 
-def _cube_file(tmp_path):
-    from nllbench.pipeline.cube import step_cube, write_step_cube
-
-    base = dict(
-        scenario="s", filter="pmbm", clutter=5.0, pd=0.9, cov_scale=1.0, temper=1.0, marginal="a", seed=0
-    )
-    steps = np.arange(3, dtype=np.int64)
-    records = [
-        ({**base, "q": 1}, "nll", steps, np.array([1.0, 2.0, 3.0])),
-        ({**base, "q": 0}, "gospa", steps, np.array([0.5, 0.25, 0.0])),
-    ]
-    path = tmp_path / "steps.nc"
-    write_step_cube(step_cube(records), path)
-    return path
-
-
 def test_a_step_cube_whose_measure_is_integer_or_transposed_is_refused_by_name(tmp_path):
     from nllbench.pipeline.cube import read_step_cube
     from nllbench.store import SchemaError
 
-    path = _cube_file(tmp_path)
+    path = cube_file(tmp_path)
     cube = read_step_cube(path)
     assert float(cube["nll"].values.ravel()[1]) == 2.0
     lying = cube.copy(deep=True)
