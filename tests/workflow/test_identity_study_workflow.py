@@ -44,10 +44,13 @@ def test_the_report_shows_the_study_only_when_the_config_has_one(config, n):
 def test_the_landing_page_names_the_items_in_report_order():
     landing = (ROOT / "workflow/report/workflow.rst").read_text()
     start = landing.index("*7 Identity uncertainty*")
-    paragraph = re.sub(r"\s+", " ", landing[start : landing.index("seconds.{% endif %}", start)])
+    paragraph = re.sub(r"\s+", " ", landing[start : landing.index("seconds. {% endif %}", start)])
     places = [paragraph.find(item.label.split(" ", 1)[1]) for item in IDENTITY_ITEMS]
     assert -1 not in places and places == sorted(places)
     assert sorted(IDENTITY_ITEMS, key=lambda i: i.label) == list(IDENTITY_ITEMS)
+    # the template drops the newline after an endif: a section ending "x.{% endif %}" glues the next
+    # section's first word to its last sentence ("seconds.*7 Identity uncertainty*" on the page)
+    assert not re.search(r"[^\s]\{% endif %\}\n\{% if", landing)
 
 
 def test_the_plan_takes_filters_by_name_and_names_every_wrong_key():
