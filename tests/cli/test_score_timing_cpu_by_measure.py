@@ -91,6 +91,13 @@ def test_measures_left_out_are_empty_and_the_rest_still_adds_up(tmp_path, dirs):
     _adds_up(table)
 
 
+def test_the_trajectory_nll_asked_has_its_seconds_too(tmp_path, dirs):
+    extra = ["--trajectory", "--undetected-trajectories", "0.5", "0.4"]
+    table, _ = _timing(tmp_path, dirs, "trajectory", *extra)
+    assert _filled(table) == set(MEASURE_NAMES)
+    _adds_up(table)
+
+
 def test_a_bad_timing_path_is_refused_by_name_before_any_work(tmp_path, dirs, capsys):
     res, gt = dirs
     (tmp_path / "a_file").write_text("mine\n")

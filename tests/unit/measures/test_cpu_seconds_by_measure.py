@@ -37,7 +37,7 @@ def test_laps_are_charged_to_their_name_and_a_lap_left_out_to_none():
 def test_an_evaluation_charges_each_measure_it_computes_and_only_those():
     ex = example1()
     density = ex.trackers["M1"]
-    args = ([density, density], [ex.truth, ex.truth], [np.arange(2)] * 2, [0, 0], [10, 10])
+    args = ([density], [ex.truth], [np.arange(2)], [0, 0], [10, 10])
     full = evaluate_run(*args)
     computed = set(MEASURE_NAMES) - {"trajectory_nll"}  # attached after the evaluation, by score
     assert set(full.cpu_seconds) == computed | {DENSITIES, ESTIMATES}
