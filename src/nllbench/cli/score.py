@@ -360,7 +360,8 @@ def add_parsers(sub) -> None:
     sc.add_argument(
         "--timing",
         help="batch: CSV of seconds per item: wall (seconds), NLL, proper scores, and CPU seconds of the "
-        "item, its reading and its MOTChallenge box measures",
+        "item, its reading and its MOTChallenge box measures; then the item's CPU seconds by part, adding up "
+        "to it: density building, estimates, each measure (cpu_seconds_<name>; empty: not computed), rest",
     )
     sc.add_argument(
         "--jobs",

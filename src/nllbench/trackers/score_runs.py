@@ -247,13 +247,38 @@ def batch_item(name, tracks, truth, target, fill, read, frames, measures, progre
     if result is not None:
         seconds = {"seconds": result.metrics.seconds, "nll_seconds": result.metrics.nll_seconds}
     proper = result.metrics.proper if result is not None else None
+    cpu = time.process_time() - cpu0
     seconds.update(
-        cpu_seconds=time.process_time() - cpu0,
+        cpu_seconds=cpu,
         read_cpu_seconds=read_seconds,
         box_cpu_seconds=boxes.seconds if boxes is not None else 0.0,
         proper_seconds=proper.seconds if proper is not None else 0.0,
     )
+    parts = [result.metrics.cpu_seconds if result is not None else {}]
+    seconds.update(cpu_parts(cpu, read_seconds, [*parts, boxes.cpu_seconds if boxes is not None else {}]))
     return row, result, boxes, needs, seconds, said
+
+
+def cpu_parts(cpu: float, read: float, parts) -> dict:
+    """The ``--timing`` columns of an item's CPU seconds ``cpu`` (of which ``read`` reading it) by part.
+
+    ``parts``: mappings name -> CPU seconds (a run's ``RunMetrics.cpu_seconds``, a ``BoxMeasures``'s),
+    summed by name. ``density_cpu_seconds`` and ``estimate_cpu_seconds`` (building the frames' densities,
+    finding the point estimates), then ``cpu_seconds_<measure>`` for every declared measure in order
+    (empty where not computed, never 0), then ``rest_cpu_seconds``: ``cpu`` less reading and every part
+    (writing the files, checks), so that the columns add up to ``cpu``.
+    """
+    from nllbench.measures.run.cpu_clock import DENSITIES, ESTIMATES
+    from nllbench.measures.selection import MEASURE_NAMES
+
+    total: dict = {}
+    for part in parts:
+        for name, value in part.items():
+            total[name] = total.get(name, 0.0) + value
+    row = {"density_cpu_seconds": total.get(DENSITIES, ""), "estimate_cpu_seconds": total.get(ESTIMATES, "")}
+    row.update({f"cpu_seconds_{name}": total.get(name, "") for name in MEASURE_NAMES})
+    row["rest_cpu_seconds"] = cpu - read - sum(v for v in row.values() if v != "")
+    return row
 
 
 def _run_one(work):

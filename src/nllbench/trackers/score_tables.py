@@ -268,8 +268,10 @@ def score(
         warnings.warn(TRAJECTORY_NO_ID_WARNING.format(label=t.label), UserWarning, stacklevel=2)
         na += ("trajectory_nll",)
     elif trajectory is not None:
+        cpu0 = time.process_time()
         run = trajectory.run(t, y, frames=fr.tolist(), state=state, fill=fill, settings=settings)
-        metrics = replace(metrics, trajectory=run)
+        cpu = {**metrics.cpu_seconds, "trajectory_nll": time.process_time() - cpu0}
+        metrics = replace(metrics, trajectory=run, cpu_seconds=cpu)
         keys = ("undetected_trajectories", "unlisted_presence", "mixture", "window", "fitted")
         prov["trajectory"] = {k: run.fill_ins[k] for k in keys if k in run.fill_ins}
     prov["theorem1_fov"] = {"low": lo, "high": hi}

@@ -58,6 +58,7 @@ from nllbench.measures.calibration import CalibrationCounts, CardinalityScore, c
 from nllbench.measures.declarations import stepwise_measures
 from nllbench.measures.names import NLL_STEP
 from nllbench.measures.point.metrics import ClearMOTResult, IdentityResult
+from nllbench.measures.run.cpu_clock import DENSITIES, ESTIMATES, CPUClock
 from nllbench.measures.run.probabilistic import PGOSPASteps, applies, distance_marginal, run_measures
 from nllbench.measures.run.probabilistic import step_bernoullis as pgospa_step
 from nllbench.measures.run.run_sequence import fresh_identities, sequence_measures
@@ -97,6 +98,10 @@ class RunMetrics:
         or a posterior without labels); attached after the evaluation
     pgospa, ptgospa : P-GOSPA per step and PT-GOSPA of the posterior at its covariance scale
         (:mod:`nllbench.measures.run.probabilistic`); None for a PHD/CPHD posterior
+    cpu_seconds : the evaluation's CPU seconds (``time.process_time``) by part: each measure computed
+        (by its declared name; one not computed is absent), ``"densities"`` and ``"estimates"``
+        (:mod:`nllbench.measures.run.cpu_clock`); shared by every settings of one
+        :func:`evaluate_runs` call, like ``seconds``. Measured, so not part of equality or the summary.
     """
 
     qs: tuple[int, ...]
@@ -119,6 +124,7 @@ class RunMetrics:
     trajectory: object | None = None
     pgospa: PGOSPASteps | None = None
     ptgospa: PTGOSPAResult | None = None
+    cpu_seconds: Mapping[str, float] = field(default_factory=dict, compare=False)
 
     def __getattr__(self, name: str):
         """A stepwise measure's per-step array by its variable's name (``metrics.gospa``, ...)."""
@@ -283,7 +289,9 @@ def evaluate_runs(
     proper scores once per covariance scale that some settings ask them at
     (their cardinality RPS once for all scales). Each result equals the separate
     evaluation's value for value; ``seconds`` is the whole shared evaluation's
-    wall time and ``nll_seconds`` that of the Murty NLL at its scale.
+    wall time and ``nll_seconds`` that of the Murty NLL at its scale; ``cpu_seconds`` its CPU
+    seconds by measure (:class:`RunMetrics`), shared work charged to the first measure that needs it
+    (``docs/score.md``, ``--timing``).
 
     ``skip``: names of measures not computed (:mod:`nllbench.measures.selection`): their
     results are None (``clear``, ``identity``, ``hota``, ``tgospa``, ``pgospa``, ``ptgospa``;
@@ -299,7 +307,7 @@ def evaluate_runs(
         raise ValueError(f"estimates: expected {K} steps like the posterior, got {len(estimates)}")
     if len(truth) != K or len(truth_ids) != K:
         raise ValueError(f"truth: expected {K} steps like the posterior, got {len(truth)}")
-    t0 = time.perf_counter()
+    t0, clock = time.perf_counter(), CPUClock()
     lo = np.asarray(fov_low, dtype=float)
     hi = np.asarray(fov_high, dtype=float)
     groups = _scale_groups(settings)
@@ -316,25 +324,37 @@ def evaluate_runs(
         X = _truth_states(X, density, k)
         tempered = probed(density, unit)  # the density every measure below reads (scales apply after)
         base, y = _evaluated_density(tempered, X, first)
+        clock.charge(DENSITIES)  # with the iterator's building of step k's density
         nlls, card, rps = {}, None, None
         for s, (qs, exact) in groups.items():
-            nlls[s] = _step_nll(base, y, first, s, qs, exact, card, calibrated[s])
+            nlls[s] = _step_nll(base, y, first, s, qs, exact, card, calibrated[s], clock)
             card = nlls[s].cardinality
             if s in proper_at:
                 t_proper = time.perf_counter()
                 dens_eval = base if s == 1.0 else scale_covariances(base, s)
+                if s != 1.0:
+                    clock.charge(DENSITIES)
                 step = step_proper_scores(
-                    dens_eval, y, first.kernel_variance, first.energy_samples, seed, k, rps, proper_skip
+                    dens_eval,
+                    y,
+                    first.kernel_variance,
+                    first.energy_samples,
+                    seed,
+                    k,
+                    rps,
+                    proper_skip,
+                    clock,
                 )
                 propers[s].append(step)
                 rps = step.rps
                 proper_seconds[s] += time.perf_counter() - t_proper
-        steps.append((nlls, _step_points(tempered, X, k, estimates, first, lo, hi)))
+        steps.append((nlls, _step_points(tempered, X, k, estimates, first, lo, hi, clock)))
         bernoullis = bernoullis if applies(density) else None
         if bernoullis is not None:  # P-GOSPA at every covariance scale (docs/pgospa.md)
             e = distance_marginal(tempered, first.distance_dims)
             for s in groups:
                 bernoullis[s].append(pgospa_step(e, steps[-1][1].truth_points, s, first.cutoff, first.p))
+            clock.charge("pgospa")  # with the best hypotheses PT-GOSPA reads
     proper = {
         s: ProperScores.of_steps(v, first.kernel_variance, first.energy_samples, seed, proper_seconds[s])
         for s, v in propers.items()
@@ -346,8 +366,11 @@ def evaluate_runs(
         est_ids.append(labels)
     truth_pts = [pt.truth_points for _, pt in steps]
     est_covs = [pt.covs for _, pt in steps] if first.distance == "mahalanobis" else None
-    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first, skip)
+    clock.charge(ESTIMATES)
+    sequence = sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, first, skip, clock)
     prob = {s: run_measures(b, truth_pts, truth_ids, first) for s, b in (bernoullis or {}).items()}
+    if prob:  # PT-GOSPA's run (P-GOSPA's, when PT-GOSPA is left out: the pass runs for P-GOSPA's arrays)
+        clock.charge("pgospa" if "ptgospa" in skip else "ptgospa")
     seconds = time.perf_counter() - t0
     return [
         replace(
@@ -355,6 +378,7 @@ def evaluate_runs(
             proper=proper.get(s.cov_scale) if s.proper_scores else None,
             pgospa=prob[s.cov_scale][0] if prob and "pgospa" not in skip else None,
             ptgospa=prob[s.cov_scale][1] if prob and "ptgospa" not in skip else None,
+            cpu_seconds=dict(clock.seconds),
         )
         for s in settings
     ]
@@ -437,29 +461,41 @@ def _step_nll(
     exact: bool,
     card: CardinalityScore | None,
     calibrated=None,
+    clock: CPUClock | None = None,
 ) -> _StepNLL:
     """One step's NLL for every Q in ``qs`` at ``cov_scale`` of ``base``, with its calibration counts.
 
     ``card``: the step's cardinality score if already computed at another
     scale (a covariance scale moves no weight or existence probability, so
     the cardinality distribution is the same). ``calibrated``: the Qs whose
-    calibration counts a run keeps (the largest Q of each settings); None: every Q.
+    calibration counts a run keeps (the largest Q of each settings); None: every Q. ``clock``: a
+    :class:`~nllbench.measures.run.cpu_clock.CPUClock` charged the NLL (the ranking, the exact NLL),
+    the cardinality and the calibration counts (each's own work), or None.
     """
+    clock = clock or CPUClock()
     dens_eval = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
+    if cov_scale != 1.0:  # a covariance scale is part of building the density
+        clock.charge(DENSITIES)
     t_nll = time.perf_counter()
     results = dict(zip(qs, nll_many(dens_eval, y, qs, budget=settings.budget), strict=True))
     seconds = time.perf_counter() - t_nll
-    card = card if card is not None else cardinality_score(dens_eval, y.shape[0])
+    clock.charge("nll")
+    if card is None:  # else computed at another scale (and charged there)
+        card = cardinality_score(dens_eval, y.shape[0])
+        clock.charge("cardinality")
     kept = results if calibrated is None else {q: results[q] for q in sorted(calibrated)}
     calibration = {q: step_counts(dens_eval, y, r, card) for q, r in kept.items()}
+    clock.charge("calibration")
     exact_value = _exact_nll(dens_eval, y) if exact else None
     rows = np.array([[getattr(results[q], name) for name in _NLL_FIELDS] for q in qs], dtype=float)
+    clock.charge("nll")
     return _StepNLL(qs, rows, card, calibration, exact_value, seconds)
 
 
-def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi) -> _StepPoints:
+def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi, clock=None) -> _StepPoints:
     """Step ``k``'s estimates and the stepwise measures; ``density``: the tempered posterior
-    (:func:`probed` at ``settings`` without its covariance scale)."""
+    (:func:`probed` at ``settings`` without its covariance scale). ``clock``: a
+    :class:`~nllbench.measures.run.cpu_clock.CPUClock` charged the estimates and each measure, or None."""
     states, labels, covs = _step_estimates(density, k, estimates, settings)
     empty = states.shape[0] == 0 and np.floor(expected_cardinality(density) + 0.5) >= 1
     e = settings.distance_dims
@@ -472,6 +508,8 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi)
             f"distance: 'mahalanobis' needs the estimates' covariances; step {k} has none ({source})"
         )
     view = StepView(k, density, X, truth_pts, pts, states, labels, lo, hi, settings)
+    if clock is not None:
+        clock.charge(ESTIMATES)
     return _StepPoints(
         states,
         labels,
@@ -479,7 +517,7 @@ def _step_points(density, X, k, estimates, settings: EvaluationSettings, lo, hi)
         truth_pts,
         pts,
         None if covs is None else covs[:, :e, :e],
-        step_values(view),
+        step_values(view, clock),
     )
 
 

@@ -26,7 +26,9 @@ def fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
     return labels, fresh
 
 
-def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings, skip=frozenset()):
+def sequence_measures(
+    truth_pts, truth_ids, est_pts, est_ids, est_covs, settings, skip=frozenset(), clock=None
+):
     """The whole-run measures on the distance columns: CLEAR MOT, identity scores, trajectory GOSPA, HOTA.
 
     ``truth_pts``, ``est_pts``: (K,) sequences of (n_k, d) points; ``truth_ids``, ``est_ids``: their
@@ -37,7 +39,9 @@ def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings
     ``est_covs`` (the estimates' covariance blocks per step, or None) make the
     matching measures' distance Mahalanobis; trajectory GOSPA stays Euclidean. A measure named in
     ``skip`` (``clear_mot``, ``identity``, ``tgospa``, ``hota``) is not computed: None in its place.
+    ``clock``: a :class:`~nllbench.measures.run.cpu_clock.CPUClock` charged each measure computed, or None.
     """
+    charge = clock.charge if clock is not None else lambda name: None
     gate = settings.threshold
     if settings.strict_threshold:  # d < t is d <= the float below t
         gate = float(np.nextafter(gate, 0.0))
@@ -46,13 +50,17 @@ def sequence_measures(truth_pts, truth_ids, est_pts, est_ids, est_covs, settings
         cm = clear_mot(
             truth_pts, truth_ids, est_pts, est_ids, gate, rule=settings.clear_rule, estimate_covs=est_covs
         )
+        charge("clear_mot")
     if "identity" not in skip:
         ids = identity_scores(truth_pts, truth_ids, est_pts, est_ids, gate, estimate_covs=est_covs)
+        charge("identity")
     if "tgospa" not in skip:
         tg = tgospa(
             truth_pts, truth_ids, est_pts, est_ids, settings.cutoff, settings.p, settings.tgospa_gamma
         )
+        charge("tgospa")
     if "hota" not in skip:
         zero = settings.hota_threshold or settings.threshold
         ho = hota(truth_pts, truth_ids, est_pts, est_ids, zero, estimate_covs=est_covs)
+        charge("hota")
     return cm, ids, tg, ho

@@ -57,13 +57,21 @@ class StepView:
     settings: object
 
 
-def step_values(view: StepView) -> dict[str, dict[str, float]]:
-    """Measure name -> its values at ``view``'s step, for every stepwise measure that applies."""
+def step_values(view: StepView, clock=None) -> dict[str, dict[str, float]]:
+    """Measure name -> its values at ``view``'s step, for every stepwise measure that applies.
+
+    ``clock``: a :class:`~nllbench.measures.run.cpu_clock.CPUClock` charged each measure that applies
+    (its CPU seconds from the clock's previous lap), or None.
+    """
     out = {}
     for m in stepwise_measures():
         values = resolve(m.step)(view)
         if values is not None:
             out[m.name] = _checked(m, values, view.k)
+        if clock is not None and values is not None:
+            clock.charge(m.name)
+        elif clock is not None:  # not applicable: the check is no measure's
+            clock.lap()
     return out
 
 

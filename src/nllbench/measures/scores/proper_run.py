@@ -66,24 +66,30 @@ def step_proper_scores(
     step: int,
     rps: float | None = None,
     skip=frozenset(),
+    clock=None,
 ) -> StepProperScores:
     """The three scores of ``density`` at the truth ``y`` (n, d) of step ``step`` (module docstring).
 
     ``rps``: the step's cardinality RPS if already computed (a covariance
     scale changes no cardinality distribution). ``skip``: names of
-    :data:`PROPER_MEASURES` not computed (None in their place).
+    :data:`PROPER_MEASURES` not computed (None in their place). ``clock``: a
+    :class:`~nllbench.measures.run.cpu_clock.CPUClock` charged each score computed, or None.
     """
+    charge = clock.charge if clock is not None else lambda name: None
     es = intensity = None
     error = ""
     if "energy_score" not in skip:
         es = energy_score(density, y, kernel_cov, n_samples=n_samples, seed=step_generator(seed, step))
+        charge("energy_score")
     if "intensity_score" not in skip:
         try:
             intensity = intensity_score(density, y, kernel_cov).value
         except ValueError as exc:  # no closed form for this density (a documented refusal, not a failure)
             error = f"step {step}: {exc}"
+        charge("intensity_score")
     if "cardinality_rps" not in skip and rps is None:
         rps = cardinality_rps(density, y.shape[0])
+        charge("cardinality_rps")
     return StepProperScores(es, intensity, error, rps)
 
 
