@@ -17,7 +17,10 @@ import numpy as np
 from nllbench.engine._mixture import mixture_murty
 from nllbench.engine.assignment import count_assignments, count_assignments_log, murty
 from nllbench.engine.association import (
+    association_terms,
+    decompose,
     decomposed_result,
+    existence_logs,
     impossible,
     pmbm_problems,
     pool_logpdf,
@@ -48,45 +51,50 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
     prefix that does not depend on the budget, see
     :func:`nllbench.engine.assignment.ranked_in_search_order`) and the (q+1)-th
     bounds every unlisted one, so ``nll(q)`` and ``nll_many`` agree to the
-    last bit.
+    last bit. The decomposition of the best association is computed once
+    per distinct (hypothesis, association) among the budgets, from the
+    hypothesis' existence logs and log-densities (no cost matrix).
     """
     n = y.shape[0]
     total_rate, log_lam = _ppp_at(pmbm, y)
+    weights = pmbm.weights
     with np.errstate(divide="ignore"):
-        log_w_all = np.log(pmbm.weights)
-    live = np.flatnonzero(pmbm.weights > 0)
+        log_w_all = np.log(weights)
+    live = np.flatnonzero(weights > 0)
     families, r, index, starts = pmbm._table(live)
     log_p = pool_logpdf(families, y)  # (P, n): each Bernoulli of the pool once
     n_forced = int(np.sum(log_lam == -np.inf))
-    cumulative = np.concatenate([[0], np.cumsum(r[index] > 0)])
-    alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
+    if starts.size == 2:  # one live hypothesis (a PMB or an MB)
+        alive = np.array([np.count_nonzero(r[index] > 0)], dtype=np.int64)
+    else:
+        cumulative = np.concatenate([[0], np.cumsum(r[index] > 0)])
+        alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
     cap = max(qs) + 2
-    sizes, which = np.unique(alive, return_inverse=True)
-    counts = np.array([_capped_count(n, int(a), n_forced, cap) for a in sizes], dtype=np.int64)[which]
-    log_counts = np.array([count_assignments_log(n, int(a), n_forced) for a in sizes])[which]
+    counted = {a: _counts(n, a, n_forced, cap) for a in set(alive.tolist())}
+    counts = np.array([counted[a][0] for a in alive.tolist()], dtype=np.int64)
+    log_counts = np.array([counted[a][1] for a in alive.tolist()])
     ranked = mixture_murty(
         log_p, r, index, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs
     )
     out = []
+    terms = {}  # (hypothesis, association) -> its decomposition, shared by the budgets
     for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
         if best < 0:
-            h = int(np.argmax(pmbm.weights))
+            h = int(np.argmax(weights))
             i = int(np.searchsorted(live, h))
             prob = problem_of(
                 r[index[starts[i] : starts[i + 1]]], n, log_lam, total_rate, _rows(log_p, index, starts, i)
             )
             out.append(impossible(pmbm, {h: prob}, "murty", q))
             continue
+        key = (best, best_cols.tobytes())
+        if key not in terms:
+            rows = index[starts[best] : starts[best + 1]]
+            log_r, log_1mr = existence_logs(r[rows])
+            terms[key] = association_terms(log_r, log_1mr, log_p[rows], log_lam, total_rate, best_cols)
         h = int(live[best])
-        prob = problem_of(
-            r[index[starts[best] : starts[best + 1]]],
-            n,
-            log_lam,
-            total_rate,
-            _rows(log_p, index, starts, best),
-        )
         out.append(
-            decomposed_result(value, lower, exact, prob, best_cols, float(log_w_all[h]), n_terms, q, h)
+            decomposed_result(value, lower, exact, terms[key], best_cols, float(log_w_all[h]), n_terms, q, h)
         )
     return out
 
@@ -94,6 +102,14 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
 def _rows(log_p: np.ndarray, index: np.ndarray, starts: np.ndarray, i: int) -> np.ndarray | None:
     """Hypothesis i's rows of ``log_p`` (None when there is no truth object)."""
     return log_p[index[starts[i] : starts[i + 1]]] if log_p.shape[1] else None
+
+
+def _counts(n: int, m: int, forced: int, cap: int) -> tuple[int, float]:
+    """(:func:`_capped_count`, :func:`count_assignments_log`) of ``n`` objects and ``m`` Bernoullis."""
+    log_count = count_assignments_log(n, m, forced)
+    if log_count > math.log(cap) + 1.0:
+        return cap, log_count
+    return min(count_assignments(n, m, forced), cap), log_count
 
 
 def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
@@ -158,7 +174,15 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
     best_h = min(listed, key=lambda h: costs_by_h[h][0])
     best_cols = found[best_h][1][0]
     return decomposed_result(
-        value, lower, exact, problems[best_h], best_cols, float(log_w[best_h]), int(all_costs.size), q, best_h
+        value,
+        lower,
+        exact,
+        decompose(problems[best_h], best_cols),
+        best_cols,
+        float(log_w[best_h]),
+        int(all_costs.size),
+        q,
+        best_h,
     )
 
 
