@@ -45,7 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli
+from nllbench.engine import validate as v
+from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli, trusted
 from nllbench.trackers.cells import (
     TRACK_COLUMNS,
     cell_at,
@@ -528,6 +529,7 @@ class FrameDensities(Sequence):
     hi: np.ndarray
     placeholder: np.ndarray
     group: np.ndarray
+    checked: CheckedRows | None = None
 
     def __len__(self) -> int:
         return int(self.lo.size)
@@ -554,6 +556,13 @@ class FrameDensities(Sequence):
         for hrows in hyps:
             if tracks.component is not None:
                 mbs.append(_mixture_bernoullis(tracks, hrows, self.group, r, covs))
+                continue
+            if self.checked is not None:  # rows checked and factorised once for the whole table
+                c = self.checked
+                labels = None if c.labels is None else c.labels[hrows]
+                mbs.append(
+                    trusted(MultiBernoulli, r=c.r[hrows], densities=c.gaussians.subset(hrows), labels=labels)
+                )
                 continue
             mbs.append(
                 MultiBernoulli(
@@ -583,7 +592,54 @@ def densities(
     table of millions of rows holds one frame's density at a time.
     """
     order, lo, hi = _frame_bounds(tracks.frame, np.asarray(frames))
-    return FrameDensities(tracks, r, covs, ppp, order, lo, hi, tracks.placeholder, tracks.track_groups())
+    placeholder = tracks.placeholder
+    checked = None if tracks.component is not None else checked_rows(tracks, r, covs, placeholder)
+    return FrameDensities(tracks, r, covs, ppp, order, lo, hi, placeholder, tracks.track_groups(), checked)
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedRows:
+    """Every Bernoulli row of a table (no Gaussian-mixture tracks) validated and factorised at once.
+
+    Attributes
+    ----------
+    gaussians : Gaussians with N members
+        Row i's Gaussian (the symmetrised covariance and its factor, as the
+        public :class:`Gaussians` constructor makes them); a placeholder row
+        holds a unit Gaussian at 0 that no frame reads.
+    r : (N,) float in [0, 1] (placeholders: 0)
+    labels : (N,) int64 or None
+        The ids, as :class:`MultiBernoulli` stores its labels.
+    """
+
+    gaussians: Gaussians
+    r: np.ndarray
+    labels: np.ndarray | None
+
+
+def checked_rows(tracks: TrackTable, r: np.ndarray, covs: np.ndarray, placeholder) -> CheckedRows | None:
+    """The rows' Gaussians, existence and labels checked as the public constructors check each frame's.
+
+    None when some row would fail those checks (each frame is then built
+    through the constructors, which name the offending row at its frame).
+    Each row's numbers are computed on their own (the factorisation is per
+    matrix), so a frame's slice equals the frame built alone, bit for bit.
+    """
+    used = ~placeholder if tracks.hypothesis is not None else np.ones(tracks.frame.size, dtype=bool)
+    d = len(tracks.state)
+    try:
+        means = v.points(tracks.means[used], "means", dim=d) if used.any() else np.empty((0, d))
+        sym, _ = v.covariances(covs[used], "covs", int(used.sum()), d)
+        r_used = v.probabilities(r[used], "r")
+        labels = None if tracks.ids is None else v.labels(tracks.ids, tracks.frame.size)
+    except (TypeError, ValueError):
+        return None
+    n = tracks.frame.size
+    all_means, all_covs = np.zeros((n, d)), np.broadcast_to(np.eye(d), (n, d, d)).copy()
+    all_means[used], all_covs[used] = means, sym
+    all_r = np.zeros(n)
+    all_r[used] = r_used
+    return CheckedRows(Gaussians._trusted(all_means, all_covs), all_r, labels)
 
 
 def _mixture_bernoullis(tracks: TrackTable, hrows: np.ndarray, group: np.ndarray, r, covs) -> MultiBernoulli:
