@@ -33,17 +33,18 @@ from nllbench.engine.result import NLLResult
 
 def nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> list[NLLResult]:
     """Murty results for several budgets; per-hypothesis budgets share one ranking."""
-    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+    total_rate = 0.0 if pmbm.ppp is None else pmbm.ppp.total_rate
+    if total_rate == math.inf:
         return [impossible(pmbm, {}, "murty", q) for q in qs]  # exp(-Lambda) = 0 multiplies every term
     if budget == "global":
         problems, log_w, log_lam = pmbm_problems(pmbm, y)
         return [
             _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
         ]
-    return _nll_pmbm_compiled(pmbm, y, qs)
+    return _nll_pmbm_compiled(pmbm, y, qs, total_rate)
 
 
-def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResult]:
+def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int], total_rate: float) -> list[NLLResult]:
     """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench.engine._mixture`).
 
     Every hypothesis is ranked once, one association beyond the largest
@@ -56,14 +57,13 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
     hypothesis' existence logs and log-densities (no cost matrix).
     """
     n = y.shape[0]
-    total_rate, log_lam = _ppp_at(pmbm, y)
+    log_lam = np.full(n, -np.inf) if pmbm.ppp is None else pmbm.ppp.log_intensity(y)
     weights = pmbm.weights
-    with np.errstate(divide="ignore"):
-        log_w_all = np.log(weights)
     live = np.flatnonzero(weights > 0)
+    log_w = np.log(weights[live])  # (H,) of the live hypotheses: no log 0
     families, r, index, starts = pmbm._table(live)
     log_p = pool_logpdf(families, y)  # (P, n): each Bernoulli of the pool once
-    n_forced = int(np.sum(log_lam == -np.inf))
+    n_forced = int(np.count_nonzero(log_lam == -np.inf))
     if starts.size == 2:  # one live hypothesis (a PMB or an MB)
         alive = np.array([np.count_nonzero(r[index] > 0)], dtype=np.int64)
     else:
@@ -73,9 +73,7 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
     counted = {a: _counts(n, a, n_forced, cap) for a in set(alive.tolist())}
     counts = np.array([counted[a][0] for a in alive.tolist()], dtype=np.int64)
     log_counts = np.array([counted[a][1] for a in alive.tolist()])
-    ranked = mixture_murty(
-        log_p, r, index, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs
-    )
+    ranked = mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, log_counts, qs)
     out = []
     terms = {}  # (hypothesis, association) -> its decomposition, shared by the budgets
     for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
@@ -94,7 +92,7 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
             terms[key] = association_terms(log_r, log_1mr, log_p[rows], log_lam, total_rate, best_cols)
         h = int(live[best])
         out.append(
-            decomposed_result(value, lower, exact, terms[key], best_cols, float(log_w_all[h]), n_terms, q, h)
+            decomposed_result(value, lower, exact, terms[key], best_cols, float(log_w[best]), n_terms, q, h)
         )
     return out
 
@@ -105,25 +103,12 @@ def _rows(log_p: np.ndarray, index: np.ndarray, starts: np.ndarray, i: int) -> n
 
 
 def _counts(n: int, m: int, forced: int, cap: int) -> tuple[int, float]:
-    """(:func:`_capped_count`, :func:`count_assignments_log`) of ``n`` objects and ``m`` Bernoullis."""
+    """(min(number of associations, cap), its log (:func:`count_assignments_log`)) of ``n`` objects and
+    ``m`` Bernoullis; no big integers when the count is clearly above the cap."""
     log_count = count_assignments_log(n, m, forced)
     if log_count > math.log(cap) + 1.0:
         return cap, log_count
     return min(count_assignments(n, m, forced), cap), log_count
-
-
-def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
-    """min(number of associations, cap), without big integers when the count is clearly larger."""
-    if count_assignments_log(n, m, forced) > math.log(cap) + 1.0:
-        return cap
-    return min(count_assignments(n, m, forced), cap)
-
-
-def _ppp_at(pmbm: PMBM, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """(Lambda, log lambda(y)) of the PMBM's PPP; (0, -inf) without one."""
-    if pmbm.ppp is None:
-        return 0.0, np.full(y.shape[0], -np.inf)
-    return pmbm.ppp.total_rate, pmbm.ppp.log_intensity(y)
 
 
 def _rank_global(problems, log_w, q: int):
