@@ -508,6 +508,11 @@ def _frame_bounds(frame: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np
     )
 
 
+#: Rows checked and factorised together while iterating a plain table (:meth:`FrameDensities.__iter__`):
+#: a few MB of temporary arrays at most, whatever the table's size.
+BLOCK_ROWS = 1 << 14
+
+
 @dataclass(frozen=True, eq=False)
 class FrameDensities(Sequence):
     """One PMBM per frame of a validated tracks table, each built when it is asked for.
@@ -518,6 +523,13 @@ class FrameDensities(Sequence):
     the table, not of K density objects (about 2.5 kB each, so 2.5 GB for a
     million frames). Iterating builds each frame's density once; indexing
     builds it again each time.
+
+    A plain table (no ``hypothesis``, no ``component``) has the rows of
+    consecutive frames, up to :data:`BLOCK_ROWS` at a time, checked and
+    factorised together (:func:`checked_rows`); each frame takes its slice,
+    equal bit for bit to the frame built alone through the public
+    constructors. A block some row of which the checks refuse is built frame
+    by frame through the constructors, which name the row at its frame.
     """
 
     tracks: TrackTable
@@ -529,7 +541,6 @@ class FrameDensities(Sequence):
     hi: np.ndarray
     placeholder: np.ndarray
     group: np.ndarray
-    checked: CheckedRows | None = None
 
     def __len__(self) -> int:
         return int(self.lo.size)
@@ -542,11 +553,37 @@ class FrameDensities(Sequence):
             k += len(self)
         if not 0 <= k < len(self):
             raise IndexError(f"frame index {k} out of range for {len(self)} frames")
+        if self._plain:
+            (density,) = self._block(k, k + 1, int(self.lo[k]), int(self.hi[k]))
+            return density
         return self._density(self.order[self.lo[k] : self.hi[k]])
 
     def __iter__(self):
-        for a, b in zip(self.lo, self.hi, strict=True):
-            yield self._density(self.order[a:b])
+        if not self._plain:
+            for a, b in zip(self.lo, self.hi, strict=True):
+                yield self._density(self.order[a:b])
+            return
+        for k0, k1, a, b in _blocks(self.lo, self.hi, BLOCK_ROWS):
+            yield from self._block(k0, k1, a, b)
+
+    @property
+    def _plain(self) -> bool:
+        """One hypothesis per frame and one Gaussian per row: frames can share their rows' checks."""
+        return self.tracks.hypothesis is None and self.tracks.component is None
+
+    def _block(self, k0: int, k1: int, a: int, b: int):
+        """Frames k0..k1-1 of a plain table, whose rows all lie in ``order[a:b]``, in turn."""
+        checked = checked_rows(self.tracks, self.order[a:b], self.r, self.covs)
+        for k in range(k0, k1):
+            if checked is None:  # some row is refused: each frame through the constructors
+                yield self._density(self.order[self.lo[k] : self.hi[k]])
+                continue
+            at = np.arange(self.lo[k] - a, self.hi[k] - a)
+            labels = None if checked.labels is None else checked.labels[at]
+            mb = trusted(
+                MultiBernoulli, r=checked.r[at], densities=checked.gaussians.subset(at), labels=labels
+            )
+            yield PMBM(self.ppp, (mb,), np.ones(1))
 
     def _density(self, rows: np.ndarray) -> PMBM:
         tracks, r, covs = self.tracks, self.r, self.covs
@@ -556,13 +593,6 @@ class FrameDensities(Sequence):
         for hrows in hyps:
             if tracks.component is not None:
                 mbs.append(_mixture_bernoullis(tracks, hrows, self.group, r, covs))
-                continue
-            if self.checked is not None:  # rows checked and factorised once for the whole table
-                c = self.checked
-                labels = None if c.labels is None else c.labels[hrows]
-                mbs.append(
-                    trusted(MultiBernoulli, r=c.r[hrows], densities=c.gaussians.subset(hrows), labels=labels)
-                )
                 continue
             mbs.append(
                 MultiBernoulli(
@@ -574,6 +604,19 @@ class FrameDensities(Sequence):
                 )
             )
         return PMBM(self.ppp, tuple(mbs), weights)
+
+
+def _blocks(lo: np.ndarray, hi: np.ndarray, limit: int):
+    """``(k0, k1, a, b)`` in turn: frames k0..k1-1 (their rows ``order[lo[k]:hi[k]]``) all within
+    ``order[a:b]``, at most ``limit`` rows (or one frame), each frame in exactly one block."""
+    lo, hi = lo.tolist(), hi.tolist()
+    k, K = 0, len(lo)
+    while k < K:
+        a, b, j = lo[k], hi[k], k + 1
+        while j < K and lo[j] >= b and hi[j] - a <= limit:
+            b, j = hi[j], j + 1
+        yield k, j, a, b
+        k = j
 
 
 def densities(
@@ -592,23 +635,20 @@ def densities(
     table of millions of rows holds one frame's density at a time.
     """
     order, lo, hi = _frame_bounds(tracks.frame, np.asarray(frames))
-    placeholder = tracks.placeholder
-    checked = None if tracks.component is not None else checked_rows(tracks, r, covs, placeholder)
-    return FrameDensities(tracks, r, covs, ppp, order, lo, hi, placeholder, tracks.track_groups(), checked)
+    return FrameDensities(tracks, r, covs, ppp, order, lo, hi, tracks.placeholder, tracks.track_groups())
 
 
 @dataclass(frozen=True, eq=False)
 class CheckedRows:
-    """Every Bernoulli row of a table (no Gaussian-mixture tracks) validated and factorised at once.
+    """Rows of a tracks table, validated and factorised together.
 
     Attributes
     ----------
-    gaussians : Gaussians with N members
+    gaussians : Gaussians with B members
         Row i's Gaussian (the symmetrised covariance and its factor, as the
-        public :class:`Gaussians` constructor makes them); a placeholder row
-        holds a unit Gaussian at 0 that no frame reads.
-    r : (N,) float in [0, 1] (placeholders: 0)
-    labels : (N,) int64 or None
+        public :class:`Gaussians` constructor makes them).
+    r : (B,) float in [0, 1]
+    labels : (B,) int64 or None
         The ids, as :class:`MultiBernoulli` stores its labels.
     """
 
@@ -617,29 +657,23 @@ class CheckedRows:
     labels: np.ndarray | None
 
 
-def checked_rows(tracks: TrackTable, r: np.ndarray, covs: np.ndarray, placeholder) -> CheckedRows | None:
-    """The rows' Gaussians, existence and labels checked as the public constructors check each frame's.
+def checked_rows(tracks: TrackTable, rows: np.ndarray, r: np.ndarray, covs: np.ndarray) -> CheckedRows | None:
+    """Rows ``rows`` (B,) of a table with existence ``r`` and covariances ``covs`` (N, d, d), checked as
+    the public constructors check a frame's rows (:class:`Gaussians`, :class:`MultiBernoulli`).
 
-    None when some row would fail those checks (each frame is then built
-    through the constructors, which name the offending row at its frame).
-    Each row's numbers are computed on their own (the factorisation is per
-    matrix), so a frame's slice equals the frame built alone, bit for bit.
+    None when some row would fail those checks. Each row's numbers are
+    computed on their own (the factorisation is per matrix), so any subset
+    of the result equals those rows checked and built alone, bit for bit.
     """
-    used = ~placeholder if tracks.hypothesis is not None else np.ones(tracks.frame.size, dtype=bool)
     d = len(tracks.state)
     try:
-        means = v.points(tracks.means[used], "means", dim=d) if used.any() else np.empty((0, d))
-        sym, _ = v.covariances(covs[used], "covs", int(used.sum()), d)
-        r_used = v.probabilities(r[used], "r")
-        labels = None if tracks.ids is None else v.labels(tracks.ids, tracks.frame.size)
+        means = v.points(tracks.means[rows], "means", dim=d) if rows.size else np.empty((0, d))
+        sym, _ = v.covariances(covs[rows], "covs", rows.size, d)
+        r_rows = v.probabilities(r[rows], "r")
+        labels = None if tracks.ids is None else v.labels(tracks.ids[rows], rows.size)
     except (TypeError, ValueError):
         return None
-    n = tracks.frame.size
-    all_means, all_covs = np.zeros((n, d)), np.broadcast_to(np.eye(d), (n, d, d)).copy()
-    all_means[used], all_covs[used] = means, sym
-    all_r = np.zeros(n)
-    all_r[used] = r_used
-    return CheckedRows(Gaussians._trusted(all_means, all_covs), all_r, labels)
+    return CheckedRows(Gaussians._trusted(means, sym), r_rows, labels)
 
 
 def _mixture_bernoullis(tracks: TrackTable, hrows: np.ndarray, group: np.ndarray, r, covs) -> MultiBernoulli:

@@ -1,5 +1,5 @@
-"""A table's rows checked and factorised once give each frame's density bit for bit as built alone,
-and a row the constructors refuse is still refused at its frame, named as before."""
+"""A plain table's rows checked and factorised by blocks of frames give each frame's density bit for
+bit as built alone, and a row the constructors refuse is still refused at its frame, named as before."""
 
 from __future__ import annotations
 
@@ -8,17 +8,20 @@ import pytest
 from support.paths import ROOT
 
 import nllbench as nb
-from nllbench.trackers.tracks import FrameDensities, checked_rows, densities, validate_tracks
+from nllbench.engine.gaussian_mixture import Gaussians
+from nllbench.trackers import tracks
+from nllbench.trackers.tracks import checked_rows, densities, validate_tracks
 
 EXAMPLES = ROOT / "docs/examples"
 FIELDS = ("means", "covs", "_chol", "_log_diag", "_log_norm")
 
 
-def plain(dens: FrameDensities) -> FrameDensities:
-    """The same frames built through the public constructors, frame by frame."""
-    return FrameDensities(
-        dens.tracks, dens.r, dens.covs, dens.ppp, dens.order, dens.lo, dens.hi, dens.placeholder, dens.group
-    )
+def alone(dens, frame):
+    """The density of ``frame`` built through the public constructors from its rows (table order)."""
+    table = dens.tracks
+    rows = np.flatnonzero(table.frame == frame)
+    mb = nb.MultiBernoulli(dens.r[rows], Gaussians(table.means[rows], dens.covs[rows]), table.ids[rows])
+    return nb.PMBM(dens.ppp, (mb,), np.ones(1))
 
 
 def same(a, b) -> bool:
@@ -35,15 +38,19 @@ def _table(name):
     return table, frames, r, covs
 
 
-@pytest.mark.parametrize("name", ["tracks.csv", "tracks_mixture.csv"])
-def test_checked_frames_equal_frames_built_alone(name):
-    table, frames, r, covs = _table(name)
+@pytest.mark.parametrize("block", [1, 3, 10_000])
+def test_checked_frames_equal_frames_built_alone(block, monkeypatch):
+    monkeypatch.setattr(tracks, "BLOCK_ROWS", block)  # a block of one frame, of a few, of all
+    table, frames, r, covs = _table("tracks.csv")
+    frames = np.concatenate([frames[:2], [-5], frames[2:]])  # and a frame before the others: a new block
     dens = densities(table, frames, r, covs, nb.PPP.uniform(2.0, [-50, -50], [150, 150]))
-    assert dens.checked is not None
-    for fast, alone in zip(dens, plain(dens), strict=True):
-        assert same(fast.weights, alone.weights) and fast.ppp is alone.ppp
-        assert len(fast.hypotheses) == len(alone.hypotheses)
-        for a, b in zip(fast.hypotheses, alone.hypotheses, strict=True):
+    built = list(dens)
+    assert len(built) == len(frames)
+    for k, fast in enumerate(built):
+        for got in (fast, dens[k]):  # iterated, and indexed
+            want = alone(dens, frames[k])
+            assert same(got.weights, want.weights) and got.ppp is want.ppp
+            ((a,), (b,)) = (got.hypotheses, want.hypotheses)
             assert same(a.r, b.r) and same(a.labels, b.labels)
             assert all(same(getattr(a.densities, f), getattr(b.densities, f)) for f in FIELDS)
 
@@ -53,19 +60,15 @@ def test_a_refused_row_is_refused_at_its_frame_as_before():
     r = r.copy()
     bad = int(np.flatnonzero(table.frame == frames[1])[-1])
     r[bad] = 1.5  # not a probability: the MultiBernoulli of that frame refuses it
-    assert checked_rows(table, r, covs, table.placeholder) is None
+    assert checked_rows(table, np.arange(r.size), r, covs) is None
     dens = densities(table, frames, r, covs, None)
-    assert dens.checked is None
-    dens[0]  # the other frames build
+    it = iter(dens)
+    next(it)  # the frame before builds
     with pytest.raises(ValueError, match=r"r: expected values in \[0, 1\], got 1.5") as fast:
+        next(it)
+    with pytest.raises(ValueError) as plain:
+        alone(dens, frames[1])
+    assert str(fast.value) == str(plain.value)
+    with pytest.raises(ValueError, match="got 1.5"):
         dens[1]
-    with pytest.raises(ValueError) as alone:
-        plain(dens)[1]
-    assert str(fast.value) == str(alone.value)
-
-
-def test_no_rows_at_all():
-    table, frames, r, covs = _table("tracks.csv")
-    empty = densities(table, np.array([10_000]), r, covs, None)  # a frame no row is in
-    (only,) = list(empty)
-    assert len(only.hypotheses) == 1 and len(only.hypotheses[0]) == 0
+    assert len(dens[2].hypotheses[0]) == np.count_nonzero(table.frame == frames[2])
