@@ -99,22 +99,23 @@ def decompose(prob: AssociationProblem, cols: np.ndarray) -> tuple[float, float,
     return association_terms(prob.log_r, prob.log_1mr, prob.log_p, prob.log_lam, prob.total_rate, cols)
 
 
-def association_terms(log_r, log_1mr, log_p, log_lam, total_rate: float, cols: np.ndarray):
+def association_terms(log_r, log_1mr, log_p, log_lam, total_rate: float, cols: np.ndarray, pool=None):
     """(localization, false, missed) of the association ``cols`` (n,) (eq. (11)) from its pieces.
 
     ``log_r``, ``log_1mr`` (m,) as :func:`existence_logs` gives them, ``log_p``
     (m, n) = log p_k(y_l) (any (m, n) array when m or n is 0), ``log_lam`` (n,):
     :func:`decompose` without building the cost matrix, the same sums in the same order.
+    With ``pool`` (m,) int, ``log_p`` is a pool's (P, n) and Bernoulli k its row ``pool[k]``.
     """
     m = log_r.shape[0]
     to_bern = cols < m
-    rows = np.flatnonzero(to_bern)
+    objects = np.flatnonzero(to_bern)
     ks = cols[to_bern]
-    loc = -float(np.sum(log_r[ks] + log_p[ks, rows]))
+    loc = -float((log_r[ks] + log_p[ks if pool is None else pool[ks], objects]).sum())
     free = np.ones(m, dtype=bool)
     free[ks] = False
-    false = -float(np.sum(log_1mr[free]))
-    missed = total_rate - float(np.sum(log_lam[~to_bern]))
+    false = -float(log_1mr[free].sum())
+    missed = total_rate - float(log_lam[~to_bern].sum())
     return loc + 0.0, false + 0.0, missed
 
 

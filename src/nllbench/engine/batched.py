@@ -64,15 +64,16 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int], total_rate: flo
     families, r, index, starts = pmbm._table(live)
     log_p = pool_logpdf(families, y)  # (P, n): each Bernoulli of the pool once
     n_forced = int(np.count_nonzero(log_lam == -np.inf))
+    cap = max(qs) + 2
     if starts.size == 2:  # one live hypothesis (a PMB or an MB)
-        alive = np.array([np.count_nonzero(r[index] > 0)], dtype=np.int64)
+        count, log_count = _counts(n, int(np.count_nonzero(r[index] > 0)), n_forced, cap)
+        counts, log_counts = np.array([count], dtype=np.int64), np.array([log_count])
     else:
         cumulative = np.concatenate([[0], np.cumsum(r[index] > 0)])
-        alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
-    cap = max(qs) + 2
-    counted = {a: _counts(n, a, n_forced, cap) for a in set(alive.tolist())}
-    counts = np.array([counted[a][0] for a in alive.tolist()], dtype=np.int64)
-    log_counts = np.array([counted[a][1] for a in alive.tolist()])
+        alive = (cumulative[starts[1:]] - cumulative[starts[:-1]]).tolist()  # Bernoullis with r > 0
+        counted = {a: _counts(n, a, n_forced, cap) for a in set(alive)}
+        counts = np.array([counted[a][0] for a in alive], dtype=np.int64)
+        log_counts = np.array([counted[a][1] for a in alive])
     ranked = mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, log_counts, qs)
     out = []
     terms = {}  # (hypothesis, association) -> its decomposition, shared by the budgets
@@ -89,7 +90,7 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int], total_rate: flo
         if key not in terms:
             rows = index[starts[best] : starts[best + 1]]
             log_r, log_1mr = existence_logs(r[rows])
-            terms[key] = association_terms(log_r, log_1mr, log_p[rows], log_lam, total_rate, best_cols)
+            terms[key] = association_terms(log_r, log_1mr, log_p, log_lam, total_rate, best_cols, rows)
         h = int(live[best])
         out.append(
             decomposed_result(value, lower, exact, terms[key], best_cols, float(log_w[best]), n_terms, q, h)

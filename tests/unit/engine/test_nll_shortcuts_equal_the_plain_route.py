@@ -49,6 +49,12 @@ def test_terms_from_pieces_equal_decompose_of_the_problem(m, n):
             got = association_terms(log_r, log_1mr, log_p, log_lam, rate, cols)
             want = decompose(prob, cols)
             assert np.array(got).tobytes() == np.array(want).tobytes()
+            # the rows read through a pool: shuffled among other Bernoullis' rows
+            pool = rng.permutation(m + 3)[:m]
+            pooled = rng.normal(size=(m + 3, n))
+            pooled[pool] = log_p
+            got = association_terms(log_r, log_1mr, pooled, log_lam, rate, cols, pool)
+            assert np.array(got).tobytes() == np.array(want).tobytes()
             assert (r.localization, r.false, r.missed) == want
 
 
