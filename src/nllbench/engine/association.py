@@ -69,9 +69,7 @@ def problem_of(
     """The association problem of Bernoullis with existence ``r`` (m,) and ``log_p`` (m, n)
     = log p_k(y_l) at n truth objects (None when m or n is 0)."""
     m = r.shape[0]
-    with np.errstate(divide="ignore"):
-        log_r = np.log(r)
-        log_1mr = np.log1p(-r)
+    log_r, log_1mr = existence_logs(r)
     if not (m and n):
         log_p = np.zeros((m, n))
     sure = r == 1.0
@@ -90,23 +88,41 @@ def problem_of(
     return AssociationProblem(cost, mandatory, base, log_r, log_1mr, log_p, log_lam, total_rate)
 
 
+def existence_logs(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(log r, log(1 - r))`` of existence probabilities ``r`` (m,): ``-inf`` at r = 0 and r = 1."""
+    with np.errstate(divide="ignore"):
+        return np.log(r), np.log1p(-r)
+
+
 def decompose(prob: AssociationProblem, cols: np.ndarray) -> tuple[float, float, float]:
     """(localization, false, missed) of one association (eq. (11))."""
-    m = prob.log_r.shape[0]
+    return association_terms(prob.log_r, prob.log_1mr, prob.log_p, prob.log_lam, prob.total_rate, cols)
+
+
+def association_terms(log_r, log_1mr, log_p, log_lam, total_rate: float, cols: np.ndarray, pool=None):
+    """(localization, false, missed) of the association ``cols`` (n,) (eq. (11)) from its pieces.
+
+    ``log_r``, ``log_1mr`` (m,) as :func:`existence_logs` gives them, ``log_p``
+    (m, n) = log p_k(y_l) (any (m, n) array when m or n is 0), ``log_lam`` (n,):
+    :func:`decompose` without building the cost matrix, the same sums in the same order.
+    With ``pool`` (m,) int, ``log_p`` is a pool's (P, n) and Bernoulli k its row ``pool[k]``.
+    """
+    m = log_r.shape[0]
     to_bern = cols < m
-    rows = np.flatnonzero(to_bern)
+    objects = np.flatnonzero(to_bern)
     ks = cols[to_bern]
-    loc = -float(np.sum(prob.log_r[ks] + prob.log_p[ks, rows]))
+    loc = -float((log_r[ks] + log_p[ks if pool is None else pool[ks], objects]).sum())
     free = np.ones(m, dtype=bool)
     free[ks] = False
-    false = -float(np.sum(prob.log_1mr[free]))
-    missed = prob.total_rate - float(np.sum(prob.log_lam[~to_bern]))
+    false = -float(log_1mr[free].sum())
+    missed = total_rate - float(log_lam[~to_bern].sum())
     return loc + 0.0, false + 0.0, missed
 
 
-def decomposed_result(value, lower, exact, problem, best_cols, log_w_h, n_terms, q, h) -> NLLResult:
-    """The Murty NLL result with its decomposition at hypothesis ``h``'s best association."""
-    loc, false, missed = decompose(problem, best_cols)
+def decomposed_result(value, lower, exact, terms, best_cols, log_w_h, n_terms, q, h) -> NLLResult:
+    """The Murty NLL result with its decomposition ``terms`` = (localization, false, missed) at
+    hypothesis ``h``'s best association ``best_cols`` (:func:`decompose`)."""
+    loc, false, missed = terms
     mixture = -log_w_h + 0.0
     return NLLResult(
         value,
@@ -179,6 +195,11 @@ def pool_logpdf(families: list, y: np.ndarray) -> np.ndarray:
     sizes = [len(f) for f in families]
     if sum(sizes) == 0 or n == 0:
         return np.zeros((sum(sizes), n))
+    if len(families) == 1 and isinstance(families[0], Gaussians):
+        # one family (a single hypothesis, or a pooled PMBM's pool, whose members are stored once):
+        # no other hypothesis' copies to share, so every member is evaluated as it stands
+        f = families[0]
+        return gaussian_logpdf(f.means, f._chol, f._log_norm, y)
     if not all(isinstance(f, Gaussians) for f in families):
         return np.concatenate([f.logpdf(y) if len(f) else np.zeros((0, n)) for f in families])
     means = np.concatenate([f.means for f in families])

@@ -17,7 +17,10 @@ import numpy as np
 from nllbench.engine._mixture import mixture_murty
 from nllbench.engine.assignment import count_assignments, count_assignments_log, murty
 from nllbench.engine.association import (
+    association_terms,
+    decompose,
     decomposed_result,
+    existence_logs,
     impossible,
     pmbm_problems,
     pool_logpdf,
@@ -30,17 +33,18 @@ from nllbench.engine.result import NLLResult
 
 def nll_pmbm_murty(pmbm: PMBM, y: np.ndarray, qs: list[int], budget: str) -> list[NLLResult]:
     """Murty results for several budgets; per-hypothesis budgets share one ranking."""
-    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+    total_rate = 0.0 if pmbm.ppp is None else pmbm.ppp.total_rate
+    if total_rate == math.inf:
         return [impossible(pmbm, {}, "murty", q) for q in qs]  # exp(-Lambda) = 0 multiplies every term
     if budget == "global":
         problems, log_w, log_lam = pmbm_problems(pmbm, y)
         return [
             _murty_result(pmbm, y, problems, log_w, log_lam, *_rank_global(problems, log_w, q), q) for q in qs
         ]
-    return _nll_pmbm_compiled(pmbm, y, qs)
+    return _nll_pmbm_compiled(pmbm, y, qs, total_rate)
 
 
-def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResult]:
+def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int], total_rate: float) -> list[NLLResult]:
     """Per-hypothesis budgets through the compiled mixture pass (:mod:`nllbench.engine._mixture`).
 
     Every hypothesis is ranked once, one association beyond the largest
@@ -48,45 +52,48 @@ def _nll_pmbm_compiled(pmbm: PMBM, y: np.ndarray, qs: list[int]) -> list[NLLResu
     prefix that does not depend on the budget, see
     :func:`nllbench.engine.assignment.ranked_in_search_order`) and the (q+1)-th
     bounds every unlisted one, so ``nll(q)`` and ``nll_many`` agree to the
-    last bit.
+    last bit. The decomposition of the best association is computed once
+    per distinct (hypothesis, association) among the budgets, from the
+    hypothesis' existence logs and log-densities (no cost matrix).
     """
     n = y.shape[0]
-    total_rate, log_lam = _ppp_at(pmbm, y)
-    with np.errstate(divide="ignore"):
-        log_w_all = np.log(pmbm.weights)
-    live = np.flatnonzero(pmbm.weights > 0)
+    log_lam = np.full(n, -np.inf) if pmbm.ppp is None else pmbm.ppp.log_intensity(y)
+    weights = pmbm.weights
+    live = np.flatnonzero(weights > 0)
+    log_w = np.log(weights[live])  # (H,) of the live hypotheses: no log 0
     families, r, index, starts = pmbm._table(live)
     log_p = pool_logpdf(families, y)  # (P, n): each Bernoulli of the pool once
-    n_forced = int(np.sum(log_lam == -np.inf))
-    cumulative = np.concatenate([[0], np.cumsum(r[index] > 0)])
-    alive = cumulative[starts[1:]] - cumulative[starts[:-1]]  # Bernoullis with r > 0, per hypothesis
+    n_forced = int(np.count_nonzero(log_lam == -np.inf))
     cap = max(qs) + 2
-    sizes, which = np.unique(alive, return_inverse=True)
-    counts = np.array([_capped_count(n, int(a), n_forced, cap) for a in sizes], dtype=np.int64)[which]
-    log_counts = np.array([count_assignments_log(n, int(a), n_forced) for a in sizes])[which]
-    ranked = mixture_murty(
-        log_p, r, index, starts, log_lam, total_rate, log_w_all[live], counts, log_counts, qs
-    )
+    if starts.size == 2:  # one live hypothesis (a PMB or an MB)
+        count, log_count = _counts(n, int(np.count_nonzero(r[index] > 0)), n_forced, cap)
+        counts, log_counts = np.array([count], dtype=np.int64), np.array([log_count])
+    else:
+        cumulative = np.concatenate([[0], np.cumsum(r[index] > 0)])
+        alive = (cumulative[starts[1:]] - cumulative[starts[:-1]]).tolist()  # Bernoullis with r > 0
+        counted = {a: _counts(n, a, n_forced, cap) for a in set(alive)}
+        counts = np.array([counted[a][0] for a in alive], dtype=np.int64)
+        log_counts = np.array([counted[a][1] for a in alive])
+    ranked = mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, log_counts, qs)
     out = []
+    terms = {}  # (hypothesis, association) -> its decomposition, shared by the budgets
     for q, (value, lower, exact, n_terms, best, best_cols) in zip(qs, ranked, strict=True):
         if best < 0:
-            h = int(np.argmax(pmbm.weights))
+            h = int(np.argmax(weights))
             i = int(np.searchsorted(live, h))
             prob = problem_of(
                 r[index[starts[i] : starts[i + 1]]], n, log_lam, total_rate, _rows(log_p, index, starts, i)
             )
             out.append(impossible(pmbm, {h: prob}, "murty", q))
             continue
+        key = (best, best_cols.tobytes())
+        if key not in terms:
+            rows = index[starts[best] : starts[best + 1]]
+            log_r, log_1mr = existence_logs(r[rows])
+            terms[key] = association_terms(log_r, log_1mr, log_p, log_lam, total_rate, best_cols, rows)
         h = int(live[best])
-        prob = problem_of(
-            r[index[starts[best] : starts[best + 1]]],
-            n,
-            log_lam,
-            total_rate,
-            _rows(log_p, index, starts, best),
-        )
         out.append(
-            decomposed_result(value, lower, exact, prob, best_cols, float(log_w_all[h]), n_terms, q, h)
+            decomposed_result(value, lower, exact, terms[key], best_cols, float(log_w[best]), n_terms, q, h)
         )
     return out
 
@@ -96,18 +103,13 @@ def _rows(log_p: np.ndarray, index: np.ndarray, starts: np.ndarray, i: int) -> n
     return log_p[index[starts[i] : starts[i + 1]]] if log_p.shape[1] else None
 
 
-def _capped_count(n: int, m: int, forced: int, cap: int) -> int:
-    """min(number of associations, cap), without big integers when the count is clearly larger."""
-    if count_assignments_log(n, m, forced) > math.log(cap) + 1.0:
-        return cap
-    return min(count_assignments(n, m, forced), cap)
-
-
-def _ppp_at(pmbm: PMBM, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """(Lambda, log lambda(y)) of the PMBM's PPP; (0, -inf) without one."""
-    if pmbm.ppp is None:
-        return 0.0, np.full(y.shape[0], -np.inf)
-    return pmbm.ppp.total_rate, pmbm.ppp.log_intensity(y)
+def _counts(n: int, m: int, forced: int, cap: int) -> tuple[int, float]:
+    """(min(number of associations, cap), its log (:func:`count_assignments_log`)) of ``n`` objects and
+    ``m`` Bernoullis; no big integers when the count is clearly above the cap."""
+    log_count = count_assignments_log(n, m, forced)
+    if log_count > math.log(cap) + 1.0:
+        return cap, log_count
+    return min(count_assignments(n, m, forced), cap), log_count
 
 
 def _rank_global(problems, log_w, q: int):
@@ -158,7 +160,15 @@ def _murty_result(pmbm, y, problems, log_w, log_lam, found, rest_by_h, q: int) -
     best_h = min(listed, key=lambda h: costs_by_h[h][0])
     best_cols = found[best_h][1][0]
     return decomposed_result(
-        value, lower, exact, problems[best_h], best_cols, float(log_w[best_h]), int(all_costs.size), q, best_h
+        value,
+        lower,
+        exact,
+        decompose(problems[best_h], best_cols),
+        best_cols,
+        float(log_w[best_h]),
+        int(all_costs.size),
+        q,
+        best_h,
     )
 
 

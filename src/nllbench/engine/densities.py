@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.spatial.distance import cdist
@@ -276,9 +277,19 @@ class PPP:
         with np.errstate(over="ignore"):
             return float(self.weights.sum() + self.rates.sum())
 
+    @cached_property
+    def _box_log_rates(self) -> np.ndarray:
+        """(B,) log(rates[b] / vol_b) of the boxes (``-inf`` for a zero rate), once per PPP."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.rates) - log_box_volume(self.lows, self.highs)
+
     def log_intensity(self, y: np.ndarray) -> np.ndarray:
         """log lambda(y_l) for y of shape (n, d); ``-inf`` where lambda is 0."""
         n = y.shape[0]
+        if self.rates.size == 1 and not len(self.mixture):  # one box (a uniform PPP): the general
+            # route's row, without stacking parts (0.0 added as it adds it, so -0.0 becomes 0.0)
+            inside = np.all((y >= self.lows[0]) & (y <= self.highs[0]), axis=1)
+            return np.where(inside, self._box_log_rates[0], -np.inf) + 0.0
         parts = []
         if len(self.mixture):
             parts.append(self.mixture.log_weighted(y))
@@ -286,10 +297,7 @@ class PPP:
             inside = np.all(
                 (y[None, :, :] >= self.lows[:, None, :]) & (y[None, :, :] <= self.highs[:, None, :]), axis=2
             )
-            log_vol = log_box_volume(self.lows, self.highs)
-            with np.errstate(divide="ignore"):
-                logr = np.log(self.rates) - log_vol
-            parts.append(np.where(inside, logr[:, None], -np.inf))
+            parts.append(np.where(inside, self._box_log_rates[:, None], -np.inf))
         if not parts:
             return np.full(n, -np.inf)
         stacked = np.concatenate(parts, axis=0)

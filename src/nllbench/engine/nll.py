@@ -161,9 +161,9 @@ def _nll_iid(c: IIDCluster, y: np.ndarray, method: str, q: int) -> NLLResult:
 
 
 def _nll_pmbm(pmbm: PMBM, y: np.ndarray, q: int, method: str, budget: str) -> NLLResult:
-    if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
-        return impossible(pmbm, {}, method, q)  # exp(-Lambda) = 0 multiplies every term
     if method == "exact":
+        if pmbm.ppp is not None and pmbm.ppp.total_rate == math.inf:
+            return impossible(pmbm, {}, method, q)  # exp(-Lambda) = 0 multiplies every term
         problems, log_w, _ = pmbm_problems(pmbm, y)
         return nll_pmbm_exact(pmbm, problems, log_w, q)
-    return nll_pmbm_murty(pmbm, y, [q], budget)[0]
+    return nll_pmbm_murty(pmbm, y, [q], budget)[0]  # (it refuses an infinite PPP rate the same way)

@@ -107,6 +107,19 @@ def _marginal_gaussians(g: Gaussians, idx: np.ndarray) -> Gaussians:
     return Gaussians._trusted(means, covs)
 
 
+def _gaussian(density) -> bool:
+    """Whether every single-object density of ``density`` is Gaussian (one that :func:`_map` maps)."""
+    if isinstance(density, (PPP, IIDCluster)):
+        return True
+    if isinstance(density, MultiBernoulli):
+        return isinstance(density.densities, (Gaussians, GaussianMixtures))
+    if isinstance(density, PMBM):
+        if density.is_pooled:
+            return _gaussian(density.pool)
+        return all(_gaussian(mb) for mb in density.hypotheses)
+    return False
+
+
 def marginal(density, dims: Sequence[int] = POSITION):
     """The density of the state components ``dims`` (default: position x, y).
 
@@ -119,6 +132,8 @@ def marginal(density, dims: Sequence[int] = POSITION):
         raise ValueError(f"dims: expected distinct state indices, got {dims!r}")
     if np.any(idx < 0) or np.any(idx >= density.dim):
         raise ValueError(f"dims: expected indices in 0..{density.dim - 1}, got {dims!r}")
+    if idx.size == density.dim and np.array_equal(idx, np.arange(idx.size)) and _gaussian(density):
+        return density  # every component in order: the marginal is the density, array for array
     return _map(
         density,
         lambda g: _marginal_gaussians(g, idx),

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli
+from nllbench.engine import validate as v
+from nllbench.engine.densities import PMBM, PPP, GaussianMixtures, Gaussians, MultiBernoulli, trusted
 from nllbench.trackers.cells import (
     TRACK_COLUMNS,
     cell_at,
@@ -507,6 +508,11 @@ def _frame_bounds(frame: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np
     )
 
 
+#: Rows checked and factorised together while iterating a plain table (:meth:`FrameDensities.__iter__`):
+#: a few MB of temporary arrays at most, whatever the table's size.
+BLOCK_ROWS = 1 << 14
+
+
 @dataclass(frozen=True, eq=False)
 class FrameDensities(Sequence):
     """One PMBM per frame of a validated tracks table, each built when it is asked for.
@@ -517,6 +523,13 @@ class FrameDensities(Sequence):
     the table, not of K density objects (about 2.5 kB each, so 2.5 GB for a
     million frames). Iterating builds each frame's density once; indexing
     builds it again each time.
+
+    A plain table (no ``hypothesis``, no ``component``) has the rows of
+    consecutive frames, up to :data:`BLOCK_ROWS` at a time, checked and
+    factorised together (:func:`checked_rows`); each frame takes its slice,
+    equal bit for bit to the frame built alone through the public
+    constructors. A block some row of which the checks refuse is built frame
+    by frame through the constructors, which name the row at its frame.
     """
 
     tracks: TrackTable
@@ -540,11 +553,37 @@ class FrameDensities(Sequence):
             k += len(self)
         if not 0 <= k < len(self):
             raise IndexError(f"frame index {k} out of range for {len(self)} frames")
+        if self._plain:
+            (density,) = self._block(k, k + 1, int(self.lo[k]), int(self.hi[k]))
+            return density
         return self._density(self.order[self.lo[k] : self.hi[k]])
 
     def __iter__(self):
-        for a, b in zip(self.lo, self.hi, strict=True):
-            yield self._density(self.order[a:b])
+        if not self._plain:
+            for a, b in zip(self.lo, self.hi, strict=True):
+                yield self._density(self.order[a:b])
+            return
+        for k0, k1, a, b in _blocks(self.lo, self.hi, BLOCK_ROWS):
+            yield from self._block(k0, k1, a, b)
+
+    @property
+    def _plain(self) -> bool:
+        """One hypothesis per frame and one Gaussian per row: frames can share their rows' checks."""
+        return self.tracks.hypothesis is None and self.tracks.component is None
+
+    def _block(self, k0: int, k1: int, a: int, b: int):
+        """Frames k0..k1-1 of a plain table, whose rows all lie in ``order[a:b]``, in turn."""
+        checked = checked_rows(self.tracks, self.order[a:b], self.r, self.covs)
+        for k in range(k0, k1):
+            if checked is None:  # some row is refused: each frame through the constructors
+                yield self._density(self.order[self.lo[k] : self.hi[k]])
+                continue
+            at = np.arange(self.lo[k] - a, self.hi[k] - a)
+            labels = None if checked.labels is None else checked.labels[at]
+            mb = trusted(
+                MultiBernoulli, r=checked.r[at], densities=checked.gaussians.subset(at), labels=labels
+            )
+            yield PMBM(self.ppp, (mb,), np.ones(1))
 
     def _density(self, rows: np.ndarray) -> PMBM:
         tracks, r, covs = self.tracks, self.r, self.covs
@@ -567,6 +606,19 @@ class FrameDensities(Sequence):
         return PMBM(self.ppp, tuple(mbs), weights)
 
 
+def _blocks(lo: np.ndarray, hi: np.ndarray, limit: int):
+    """``(k0, k1, a, b)`` in turn: frames k0..k1-1 (their rows ``order[lo[k]:hi[k]]``) all within
+    ``order[a:b]``, at most ``limit`` rows (or one frame), each frame in exactly one block."""
+    lo, hi = lo.tolist(), hi.tolist()
+    k, K = 0, len(lo)
+    while k < K:
+        a, b, j = lo[k], hi[k], k + 1
+        while j < K and lo[j] >= b and hi[j] - a <= limit:
+            b, j = hi[j], j + 1
+        yield k, j, a, b
+        k = j
+
+
 def densities(
     tracks: TrackTable,
     frames: np.ndarray,
@@ -584,6 +636,44 @@ def densities(
     """
     order, lo, hi = _frame_bounds(tracks.frame, np.asarray(frames))
     return FrameDensities(tracks, r, covs, ppp, order, lo, hi, tracks.placeholder, tracks.track_groups())
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedRows:
+    """Rows of a tracks table, validated and factorised together.
+
+    Attributes
+    ----------
+    gaussians : Gaussians with B members
+        Row i's Gaussian (the symmetrised covariance and its factor, as the
+        public :class:`Gaussians` constructor makes them).
+    r : (B,) float in [0, 1]
+    labels : (B,) int64 or None
+        The ids, as :class:`MultiBernoulli` stores its labels.
+    """
+
+    gaussians: Gaussians
+    r: np.ndarray
+    labels: np.ndarray | None
+
+
+def checked_rows(tracks: TrackTable, rows: np.ndarray, r: np.ndarray, covs: np.ndarray) -> CheckedRows | None:
+    """Rows ``rows`` (B,) of a table with existence ``r`` and covariances ``covs`` (N, d, d), checked as
+    the public constructors check a frame's rows (:class:`Gaussians`, :class:`MultiBernoulli`).
+
+    None when some row would fail those checks. Each row's numbers are
+    computed on their own (the factorisation is per matrix), so any subset
+    of the result equals those rows checked and built alone, bit for bit.
+    """
+    d = len(tracks.state)
+    try:
+        means = v.points(tracks.means[rows], "means", dim=d) if rows.size else np.empty((0, d))
+        sym, _ = v.covariances(covs[rows], "covs", rows.size, d)
+        r_rows = v.probabilities(r[rows], "r")
+        labels = None if tracks.ids is None else v.labels(tracks.ids[rows], rows.size)
+    except (TypeError, ValueError):
+        return None
+    return CheckedRows(Gaussians._trusted(means, sym), r_rows, labels)
 
 
 def _mixture_bernoullis(tracks: TrackTable, hrows: np.ndarray, group: np.ndarray, r, covs) -> MultiBernoulli:
