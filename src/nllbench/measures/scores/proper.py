@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 from scipy.special import pdtr, pdtrc, pdtrik
 
@@ -639,13 +640,30 @@ def poisson_binomial(r: np.ndarray) -> np.ndarray:
     """pmf over 0..m of the number of successes of independent Bernoullis ``r`` (m,), by convolution.
 
     ``r`` of shape (H, m) gives the H pmfs (H, m + 1) of its rows at once.
+    Adding Bernoulli k takes ``pmf'[i] = pmf[i] (1 - r_k) + pmf[i - 1] r_k``
+    for i = 1..k + 1 and ``pmf'[0] = pmf[0] (1 - r_k)``, compiled
+    (:func:`_poisson_binomial_rows`): the same operations on the same numbers
+    as the whole-row NumPy recursion, so the same values bit for bit.
     """
-    pmf = np.zeros((*r.shape[:-1], r.shape[-1] + 1))
-    pmf[..., 0] = 1.0
-    for k in range(r.shape[-1]):
-        rk = r[..., k, None]
-        pmf[..., 1 : k + 2] = pmf[..., 1 : k + 2] * (1.0 - rk) + pmf[..., : k + 1] * rk
-        pmf[..., :1] *= 1.0 - rk
+    r = np.asarray(r, dtype=float)
+    rows = np.ascontiguousarray(r.reshape(math.prod(r.shape[:-1]), r.shape[-1]))
+    return _poisson_binomial_rows(rows).reshape(*r.shape[:-1], r.shape[-1] + 1)
+
+
+@nb.njit(cache=True)
+def _poisson_binomial_rows(r):
+    """The recursion of :func:`poisson_binomial` on each row of ``r`` (H, m): (H, m + 1)."""
+    H, m = r.shape
+    pmf = np.zeros((H, m + 1))
+    for h in range(H):
+        pmf[h, 0] = 1.0
+        for k in range(m):
+            rk = r[h, k]
+            q = 1.0 - rk
+            # downwards, so that pmf[h, i - 1] is still the previous step's
+            for i in range(k + 1, 0, -1):
+                pmf[h, i] = pmf[h, i] * q + pmf[h, i - 1] * rk
+            pmf[h, 0] *= q
     return pmf
 
 
