@@ -18,6 +18,7 @@ better for each. Definitions, propriety and sources: ``docs/scores.md``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -411,27 +412,61 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
     R = kernel_matrix(kernel_cov, dim)
     y = v.truth_set(truth, dim)
     w, means, covs, rates, lows, highs = _intensity_parts(density)
-    s = np.sqrt(np.diag(R))
+    s, logdet_r = _kernel_constants(R)
+    diag = _diagonal(covs) if rates.size else None
     if rates.size:
-        _check_separable(R, covs)
+        _check_separable(R, diag)
     # Gaussian part: factors of P_i + R once for the cross term
-    gram = me.gaussian_gram(w, means, covs, R)
+    gram = me.gaussian_gram(w, means, covs, R, logdet_r)
     cross = 0.0
     if w.size and y.shape[0]:
         summed = Gaussians._trusted(means, covs + R[None])
         logdet = 2.0 * summed._log_diag.sum(axis=1)
-        cross = me.gaussian_cross(w, means, summed._chol, logdet, float(np.linalg.slogdet(R)[1]), y)
+        cross = me.gaussian_cross(w, means, summed._chol, logdet, logdet_r, y)
     if rates.size:
         var_diag = np.diagonal(covs, axis1=1, axis2=2)
-        diag = _diagonal(covs)  # the others (2-D only, _check_separable): bivariate normal rectangles
-        gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w[diag], means[diag], var_diag[diag])
-        gram += 2.0 * me.box_gaussian_2d(rates, lows, highs, s, w[~diag], means[~diag], covs[~diag])
-        gram += me.box_box(rates, lows, highs, s)
+        # the others (2-D only, _check_separable): bivariate normal rectangles
+        if diag.all():  # (no copies; the correlated part adds 2 * 0.0)
+            gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w, means, var_diag)
+            gram += 2.0 * 0.0
+        else:
+            gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w[diag], means[diag], var_diag[diag])
+            gram += 2.0 * me.box_gaussian_2d(rates, lows, highs, s, w[~diag], means[~diag], covs[~diag])
+        gram += _box_box(rates, lows, highs, s)
         cross += me.box_point(rates, lows, highs, s, y)
     yy = _self_sum(_whiten_checked(y, R))
     return IntensityScoreResult(
         value=gram - 2.0 * cross + yy, intensity_norm2=gram, cross=cross, truth_norm2=yy
     )
+
+
+def _kernel_constants(R: np.ndarray) -> tuple[np.ndarray, float]:
+    """The kernel sds sqrt(R_tt) (d,) and log det R, computed once per distinct R (read-only)."""
+    return _kernel_constants_of(R.tobytes(), R.shape[0])
+
+
+@functools.lru_cache(maxsize=16)
+def _kernel_constants_of(key: bytes, d: int) -> tuple[np.ndarray, float]:
+    R = np.frombuffer(key, dtype=np.float64).reshape(d, d)
+    s = np.sqrt(np.diag(R))
+    s.setflags(write=False)
+    return s, float(np.linalg.slogdet(R)[1])
+
+
+def _box_box(rates: np.ndarray, lows: np.ndarray, highs: np.ndarray, s: np.ndarray) -> float:
+    """:func:`~nllbench.measures.scores._mean_embedding.box_box`, once per distinct boxes and kernel.
+
+    A run's PPP of undetected objects is mostly the same box at every step.
+    """
+    return _box_box_of(rates.tobytes(), lows.tobytes(), highs.tobytes(), s.tobytes(), s.shape[0])
+
+
+@functools.lru_cache(maxsize=16)
+def _box_box_of(rates: bytes, lows: bytes, highs: bytes, s: bytes, d: int) -> float:
+    def arr(b):
+        return np.frombuffer(b, dtype=np.float64).reshape(-1, d)
+
+    return me.box_box(np.frombuffer(rates, dtype=np.float64), arr(lows), arr(highs), arr(s)[0])
 
 
 def _intensity_parts(density):
@@ -495,12 +530,21 @@ def _intensity_parts(density):
     w, means, covs = w[keep], means[keep], covs[keep]
     if w.size > 1:
         rows = np.concatenate([means, covs.reshape(w.size, -1)], axis=1)
-        uniq, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-        if uniq.shape[0] < w.size:
+        if _has_equal_rows(rows):  # (distinct components keep their order)
+            uniq, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
             w = np.bincount(inverse.ravel(), weights=w, minlength=uniq.shape[0])
             means, covs = means[first], covs[first]
     keep_b = rates > 0
     return w, means, covs, rates[keep_b], lows[keep_b], highs[keep_b]
+
+
+def _has_equal_rows(rows: np.ndarray) -> bool:
+    """Whether two rows of ``rows`` (K, c) are equal (as ``np.unique(rows, axis=0)`` compares them).
+
+    Sorted lexicographically, equal rows are neighbours.
+    """
+    ordered = rows[np.lexsort(rows.T[::-1])]
+    return bool(np.any(np.all(ordered[1:] == ordered[:-1], axis=1)))
 
 
 def _diagonal(covs: np.ndarray) -> np.ndarray:
@@ -509,8 +553,10 @@ def _diagonal(covs: np.ndarray) -> np.ndarray:
     return ~np.any(covs[:, off] != 0, axis=1)
 
 
-def _check_separable(R: np.ndarray, covs: np.ndarray) -> None:
+def _check_separable(R: np.ndarray, diag: np.ndarray) -> None:
     """Refuse a box intensity unless R is diagonal and every Gaussian covariance is diagonal or 2-D.
+
+    ``diag`` (K,) bool: which of the intensity's Gaussian covariances are diagonal (:func:`_diagonal`).
 
     With a diagonal R the box terms are products of one-dimensional integrals
     for diagonal covariances, and bivariate normal rectangle probabilities
@@ -525,7 +571,7 @@ def _check_separable(R: np.ndarray, covs: np.ndarray) -> None:
             "kernel_cov: the intensity score of a PPP with uniform boxes needs a diagonal kernel_cov "
             "(box integrals of a correlated Gaussian have no closed form), got off-diagonal entries"
         )
-    bad = np.flatnonzero(~_diagonal(covs))
+    bad = np.flatnonzero(~diag)
     if bad.size and R.shape[0] != 2:
         raise ValueError(
             f"density: the intensity score of a PPP with uniform boxes in {R.shape[0]}-D needs diagonal "
