@@ -492,17 +492,12 @@ def _intensity_parts(density):
         ppp = density.ppp
         # the shared Bernoullis once each: Bernoulli j weighs r_j times the total weight of the
         # hypotheses holding it (no hypothesis is built; a pooled PMBM stores each Bernoulli once)
-        try:
-            pool = density.pool
-        except TypeError:  # hypotheses of different single-object families: no shared pool
-            raise ValueError(
-                "density: its hypotheses hold different single-object families; the intensity score has "
-                "a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
-            ) from None
-        members = density.members
-        sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
-        held = np.concatenate(members).astype(np.int64, copy=False)
-        total = np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))
+        if density.n_hypotheses == 1 and not density.is_pooled:
+            # one hypothesis as given is its own pool: the bincount below is 0.0 + w_0 for each
+            pool = density.hypothesis(0)
+            total = np.full(len(pool), 0.0 + density.weights[0])
+        else:
+            pool, total = _pooled_weights(density)
         if isinstance(pool.densities, GaussianMixtures):
             # a mixture Bernoulli's intensity r sum_c w_c N(m_c, P_c): one Gaussian per component
             gm = pool.densities
@@ -527,7 +522,8 @@ def _intensity_parts(density):
     means = np.concatenate(ms) if ms else np.empty((0, d))
     covs = np.concatenate(cs) if cs else np.empty((0, d, d))
     keep = w > 0
-    w, means, covs = w[keep], means[keep], covs[keep]
+    if not keep.all():
+        w, means, covs = w[keep], means[keep], covs[keep]
     if w.size > 1:
         rows = np.concatenate([means, covs.reshape(w.size, -1)], axis=1)
         if _has_equal_rows(rows):  # (distinct components keep their order)
@@ -536,6 +532,21 @@ def _intensity_parts(density):
             means, covs = means[first], covs[first]
     keep_b = rates > 0
     return w, means, covs, rates[keep_b], lows[keep_b], highs[keep_b]
+
+
+def _pooled_weights(density: PMBM) -> tuple[MultiBernoulli, np.ndarray]:
+    """The PMBM's pool of Bernoullis and, for each, the total weight of the hypotheses holding it."""
+    try:
+        pool = density.pool
+    except TypeError:  # hypotheses of different single-object families: no shared pool
+        raise ValueError(
+            "density: its hypotheses hold different single-object families; the intensity score has "
+            "a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
+        ) from None
+    members = density.members
+    sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
+    held = np.concatenate(members).astype(np.int64, copy=False)
+    return pool, np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))
 
 
 def _has_equal_rows(rows: np.ndarray) -> bool:
