@@ -662,17 +662,26 @@ def cardinality_cdf_sf(density, n: int = 0) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(
             f"density: a cardinality table of {K} entries exceeds {MAX_RPS_TABLE} (rate {rate:.3g})"
         )
-    k = np.arange(K + 1)
-    if rate > 0:
-        cdf_p, sf_p = pdtr(k, rate), pdtrc(k, rate)  # Poisson cdf and sf (what scipy.stats.poisson calls)
-    else:
-        cdf_p, sf_p = np.ones(K + 1), np.zeros(K + 1)
+    cdf_p, sf_p = _poisson_cdf_sf(rate, K)
     # N = B + M with B ~ q and M ~ Poisson: F(k) = sum_b q_b F_P(k - b), S(k) = sum_b q_b S_P(k - b),
     # where F_P(j) = 0 and S_P(j) = 1 for j < 0
     cdf = np.convolve(q, cdf_p)[: K + 1]
     q_tail = _upper_tail(np.concatenate([q, np.zeros(max(K + 1 - q.shape[0], 0))]))[: K + 1]
     sf = np.convolve(q, sf_p)[: K + 1] + q_tail
     return np.minimum(cdf, 1.0), np.minimum(sf, 1.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _poisson_cdf_sf(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Poisson(rate) cdf and sf at k = 0..K, read-only and shared (a run's PPP mostly keeps its rate)."""
+    k = np.arange(K + 1)
+    if rate > 0:
+        cdf_p, sf_p = pdtr(k, rate), pdtrc(k, rate)  # Poisson cdf and sf (what scipy.stats.poisson calls)
+    else:
+        cdf_p, sf_p = np.ones(K + 1), np.zeros(K + 1)
+    cdf_p.setflags(write=False)
+    sf_p.setflags(write=False)
+    return cdf_p, sf_p
 
 
 def _upper_tail(p: np.ndarray) -> np.ndarray:
@@ -724,6 +733,7 @@ def _poisson_binomial_rows(r):
     return pmf
 
 
+@functools.lru_cache(maxsize=64)
 def _poisson_tail_index(rate: float) -> int:
     """The smallest k with P(Poisson(rate) > k) < RPS_TAIL (0 for rate 0)."""
     if rate == 0:
