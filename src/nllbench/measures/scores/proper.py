@@ -275,7 +275,7 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
 
 def whiten(points: np.ndarray, R: np.ndarray) -> np.ndarray:
     """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2)."""
-    L_inv = _lower_inverse(np.linalg.cholesky(R))
+    L_inv = _inverse_factor(R.tobytes(), R.shape[0]) if R.dtype == np.float64 else _inverse_factor_of(R)
     with np.errstate(over="ignore", invalid="ignore"):  # the callers refuse non-finite results
         return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
 
@@ -289,6 +289,19 @@ def _whiten_checked(points: np.ndarray, R: np.ndarray) -> np.ndarray:
             "use a wider kernel_cov or rescale the states"
         )
     return u
+
+
+@functools.lru_cache(maxsize=16)
+def _inverse_factor(key: bytes, d: int) -> np.ndarray:
+    """:func:`_inverse_factor_of` the float64 (d, d) R of bytes ``key``, once per distinct R (read-only)."""
+    L_inv = _inverse_factor_of(np.frombuffer(key, dtype=np.float64).reshape(d, d))
+    L_inv.setflags(write=False)
+    return L_inv
+
+
+def _inverse_factor_of(R: np.ndarray) -> np.ndarray:
+    """L^-1 for R = L L^T (Cholesky)."""
+    return _lower_inverse(np.linalg.cholesky(R))
 
 
 def _lower_inverse(L: np.ndarray) -> np.ndarray:
