@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import chdtr, chdtri, gammaln, pdtr, pdtrc
+from scipy.special import chdtr, chdtri, gammaln, ndtr, pdtr, pdtrc
 
 from nllbench.engine.densities import (
     PMBM,
@@ -370,3 +370,14 @@ def test_step_counts_are_the_old_ones_bit_for_bit():
         assert counts_fields(got) == counts_fields(old_step_counts(density, truth, result, card))
         assert counts_fields(cal.step_counts(density, truth, result)) == counts_fields(got)
     assert unassociated >= 1
+
+
+def test_normal_cdf_differences_take_the_old_tails_bit_for_bit():
+    rng = np.random.default_rng(5)
+    lo = rng.normal(0, 10, 4000)
+    hi = lo + np.abs(rng.normal(0, 10, 4000))
+    lo[:10], hi[:10] = -np.inf, np.inf
+    lo[10:20], hi[10:20] = 0.0, [0.0, 1.0, np.inf, 40.0, 1e-300, 5.0, 38.5, 39.0, 8.0, 0.5]
+    expected = np.where(lo > 0, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))  # the old route
+    assert same_bits(me._cdf_diff(lo, hi), expected)
+    assert np.any(lo > 0) and np.any(lo < 0)

@@ -120,7 +120,7 @@ def _phi(z):
 def _cdf_diff(lo_z, hi_z):
     """Phi(hi_z) - Phi(lo_z) for lo_z <= hi_z, from the tail that keeps it accurate."""
     upper = lo_z > 0  # both in the upper tail: Phi(-lo) - Phi(-hi) has no cancellation
-    return np.where(upper, ndtr(-lo_z) - ndtr(-hi_z), ndtr(hi_z) - ndtr(lo_z))
+    return ndtr(np.where(upper, -lo_z, hi_z)) - ndtr(np.where(upper, -hi_z, lo_z))
 
 
 def _half_widths(lows, highs):
