@@ -298,6 +298,12 @@ def test_cardinality_rps_is_the_old_route_bit_for_bit():
         assert same_bits(cdf, old_cdf) and same_bits(sf, old_sf), t
         expected = float(np.sum(old_cdf[:n] ** 2) + np.sum(old_sf[n:] ** 2))
         assert same_bits(proper.cardinality_rps(density, n), expected), t
+    for rate in (5e3, 2.5e4):  # Poisson tables too long to be kept
+        density = PMBM(
+            PPP.uniform(rate, [0.0, 0.0], [1.0, 1.0]), (random_density(rng, 6).hypothesis(0),), np.ones(1)
+        )
+        for n in (0, int(rate)):
+            assert all(map(same_bits, proper.cardinality_cdf_sf(density, n), old_cdf_sf(density, n)))
     # PPP only, rate 0, and an empty MB: every count but 0 impossible
     for density in (PPP.uniform(0.0, [0.0, 0.0], [1.0, 1.0]), MultiBernoulli.empty(2)):
         assert proper.cardinality_rps(density, 0) == 0.0
@@ -305,13 +311,16 @@ def test_cardinality_rps_is_the_old_route_bit_for_bit():
 
 
 def test_cardinality_score_table_is_the_direct_one():
-    for lam, M, K in [(0.0, 0, 40), (0.0, 3, 45), (2.0, 4, 70), (1e-300, 2, 50), (37.5, 10, 160)]:
+    cases = [(0.0, 0, 40), (0.0, 3, 45), (2.0, 4, 70), (1e-300, 2, 50), (37.5, 10, 160), (5e3, 20, 6000)]
+    for lam, M, K in cases:  # (the last too large to be kept)
         j = np.arange(K + 1)
         with np.errstate(divide="ignore"):
             log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else np.log((j == 0) * 1.0)
         diff = j[None, :] - np.arange(M + 1)[:, None]
         expected = np.where(diff >= 0, log_pois[np.clip(diff, 0, K)], -np.inf)
-        assert same_bits(cal._shifted_log_poisson(lam, M, K), expected)
+        for _ in range(2):  # computed, then kept (or computed again)
+            got = cal._shifted_log_poisson(lam, M, K)
+            assert same_bits(got, expected) and not got.flags.writeable
 
 
 def old_step_counts(density, truth, result, card):

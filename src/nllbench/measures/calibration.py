@@ -228,12 +228,23 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     return _logsumexp_rows(log_pb_mix[:, None] + pois), mean
 
 
-@functools.lru_cache(maxsize=64)
 def _shifted_log_poisson(lam: float, M: int, K: int) -> np.ndarray:
-    """log Pois(k - i; lam) at row i = 0..M, column k = 0..K (-inf where k < i); read-only, shared.
+    """log Pois(k - i; lam) at row i = 0..M, column k = 0..K (-inf where k < i), read-only.
 
-    A run's PPP of undetected objects mostly keeps its rate: computed once per (lam, M, K).
+    Tables of at most 2^16 entries are kept (64 at most) for the steps that follow: a run's PPP of
+    undetected objects mostly keeps its rate.
     """
+    if (M + 1) * (K + 1) <= 1 << 16:
+        return _kept_log_poisson(lam, M, K)
+    return _shifted_log_poisson_of(lam, M, K)
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_log_poisson(lam: float, M: int, K: int) -> np.ndarray:
+    return _shifted_log_poisson_of(lam, M, K)
+
+
+def _shifted_log_poisson_of(lam: float, M: int, K: int) -> np.ndarray:
     j = np.arange(K + 1)
     log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
     below, index = _convolution_index(M, K)

@@ -539,9 +539,21 @@ def cardinality_cdf_sf(density, n: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return np.minimum(cdf, 1.0), np.minimum(sf, 1.0)
 
 
-@functools.lru_cache(maxsize=64)
 def _poisson_cdf_sf(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
-    """The Poisson(rate) cdf and sf at k = 0..K, read-only and shared (a run's PPP mostly keeps its rate)."""
+    """The Poisson(rate) cdf and sf at k = 0..K, read-only.
+
+    Tables of at most 4096 entries are kept (64 at most) for the steps that follow: a run's PPP of
+    undetected objects mostly keeps its rate.
+    """
+    return _kept_poisson_cdf_sf(rate, K) if K < 4096 else _poisson_cdf_sf_of(rate, K)
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_poisson_cdf_sf(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
+    return _poisson_cdf_sf_of(rate, K)
+
+
+def _poisson_cdf_sf_of(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
     k = np.arange(K + 1)
     if rate > 0:
         cdf_p, sf_p = pdtr(k, rate), pdtrc(k, rate)  # Poisson cdf and sf (what scipy.stats.poisson calls)
