@@ -444,8 +444,8 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
         cross = me.gaussian_cross(w, means, summed._chol, logdet, logdet_r, y)
     if rates.size:
         var_diag = np.diagonal(covs, axis1=1, axis2=2)
-        # the others (2-D only, check_separable): bivariate normal rectangles
-        if diag.all():  # (no copies; the correlated part adds 2 * 0.0)
+        # correlated components (2-D only, check_separable): bivariate normal rectangles
+        if diag.all():  # no copies; no correlated part, which added 2 * 0.0 (as here)
             gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w, means, var_diag)
             gram += 2.0 * 0.0
         else:
