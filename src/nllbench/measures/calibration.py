@@ -220,15 +220,37 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     # Poisson tail: P(N_ppp > lam + 12 sqrt(lam) + 40) < 1e-15 for every lam
     K = max(n, M + int(lam + 12 * math.sqrt(lam) + 40))
     log_pb = _log_poisson_binomial(r)  # (H, M + 1)
-    j = np.arange(K + 1)
-    log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
     # log P(N = k) = logsumexp_i log PB(i) + log Pois(k - i)
-    below, index = _convolution_index(M, K)
-    pois = np.where(below, -np.inf, log_pois[index])  # (M + 1, K + 1)
+    pois = _shifted_log_poisson(lam, M, K)  # (M + 1, K + 1)
     # the PPP is shared by the hypotheses: mix their Poisson-binomials first, then convolve once
     keep = log_w > -np.inf
     log_pb_mix = _logsumexp_rows(log_pb[keep] + log_w[keep, None])  # (M + 1,)
     return _logsumexp_rows(log_pb_mix[:, None] + pois), mean
+
+
+def _shifted_log_poisson(lam: float, M: int, K: int) -> np.ndarray:
+    """log Pois(k - i; lam) at row i = 0..M, column k = 0..K (-inf where k < i), read-only.
+
+    Tables of at most 2^16 entries are kept (64 at most) for the steps that follow: a run's PPP of
+    undetected objects mostly keeps its rate.
+    """
+    if (M + 1) * (K + 1) <= 1 << 16:
+        return _kept_log_poisson(lam, M, K)
+    return _shifted_log_poisson_of(lam, M, K)
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_log_poisson(lam: float, M: int, K: int) -> np.ndarray:
+    return _shifted_log_poisson_of(lam, M, K)
+
+
+def _shifted_log_poisson_of(lam: float, M: int, K: int) -> np.ndarray:
+    j = np.arange(K + 1)
+    log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
+    below, index = _convolution_index(M, K)
+    pois = np.where(below, -np.inf, log_pois[index])
+    pois.setflags(write=False)
+    return pois
 
 
 @functools.lru_cache(maxsize=64)
@@ -319,14 +341,13 @@ def step_counts(
     """
     if card is None:
         card = cardinality_score(density, truth.shape[0])
-    counts = CalibrationCounts.empty()
     base = {"card_steps": 1, "card_covered": int(card.covered), "card_log_score_sum": card.log_score}
     if isinstance(density, MultiBernoulli):
         density = PMBM(None, (density,), np.ones(1))
     if not isinstance(density, PMBM):
-        return _replace(counts, **base)
+        return _replace(CalibrationCounts.empty(), **base)
     if result.best_assignment is None:
-        return _replace(counts, unassociated=1, **base)
+        return _replace(CalibrationCounts.empty(), unassociated=1, **base)
     mb = density.hypothesis(result.best_hypothesis)
     cols = np.asarray(result.best_assignment)
     matched = cols < len(mb)
@@ -336,7 +357,9 @@ def step_counts(
     existence = _existence(mb.r, explained)
     dens = mb.densities.moment_matched() if isinstance(mb.densities, GaussianMixtures) else mb.densities
     nees = _nees(dens, ks, truth[ls]) if isinstance(dens, Gaussians) else {}
-    return _replace(counts, **base, **existence, **nees)
+    if not nees:  # no NEES panel: its fields stay empty
+        return _replace(CalibrationCounts.empty(), **base, **existence)
+    return CalibrationCounts(**base, **existence, **nees, unassociated=0)  # every field given
 
 
 def _replace(counts: CalibrationCounts, **changes) -> CalibrationCounts:
@@ -367,8 +390,14 @@ def _nees(gaussians: Gaussians, ks: np.ndarray, y: np.ndarray) -> dict:
         "nees_pairs": int(e.size),
         "nees_sum": float(e.sum()),
         "nees_dof": int(e.size * d),
-        "nees_inside": int(np.sum(e <= chdtri(d, 1.0 - NEES_LEVEL))),
+        "nees_inside": int(np.sum(e <= _nees_bound(d))),
         "pit_count": np.bincount(
             np.minimum((pit * PIT_BINS).astype(np.int64), PIT_BINS - 1), minlength=PIT_BINS
         ),
     }
+
+
+@functools.lru_cache(maxsize=8)
+def _nees_bound(d: int) -> float:
+    """chi2_{NEES_LEVEL}(d): the NEES inside the ellipse of that probability (d degrees of freedom)."""
+    return chdtri(d, 1.0 - NEES_LEVEL)

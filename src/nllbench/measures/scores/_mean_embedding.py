@@ -43,11 +43,17 @@ from scipy.special import ndtr, owens_t
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
-def gaussian_gram(w: np.ndarray, means: np.ndarray, covs: np.ndarray, R: np.ndarray) -> float:
-    """sum_ij w_i w_j c_R N(mu_i; mu_j, P_i + P_j + R); ``w`` (K,), ``means`` (K, d), ``covs`` (K, d, d)."""
+def gaussian_gram(
+    w: np.ndarray, means: np.ndarray, covs: np.ndarray, R: np.ndarray, logdet_r: float | None = None
+) -> float:
+    """sum_ij w_i w_j c_R N(mu_i; mu_j, P_i + P_j + R); ``w`` (K,), ``means`` (K, d), ``covs`` (K, d, d).
+
+    ``logdet_r``: log det R if already computed.
+    """
     if w.shape[0] == 0:
         return 0.0
-    logdet_r = float(np.linalg.slogdet(R)[1])
+    if logdet_r is None:
+        logdet_r = float(np.linalg.slogdet(R)[1])
     return _gaussian_gram_kernel(
         np.ascontiguousarray(w), np.ascontiguousarray(means), np.ascontiguousarray(covs), R, logdet_r
     )
@@ -114,7 +120,7 @@ def _phi(z):
 def _cdf_diff(lo_z, hi_z):
     """Phi(hi_z) - Phi(lo_z) for lo_z <= hi_z, from the tail that keeps it accurate."""
     upper = lo_z > 0  # both in the upper tail: Phi(-lo) - Phi(-hi) has no cancellation
-    return np.where(upper, ndtr(-lo_z) - ndtr(-hi_z), ndtr(hi_z) - ndtr(lo_z))
+    return ndtr(np.where(upper, -lo_z, hi_z)) - ndtr(np.where(upper, -hi_z, lo_z))
 
 
 def _half_widths(lows, highs):

@@ -18,9 +18,11 @@ better for each. Definitions, propriety and sources: ``docs/scores.md``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 from scipy.special import pdtr, pdtrc, pdtrik
 
@@ -28,7 +30,6 @@ from nllbench.engine import validate as v
 from nllbench.engine.densities import (
     PMBM,
     PPP,
-    GaussianMixtures,
     Gaussians,
     IIDCluster,
     MultiBernoulli,
@@ -36,6 +37,13 @@ from nllbench.engine.densities import (
 )
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.scores import _mean_embedding as me
+from nllbench.measures.scores._intensity import (
+    cached_box_box,
+    check_separable,
+    diagonal,
+    intensity_parts,
+    kernel_constants,
+)
 from nllbench.measures.scores._set_kernel import block_gram, cross_sums
 
 #: Samples drawn from a density by :func:`energy_score` unless told otherwise.
@@ -267,7 +275,7 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
 
 def whiten(points: np.ndarray, R: np.ndarray) -> np.ndarray:
     """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2)."""
-    L_inv = _lower_inverse(np.linalg.cholesky(R))
+    L_inv = _inverse_factor(R.tobytes(), R.shape[0]) if R.dtype == np.float64 else _inverse_factor_of(R)
     with np.errstate(over="ignore", invalid="ignore"):  # the callers refuse non-finite results
         return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
 
@@ -281,6 +289,19 @@ def _whiten_checked(points: np.ndarray, R: np.ndarray) -> np.ndarray:
             "use a wider kernel_cov or rescale the states"
         )
     return u
+
+
+@functools.lru_cache(maxsize=16)
+def _inverse_factor(key: bytes, d: int) -> np.ndarray:
+    """:func:`_inverse_factor_of` the float64 (d, d) R of bytes ``key``, once per distinct R (read-only)."""
+    L_inv = _inverse_factor_of(np.frombuffer(key, dtype=np.float64).reshape(d, d))
+    L_inv.setflags(write=False)
+    return L_inv
+
+
+def _inverse_factor_of(R: np.ndarray) -> np.ndarray:
+    """L^-1 for R = L L^T (Cholesky)."""
+    return _lower_inverse(np.linalg.cholesky(R))
 
 
 def _lower_inverse(L: np.ndarray) -> np.ndarray:
@@ -409,128 +430,33 @@ def intensity_score(density, truth, kernel_cov) -> IntensityScoreResult:
     dim = density.dim
     R = kernel_matrix(kernel_cov, dim)
     y = v.truth_set(truth, dim)
-    w, means, covs, rates, lows, highs = _intensity_parts(density)
-    s = np.sqrt(np.diag(R))
+    w, means, covs, rates, lows, highs = intensity_parts(density)
+    s, logdet_r = kernel_constants(R)
+    diag = diagonal(covs) if rates.size else None
     if rates.size:
-        _check_separable(R, covs)
+        check_separable(R, diag)
     # Gaussian part: factors of P_i + R once for the cross term
-    gram = me.gaussian_gram(w, means, covs, R)
+    gram = me.gaussian_gram(w, means, covs, R, logdet_r)
     cross = 0.0
     if w.size and y.shape[0]:
         summed = Gaussians._trusted(means, covs + R[None])
         logdet = 2.0 * summed._log_diag.sum(axis=1)
-        cross = me.gaussian_cross(w, means, summed._chol, logdet, float(np.linalg.slogdet(R)[1]), y)
+        cross = me.gaussian_cross(w, means, summed._chol, logdet, logdet_r, y)
     if rates.size:
         var_diag = np.diagonal(covs, axis1=1, axis2=2)
-        diag = _diagonal(covs)  # the others (2-D only, _check_separable): bivariate normal rectangles
-        gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w[diag], means[diag], var_diag[diag])
-        gram += 2.0 * me.box_gaussian_2d(rates, lows, highs, s, w[~diag], means[~diag], covs[~diag])
-        gram += me.box_box(rates, lows, highs, s)
+        # correlated components (2-D only, check_separable): bivariate normal rectangles
+        if diag.all():  # no copies; no correlated part, which added 2 * 0.0 (as here)
+            gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w, means, var_diag)
+            gram += 2.0 * 0.0
+        else:
+            gram += 2.0 * me.box_gaussian(rates, lows, highs, s, w[diag], means[diag], var_diag[diag])
+            gram += 2.0 * me.box_gaussian_2d(rates, lows, highs, s, w[~diag], means[~diag], covs[~diag])
+        gram += cached_box_box(rates, lows, highs, s)
         cross += me.box_point(rates, lows, highs, s, y)
     yy = _self_sum(_whiten_checked(y, R))
     return IntensityScoreResult(
         value=gram - 2.0 * cross + yy, intensity_norm2=gram, cross=cross, truth_norm2=yy
     )
-
-
-def _intensity_parts(density):
-    """The intensity as Gaussian (w (K,), means, covs) plus boxes (rates (B,), lows, highs).
-
-    Identical Gaussian components (as PMBM hypotheses sharing a track hold)
-    are merged by adding their weights, and zero weights dropped: the
-    double sum of the norm is then over distinct components only.
-    """
-    d = density.dim
-    ws, ms, cs = [], [], []
-    rates, lows, highs = np.empty(0), np.empty((0, d)), np.empty((0, d))
-    density = as_pmbm(density)
-    if isinstance(density, PPP):
-        ppp = density
-    elif isinstance(density, IIDCluster):
-        mean_n = float(np.arange(density.cardinality.shape[0]) @ density.cardinality)
-        ws.append(mean_n * density.weights)
-        ms.append(density.gaussians.means)
-        cs.append(density.gaussians.covs)
-        ppp = None
-    else:
-        ppp = density.ppp
-        # the shared Bernoullis once each: Bernoulli j weighs r_j times the total weight of the
-        # hypotheses holding it (no hypothesis is built; a pooled PMBM stores each Bernoulli once)
-        try:
-            pool = density.pool
-        except TypeError:  # hypotheses of different single-object families: no shared pool
-            raise ValueError(
-                "density: its hypotheses hold different single-object families; the intensity score has "
-                "a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
-            ) from None
-        members = density.members
-        sizes = np.array([m.shape[0] for m in members], dtype=np.int64)
-        held = np.concatenate(members).astype(np.int64, copy=False)
-        total = np.bincount(held, weights=np.repeat(density.weights, sizes), minlength=len(pool))
-        if isinstance(pool.densities, GaussianMixtures):
-            # a mixture Bernoulli's intensity r sum_c w_c N(m_c, P_c): one Gaussian per component
-            gm = pool.densities
-            ws.append((total * pool.r)[gm.owner] * gm.weights)
-            ms.append(gm.components.means)
-            cs.append(gm.components.covs)
-        elif isinstance(pool.densities, Gaussians):
-            ws.append(total * pool.r)
-            ms.append(pool.densities.means)
-            cs.append(pool.densities.covs)
-        else:
-            raise ValueError(
-                f"density: its Bernoullis have {type(pool.densities).__name__} densities; the intensity "
-                "score has a closed form for Gaussian densities only (Gaussians or Gaussian mixtures)"
-            )
-    if ppp is not None:
-        ws.append(ppp.weights)
-        ms.append(ppp.gaussians.means)
-        cs.append(ppp.gaussians.covs)
-        rates, lows, highs = ppp.rates, ppp.lows, ppp.highs
-    w = np.concatenate(ws) if ws else np.empty(0)
-    means = np.concatenate(ms) if ms else np.empty((0, d))
-    covs = np.concatenate(cs) if cs else np.empty((0, d, d))
-    keep = w > 0
-    w, means, covs = w[keep], means[keep], covs[keep]
-    if w.size > 1:
-        rows = np.concatenate([means, covs.reshape(w.size, -1)], axis=1)
-        uniq, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-        if uniq.shape[0] < w.size:
-            w = np.bincount(inverse.ravel(), weights=w, minlength=uniq.shape[0])
-            means, covs = means[first], covs[first]
-    keep_b = rates > 0
-    return w, means, covs, rates[keep_b], lows[keep_b], highs[keep_b]
-
-
-def _diagonal(covs: np.ndarray) -> np.ndarray:
-    """(K,) bool: which of the covariances ``covs`` (K, d, d) are diagonal."""
-    off = ~np.eye(covs.shape[1], dtype=bool)
-    return ~np.any(covs[:, off] != 0, axis=1)
-
-
-def _check_separable(R: np.ndarray, covs: np.ndarray) -> None:
-    """Refuse a box intensity unless R is diagonal and every Gaussian covariance is diagonal or 2-D.
-
-    With a diagonal R the box terms are products of one-dimensional integrals
-    for diagonal covariances, and bivariate normal rectangle probabilities
-    for correlated ones in 2-D (Owen's T function,
-    :func:`nllbench.measures.scores._mean_embedding.bivariate_normal_cdf`); in more
-    dimensions a correlated Gaussian's box integral is a multivariate normal
-    rectangle probability with no closed form.
-    """
-    off = ~np.eye(R.shape[0], dtype=bool)
-    if np.any(R[off] != 0):
-        raise ValueError(
-            "kernel_cov: the intensity score of a PPP with uniform boxes needs a diagonal kernel_cov "
-            "(box integrals of a correlated Gaussian have no closed form), got off-diagonal entries"
-        )
-    bad = np.flatnonzero(~_diagonal(covs))
-    if bad.size and R.shape[0] != 2:
-        raise ValueError(
-            f"density: the intensity score of a PPP with uniform boxes in {R.shape[0]}-D needs diagonal "
-            "Gaussian covariances (box integrals of a correlated Gaussian have no closed form beyond 2-D); "
-            f"component {int(bad[0])} of the intensity is not diagonal"
-        )
 
 
 # ---------------------------------------------------------------------------
@@ -604,17 +530,38 @@ def cardinality_cdf_sf(density, n: int = 0) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(
             f"density: a cardinality table of {K} entries exceeds {MAX_RPS_TABLE} (rate {rate:.3g})"
         )
-    k = np.arange(K + 1)
-    if rate > 0:
-        cdf_p, sf_p = pdtr(k, rate), pdtrc(k, rate)  # Poisson cdf and sf (what scipy.stats.poisson calls)
-    else:
-        cdf_p, sf_p = np.ones(K + 1), np.zeros(K + 1)
+    cdf_p, sf_p = _poisson_cdf_sf(rate, K)
     # N = B + M with B ~ q and M ~ Poisson: F(k) = sum_b q_b F_P(k - b), S(k) = sum_b q_b S_P(k - b),
     # where F_P(j) = 0 and S_P(j) = 1 for j < 0
     cdf = np.convolve(q, cdf_p)[: K + 1]
     q_tail = _upper_tail(np.concatenate([q, np.zeros(max(K + 1 - q.shape[0], 0))]))[: K + 1]
     sf = np.convolve(q, sf_p)[: K + 1] + q_tail
     return np.minimum(cdf, 1.0), np.minimum(sf, 1.0)
+
+
+def _poisson_cdf_sf(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Poisson(rate) cdf and sf at k = 0..K, read-only.
+
+    Tables of at most 4096 entries are kept (64 at most) for the steps that follow: a run's PPP of
+    undetected objects mostly keeps its rate.
+    """
+    return _kept_poisson_cdf_sf(rate, K) if K < 4096 else _poisson_cdf_sf_of(rate, K)
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_poisson_cdf_sf(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
+    return _poisson_cdf_sf_of(rate, K)
+
+
+def _poisson_cdf_sf_of(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
+    k = np.arange(K + 1)
+    if rate > 0:
+        cdf_p, sf_p = pdtr(k, rate), pdtrc(k, rate)  # Poisson cdf and sf (what scipy.stats.poisson calls)
+    else:
+        cdf_p, sf_p = np.ones(K + 1), np.zeros(K + 1)
+    cdf_p.setflags(write=False)
+    sf_p.setflags(write=False)
+    return cdf_p, sf_p
 
 
 def _upper_tail(p: np.ndarray) -> np.ndarray:
@@ -639,16 +586,34 @@ def poisson_binomial(r: np.ndarray) -> np.ndarray:
     """pmf over 0..m of the number of successes of independent Bernoullis ``r`` (m,), by convolution.
 
     ``r`` of shape (H, m) gives the H pmfs (H, m + 1) of its rows at once.
+    Adding Bernoulli k takes ``pmf'[i] = pmf[i] (1 - r_k) + pmf[i - 1] r_k``
+    for i = 1..k + 1 and ``pmf'[0] = pmf[0] (1 - r_k)``, compiled
+    (:func:`_poisson_binomial_rows`): the same operations on the same numbers
+    as the whole-row NumPy recursion, so the same values bit for bit.
     """
-    pmf = np.zeros((*r.shape[:-1], r.shape[-1] + 1))
-    pmf[..., 0] = 1.0
-    for k in range(r.shape[-1]):
-        rk = r[..., k, None]
-        pmf[..., 1 : k + 2] = pmf[..., 1 : k + 2] * (1.0 - rk) + pmf[..., : k + 1] * rk
-        pmf[..., :1] *= 1.0 - rk
+    r = np.asarray(r, dtype=float)
+    rows = np.ascontiguousarray(r.reshape(math.prod(r.shape[:-1]), r.shape[-1]))
+    return _poisson_binomial_rows(rows).reshape(*r.shape[:-1], r.shape[-1] + 1)
+
+
+@nb.njit(cache=True)
+def _poisson_binomial_rows(r):
+    """The recursion of :func:`poisson_binomial` on each row of ``r`` (H, m): (H, m + 1)."""
+    H, m = r.shape
+    pmf = np.zeros((H, m + 1))
+    for h in range(H):
+        pmf[h, 0] = 1.0
+        for k in range(m):
+            rk = r[h, k]
+            q = 1.0 - rk
+            # downwards, so that pmf[h, i - 1] is still the previous step's
+            for i in range(k + 1, 0, -1):
+                pmf[h, i] = pmf[h, i] * q + pmf[h, i - 1] * rk
+            pmf[h, 0] *= q
     return pmf
 
 
+@functools.lru_cache(maxsize=64)
 def _poisson_tail_index(rate: float) -> int:
     """The smallest k with P(Poisson(rate) > k) < RPS_TAIL (0 for rate 0)."""
     if rate == 0:
