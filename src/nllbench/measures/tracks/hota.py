@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
@@ -166,28 +167,58 @@ def _id_index(ids, name: str) -> tuple[list[np.ndarray], int]:
 
 
 def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: float) -> HOTAResult:
-    """HOTA from per-frame similarities and identity indices (:func:`hota`, :func:`hota_similarity`)."""
+    """HOTA from per-frame similarities and identity indices (:func:`hota`, :func:`hota_similarity`).
+
+    A match passes the alphas ``0 .. level - 1`` (its ``level``: how many of ``ALPHAS - eps`` it
+    reaches), so the per-alpha counts come from one level per match, and the identity pairs' |TPA|
+    are kept sparse; the float sums are numpy's pairwise sums of the dense arrays the module notes
+    define (``(A, m_k)`` per frame, ``(A, n_gt, n_est)`` for the association scores), computed from
+    their non-zero entries only (:func:`_pairwise_sums`), so the same floats.
+    """
     n_i = np.bincount(np.concatenate([*gt_index, np.empty(0, dtype=np.int64)]), minlength=n_gt)
     n_j = np.bincount(np.concatenate([*est_index, np.empty(0, dtype=np.int64)]), minlength=n_est)
     align = _global_alignment(sims, gt_index, est_index, n_i, n_j)
     A = ALPHAS.size
-    tp, fn, fp = (np.zeros(A, dtype=np.int64) for _ in range(3))
-    loc_sum = np.zeros(A)
-    pair_tp = np.zeros((A, n_gt, n_est))  # |TPA| per alpha and identity pair
-    for S, gi, tj in zip(sims, gt_index, est_index, strict=True):
-        rows, cols = (np.empty(0, dtype=np.int64),) * 2
-        if S.size:
-            rows, cols = linear_sum_assignment(align[np.ix_(gi, tj)] * S, maximize=True)
-        s = S[rows, cols]
-        counts = s[None, :] >= ALPHAS[:, None] - _EPS  # (A, matched pairs)
-        k_tp = counts.sum(axis=1)
-        tp += k_tp
-        fn += gi.size - k_tp
-        fp += tj.size - k_tp
-        loc_sum += (counts * s[None, :]).sum(axis=1)
-        a_idx, m_idx = np.nonzero(counts)
-        np.add.at(pair_tp, (a_idx, gi[rows[m_idx]], tj[cols[m_idx]]), 1.0)
-    return _scores(tp, fn, fp, loc_sum, pair_tp, n_i, n_j, threshold)
+    found = [_frame_matches(S, gi, tj, align) for S, gi, tj in zip(sims, gt_index, est_index, strict=True)]
+    s, g, t = (np.concatenate([f[i] for f in found] + [empty]) for i, empty in enumerate(_NO_MATCH))
+    per_frame = np.array([f[0].size for f in found], dtype=np.int64)
+    level = np.searchsorted(ALPHAS - _EPS, s, side="right")  # s >= ALPHAS[a] - eps for a < level
+    passed = np.bincount(level, minlength=A + 1)
+    tp = passed[::-1].cumsum()[::-1][1:].astype(np.int64)
+    fn = int(sum(gi.size for gi in gt_index)) - tp
+    fp = int(sum(tj.size for tj in est_index)) - tp
+    loc_sum = _frame_loc_sums(s, level, per_frame).cumsum(axis=0)[-1] if per_frame.size else np.zeros(A)
+    key = g * n_est + t
+    pairs, pair_of = np.unique(key, return_inverse=True)
+    counted = np.bincount(level * pairs.size + pair_of, minlength=(A + 1) * pairs.size)
+    pair_tp = counted.reshape(A + 1, pairs.size)[::-1].cumsum(axis=0)[::-1][1:].astype(float)  # (A, U)
+    return _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold)
+
+
+_NO_MATCH = (np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
+
+def _frame_matches(S, gi, tj, align) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A frame's matching (maximal alignment-weighted similarity): the pairs' similarities (m,), truth and
+    estimate identity indices (m,), in the assignment's order."""
+    if not S.size:
+        return _NO_MATCH
+    rows, cols = linear_sum_assignment(align[np.ix_(gi, tj)] * S, maximize=True)
+    return S[rows, cols], gi[rows], tj[cols]
+
+
+def _frame_loc_sums(s, level, per_frame) -> np.ndarray:
+    """(K, A): each frame's ``(counts * s).sum(axis=1)`` with counts (A, m_k) the alphas its matches pass."""
+    A = ALPHAS.size
+    first = np.concatenate([[0], per_frame.cumsum()[:-1]])
+    frame = np.repeat(np.arange(per_frame.size), per_frame)
+    a_idx, q_idx = np.nonzero(np.arange(A)[:, None] < level[None, :])  # alpha-major
+    order = np.argsort(frame[q_idx], kind="stable")  # frame-major, then alpha, then match
+    a_idx, q_idx = a_idx[order], q_idx[order]
+    segment = frame[q_idx] * A + a_idx
+    starts = np.searchsorted(segment, np.arange(per_frame.size * A + 1))
+    sums = _pairwise_sums(q_idx - first[frame[q_idx]], s[q_idx], starts, np.repeat(per_frame, A))
+    return sums.reshape(per_frame.size, A)
 
 
 def _global_alignment(sims, gt_index, est_index, n_i, n_j) -> np.ndarray:
@@ -204,17 +235,27 @@ def _global_alignment(sims, gt_index, est_index, n_i, n_j) -> np.ndarray:
     return C / (n_i[:, None] + n_j[None, :] - C)
 
 
-def _scores(tp, fn, fp, loc_sum, pair_tp, n_i, n_j, threshold) -> HOTAResult:
-    """The scores from the counts (zero-division conventions as in the module notes)."""
-    union = n_i[None, :, None] + n_j[None, None, :] - pair_tp
+def _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold) -> HOTAResult:
+    """The scores from the counts (zero-division conventions as in the module notes).
+
+    ``pair_tp`` (A, U): |TPA| of the identity pairs ``pairs`` (U,), flat indices ``i * n_est + j``
+    (sorted) into the dense (n_gt, n_est) array of every pair, 0 elsewhere.
+    """
+    gi, tj = np.divmod(pairs, max(1, n_j.size))
+    union = (n_i[gi] + n_j[tj])[None, :] - pair_tp
     per_tp = np.maximum(1, tp)
+    at = pair_tp > 0
+    a_idx, u_idx = np.nonzero(at)
+    starts = np.concatenate([[0], np.cumsum(at.sum(axis=1))])
+    lengths = np.full(ALPHAS.size, n_i.size * n_j.size, dtype=np.int64)
 
     def weighted(ratio):  # mean over true positives of a per-pair ratio
-        return (pair_tp * ratio).sum(axis=(1, 2)) / per_tp
+        values = (pair_tp * ratio)[a_idx, u_idx]
+        return _pairwise_sums(pairs[u_idx], values, starts, lengths) / per_tp
 
     assa = weighted(pair_tp / np.maximum(1, union))
-    ass_re = weighted(pair_tp / np.maximum(1, n_i[None, :, None]))
-    ass_pr = weighted(pair_tp / np.maximum(1, n_j[None, None, :]))
+    ass_re = weighted(pair_tp / np.maximum(1, n_i[gi][None, :]))
+    ass_pr = weighted(pair_tp / np.maximum(1, n_j[tj][None, :]))
     deta = tp / np.maximum(1, tp + fn + fp)
     det_re = tp / np.maximum(1, tp + fn)
     det_pr = tp / np.maximum(1, tp + fp)
@@ -239,3 +280,63 @@ def _scores(tp, fn, fp, loc_sum, pair_tp, n_i, n_j, threshold) -> HOTAResult:
         ALPHAS.copy(),
         threshold,
     )
+
+
+@nb.njit(cache=True)
+def _pairwise_sums(pos, val, starts, lengths):
+    """numpy's sum (pairwise summation) of vectors given by their non-zero entries: (S,).
+
+    Vector ``k`` has length ``lengths[k]`` and the entries ``val[starts[k]:starts[k + 1]]`` (finite,
+    >= 0) at the increasing positions ``pos[starts[k]:starts[k + 1]]``, zeros elsewhere. Zeros add
+    nothing (x + 0.0 is x), so following numpy's recursion (``pairwise_sum`` of numpy's
+    ``loops_utils.h.src``: halves rounded down to a multiple of 8 above 128 entries, 8 running sums
+    within, one running sum below 8) over the blocks that hold entries gives its float exactly.
+    The recursion runs on an explicit stack (numba's cache does not load recursive functions).
+    """
+    out = np.zeros(lengths.size)
+    acc = np.zeros(8)
+    node = np.zeros((64, 5), dtype=np.int64)  # per depth: start, length, first and end entry, stage
+    left = np.zeros(64)  # per depth: the left half's sum
+    for k in range(lengths.size):
+        node[0] = (0, lengths[k], starts[k], starts[k + 1], 0)
+        depth = 1
+        result = 0.0
+        while depth:
+            lo, n, k0, k1, stage = node[depth - 1]
+            half = n // 2 - (n // 2) % 8  # the left half, a multiple of 8
+            mid = k0 + np.searchsorted(pos[k0:k1], lo + half)
+            if stage == 0 and (k0 == k1 or n <= 128):
+                result = _pairwise_leaf(pos, val, k0, k1, lo, n, acc)
+                depth -= 1
+            elif stage == 0:
+                node[depth - 1, 4] = 1
+                node[depth] = (lo, half, k0, mid, 0)
+                depth += 1
+            elif stage == 1:
+                left[depth - 1] = result
+                node[depth - 1, 4] = 2
+                node[depth] = (lo + half, n - half, mid, k1, 0)
+                depth += 1
+            else:
+                result = left[depth - 1] + result
+                depth -= 1
+        out[k] = 0.0 + result
+    return out
+
+
+@nb.njit(cache=True)
+def _pairwise_leaf(pos, val, k0, k1, lo, n, acc):
+    """numpy's sum of n <= 128 entries from ``lo`` of a vector whose non-zeros there are ``k0:k1``."""
+    res = 0.0
+    k = k0
+    if n >= 8 and k0 < k1:
+        acc[:] = 0.0
+        cut = lo + n - n % 8
+        while k < k1 and pos[k] < cut:
+            acc[(pos[k] - lo) % 8] += val[k]
+            k += 1
+        res = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+    while k < k1:
+        res += val[k]
+        k += 1
+    return res
