@@ -42,6 +42,7 @@ from nllbench.measures._sequences import distances, labelled_sequence, sequence_
 #: The 19 localisation thresholds 0.05, 0.10, ..., 0.95 (as an arange, like the reference).
 ALPHAS = np.arange(0.05, 0.99, 0.05)
 _EPS = np.finfo(float).eps
+_NONE = np.empty(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -147,23 +148,30 @@ def hota_similarity(similarities, truth_ids, estimate_ids) -> HOTAResult:
         )
     gi, n_gt = _id_index(truth_ids, "truth_ids")
     tj, n_est = _id_index(estimate_ids, "estimate_ids")
-    sims = []
-    for k, S in enumerate(similarities):
-        S = np.asarray(S, dtype=float).reshape(gi[k].size, tj[k].size)
-        if S.size and not (np.all(S >= 0.0) and np.all(S <= 1.0)):
-            raise ValueError(f"similarities[{k}]: expected values in [0, 1], got {S.min()} .. {S.max()}")
-        sims.append(S)
+    sims = [
+        np.asarray(S, dtype=float).reshape(a.size, b.size)
+        for S, a, b in zip(similarities, gi, tj, strict=True)
+    ]
+    flat = np.concatenate([S.ravel() for S in sims] + [np.empty(0)])
+    bad = np.flatnonzero(~((flat >= 0.0) & (flat <= 1.0)))
+    if bad.size:
+        k = int(np.searchsorted(np.cumsum([S.size for S in sims]), bad[0], side="right"))
+        S = sims[k]
+        raise ValueError(f"similarities[{k}]: expected values in [0, 1], got {S.min()} .. {S.max()}")
     return _hota_core(sims, gi, tj, n_gt, n_est, 1.0)
 
 
 def _id_index(ids, name: str) -> tuple[list[np.ndarray], int]:
     """Per-frame indices 0..n-1 of the distinct identities (sorted), and n; identities distinct per frame."""
     frames = [np.asarray(i, dtype=np.int64).reshape(-1) for i in ids]
-    for k, lab in enumerate(frames):
-        if np.unique(lab).size != lab.size:
-            raise ValueError(f"{name}[{k}]: expected distinct identities, got {lab.tolist()}")
-    every = np.unique(np.concatenate([*frames, np.empty(0, dtype=np.int64)]))
-    return [np.searchsorted(every, lab) for lab in frames], int(every.size)
+    sizes = np.array([lab.size for lab in frames], dtype=np.int64)
+    every, index = np.unique(np.concatenate([*frames, _NONE]), return_inverse=True)
+    key = np.sort(np.repeat(np.arange(sizes.size), sizes) * max(1, every.size) + index)
+    twice = key[1:][key[1:] == key[:-1]]
+    if twice.size:
+        k = int(twice[0] // max(1, every.size))
+        raise ValueError(f"{name}[{k}]: expected distinct identities, got {frames[k].tolist()}")
+    return np.split(index.reshape(-1), np.cumsum(sizes)[:-1]), int(every.size)
 
 
 def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: float) -> HOTAResult:
@@ -175,18 +183,26 @@ def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: floa
     define (``(A, m_k)`` per frame, ``(A, n_gt, n_est)`` for the association scores), computed from
     their non-zero entries only (:func:`_pairwise_sums`), so the same floats.
     """
-    n_i = np.bincount(np.concatenate([*gt_index, np.empty(0, dtype=np.int64)]), minlength=n_gt)
-    n_j = np.bincount(np.concatenate([*est_index, np.empty(0, dtype=np.int64)]), minlength=n_est)
-    align = _global_alignment(sims, gt_index, est_index, n_i, n_j)
+    e = _entries(sims, gt_index, est_index)
+    n_i = np.bincount(e.rows_g, minlength=n_gt)
+    n_j = np.bincount(e.cols_t, minlength=n_est)
+    align = _global_alignment(e, n_i, n_j)
+    weight = align.ravel()[e.g * n_est + e.t] * e.s  # align[np.ix_(gi, tj)] * S of every frame
     A = ALPHAS.size
-    found = [_frame_matches(S, gi, tj, align) for S, gi, tj in zip(sims, gt_index, est_index, strict=True)]
-    s, g, t = (np.concatenate([f[i] for f in found] + [empty]) for i, empty in enumerate(_NO_MATCH))
-    per_frame = np.array([f[0].size for f in found], dtype=np.int64)
+    found = [
+        linear_sum_assignment(weight[lo:hi].reshape(n, m), maximize=True) if hi > lo else _NO_MATCH
+        for lo, hi, n, m in zip(e.first[:-1], e.first[1:], e.n, e.m, strict=True)
+    ]
+    per_frame = np.array([r.size for r, _ in found], dtype=np.int64)
+    frame = np.repeat(np.arange(e.n.size), per_frame)
+    at = e.first[frame] + np.concatenate([r * m for (r, _), m in zip(found, e.m, strict=True)] + [_NONE])
+    at = at + np.concatenate([c for _, c in found] + [_NONE])  # the matches' entries, frame by frame
+    s, g, t = e.s[at], e.g[at], e.t[at]
     level = np.searchsorted(ALPHAS - _EPS, s, side="right")  # s >= ALPHAS[a] - eps for a < level
     passed = np.bincount(level, minlength=A + 1)
     tp = passed[::-1].cumsum()[::-1][1:].astype(np.int64)
-    fn = int(sum(gi.size for gi in gt_index)) - tp
-    fp = int(sum(tj.size for tj in est_index)) - tp
+    fn = int(e.rows_g.size) - tp
+    fp = int(e.cols_t.size) - tp
     loc_sum = _frame_loc_sums(s, level, per_frame).cumsum(axis=0)[-1] if per_frame.size else np.zeros(A)
     key = g * n_est + t
     pairs, pair_of = np.unique(key, return_inverse=True)
@@ -195,43 +211,98 @@ def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: floa
     return _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold)
 
 
-_NO_MATCH = (np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+_NO_MATCH = (_NONE, _NONE)
 
 
-def _frame_matches(S, gi, tj, align) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A frame's matching (maximal alignment-weighted similarity): the pairs' similarities (m,), truth and
-    estimate identity indices (m,), in the assignment's order."""
-    if not S.size:
-        return _NO_MATCH
-    rows, cols = linear_sum_assignment(align[np.ix_(gi, tj)] * S, maximize=True)
-    return S[rows, cols], gi[rows], tj[cols]
+@dataclass(frozen=True)
+class _Entries:
+    """Every frame's similarity matrix flattened row by row and concatenated (E entries in all).
+
+    Attributes
+    ----------
+    s : (E,) float
+        The similarities.
+    g, t : (E,) int
+        Their truth and estimate identity indices.
+    col : (E,) int
+        Their column within their frame's matrix.
+    row, column : (E,) int
+        Their row and column among every frame's rows (sum n_k) and columns (sum m_k).
+    n, m : (K,) int
+        The frames' matrix shapes.
+    first : (K + 1,) int
+        Each frame's first entry, then E.
+    rows_g, cols_t : (sum n_k,) and (sum m_k,) int
+        The identity indices of every frame's rows and columns.
+    row_first : (sum n_k + 1,) int
+        Each row's first entry, then E.
+    """
+
+    s: np.ndarray
+    g: np.ndarray
+    t: np.ndarray
+    col: np.ndarray
+    row: np.ndarray
+    column: np.ndarray
+    n: np.ndarray
+    m: np.ndarray
+    first: np.ndarray
+    rows_g: np.ndarray
+    cols_t: np.ndarray
+    row_first: np.ndarray
+
+
+def _entries(sims, gt_index, est_index) -> _Entries:
+    """The :class:`_Entries` of per-frame (n_k, m_k) similarities with identity indices (n_k,), (m_k,)."""
+    n = np.array([gi.size for gi in gt_index], dtype=np.int64)
+    m = np.array([tj.size for tj in est_index], dtype=np.int64)
+    rows_g = np.concatenate([*gt_index, _NONE]).astype(np.int64)
+    cols_t = np.concatenate([*est_index, _NONE]).astype(np.int64)
+    s = np.concatenate([np.ravel(S) for S in sims] + [np.empty(0)]).astype(float)
+    first = np.concatenate([[0], np.cumsum(n * m)])
+    row_m = np.repeat(m, n)  # each row's length
+    row_first = np.concatenate([[0], np.cumsum(row_m)])
+    row = np.repeat(np.arange(rows_g.size), row_m)
+    col = np.arange(s.size) - row_first[row]
+    column = np.repeat(np.cumsum(m) - m, n * m) + col
+    return _Entries(s, rows_g[row], cols_t[column], col, row, column, n, m, first, rows_g, cols_t, row_first)
 
 
 def _frame_loc_sums(s, level, per_frame) -> np.ndarray:
-    """(K, A): each frame's ``(counts * s).sum(axis=1)`` with counts (A, m_k) the alphas its matches pass."""
-    A = ALPHAS.size
-    first = np.concatenate([[0], per_frame.cumsum()[:-1]])
-    frame = np.repeat(np.arange(per_frame.size), per_frame)
-    a_idx, q_idx = np.nonzero(np.arange(A)[:, None] < level[None, :])  # alpha-major
-    order = np.argsort(frame[q_idx], kind="stable")  # frame-major, then alpha, then match
-    a_idx, q_idx = a_idx[order], q_idx[order]
-    segment = frame[q_idx] * A + a_idx
-    starts = np.searchsorted(segment, np.arange(per_frame.size * A + 1))
-    sums = _pairwise_sums(q_idx - first[frame[q_idx]], s[q_idx], starts, np.repeat(per_frame, A))
-    return sums.reshape(per_frame.size, A)
+    """(K, A): each frame's ``(counts * s).sum(axis=1)`` with counts (A, m_k) the alphas its matches pass.
+
+    ``s`` and ``level`` (Q,): the matches frame by frame, ``per_frame`` (K,) their number per frame.
+    """
+    A, K = ALPHAS.size, per_frame.size
+    first = np.cumsum(per_frame) - per_frame
+    frame = np.repeat(np.arange(K), per_frame)
+    passing = np.bincount(frame * (A + 1) + level, minlength=K * (A + 1)).reshape(K, A + 1)
+    passing = passing[:, ::-1].cumsum(axis=1)[:, ::-1][:, 1:]  # (K, A): a frame's matches passing alpha a
+    starts = np.concatenate([[0], np.cumsum(passing.ravel())])  # segments frame by frame, alpha by alpha
+    a_idx, q_idx = np.nonzero(np.arange(A)[:, None] < level[None, :])  # alpha by alpha, then match
+    f = frame[q_idx]
+    earlier = (passing.cumsum(axis=0) - passing)[f, a_idx]  # entries of alpha a in the frames before f
+    alpha_first = np.cumsum(passing.sum(axis=0)) - passing.sum(axis=0)
+    rank = np.arange(a_idx.size) - alpha_first[a_idx] - earlier  # the match's rank in its segment
+    dest = starts[f * A + a_idx] + rank
+    pos, val = np.empty(a_idx.size, dtype=np.int64), np.empty(a_idx.size)
+    pos[dest], val[dest] = q_idx - first[f], s[q_idx]
+    return _pairwise_sums(pos, val, starts, np.repeat(per_frame, A)).reshape(K, A)
 
 
-def _global_alignment(sims, gt_index, est_index, n_i, n_j) -> np.ndarray:
-    """A_ij = C_ij / (n_i + n_j - C_ij) with C the similarity-normalised co-occurrence (module notes)."""
-    C = np.zeros((n_i.size, n_j.size))
-    for S, gi, tj in zip(sims, gt_index, est_index, strict=True):
-        if not S.size:
-            continue
-        denom = S.sum(axis=0)[None, :] + S.sum(axis=1)[:, None] - S
-        ok = denom > _EPS
-        share = np.zeros_like(S)
-        share[ok] = S[ok] / denom[ok]
-        C[np.ix_(gi, tj)] += share
+def _global_alignment(e: _Entries, n_i, n_j) -> np.ndarray:
+    """A_ij = C_ij / (n_i + n_j - C_ij) with C the similarity-normalised co-occurrence (module notes).
+
+    Per frame, the share S / (column sum + row sum - S) (0 where that is <= eps) with numpy's sums
+    of the frame's matrix (column sums row by row, row sums pairwise: :func:`_pairwise_sums`), added
+    into C frame by frame (``bincount`` adds in order), so the floats of the per-frame loop.
+    """
+    col_sum = np.bincount(e.column, weights=e.s, minlength=e.cols_t.size)
+    row_sum = _pairwise_sums(e.col, e.s, e.row_first, np.repeat(e.m, e.n))
+    denom = col_sum[e.column] + row_sum[e.row] - e.s
+    share = np.divide(e.s, denom, out=np.zeros_like(e.s), where=denom > _EPS)
+    C = np.bincount(e.g * n_j.size + e.t, weights=share, minlength=n_i.size * n_j.size)
+    C = C.reshape(n_i.size, n_j.size)
     return C / (n_i[:, None] + n_j[None, :] - C)
 
 
