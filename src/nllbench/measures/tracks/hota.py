@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench.engine import validate as v
+from nllbench.measures._pairwise import pairwise_sums, segment_sums
 from nllbench.measures._sequences import distances, labelled_sequence, sequence_factors
 
 #: The 19 localisation thresholds 0.05, 0.10, ..., 0.95 (as an arange, like the reference).
@@ -171,7 +171,7 @@ def _id_index(ids, name: str) -> tuple[list[np.ndarray], int]:
     if twice.size:
         k = int(twice[0] // max(1, every.size))
         raise ValueError(f"{name}[{k}]: expected distinct identities, got {frames[k].tolist()}")
-    return np.split(index.reshape(-1), np.cumsum(sizes)[:-1]), int(every.size)
+    return np.split(index.reshape(-1), np.cumsum(sizes)[:-1]) if frames else [], int(every.size)
 
 
 def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: float) -> HOTAResult:
@@ -181,7 +181,7 @@ def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: floa
     reaches), so the per-alpha counts come from one level per match, and the identity pairs' |TPA|
     are kept sparse; the float sums are numpy's pairwise sums of the dense arrays the module notes
     define (``(A, m_k)`` per frame, ``(A, n_gt, n_est)`` for the association scores), computed from
-    their non-zero entries only (:func:`_pairwise_sums`), so the same floats.
+    their non-zero entries only (:func:`~nllbench.measures._pairwise.pairwise_sums`), so the same floats.
     """
     e = _entries(sims, gt_index, est_index)
     n_i = np.bincount(e.rows_g, minlength=n_gt)
@@ -224,8 +224,8 @@ class _Entries:
         The similarities.
     g, t : (E,) int
         Their truth and estimate identity indices.
-    col : (E,) int
-        Their column within their frame's matrix.
+    frame, col : (E,) int
+        Their frame, and their column within its matrix.
     row, column : (E,) int
         Their row and column among every frame's rows (sum n_k) and columns (sum m_k).
     n, m : (K,) int
@@ -241,6 +241,7 @@ class _Entries:
     s: np.ndarray
     g: np.ndarray
     t: np.ndarray
+    frame: np.ndarray
     col: np.ndarray
     row: np.ndarray
     column: np.ndarray
@@ -265,40 +266,42 @@ def _entries(sims, gt_index, est_index) -> _Entries:
     row = np.repeat(np.arange(rows_g.size), row_m)
     col = np.arange(s.size) - row_first[row]
     column = np.repeat(np.cumsum(m) - m, n * m) + col
-    return _Entries(s, rows_g[row], cols_t[column], col, row, column, n, m, first, rows_g, cols_t, row_first)
+    frame = np.repeat(np.arange(n.size), n * m)
+    return _Entries(
+        s, rows_g[row], cols_t[column], frame, col, row, column, n, m, first, rows_g, cols_t, row_first
+    )
 
 
 def _frame_loc_sums(s, level, per_frame) -> np.ndarray:
     """(K, A): each frame's ``(counts * s).sum(axis=1)`` with counts (A, m_k) the alphas its matches pass.
 
     ``s`` and ``level`` (Q,): the matches frame by frame, ``per_frame`` (K,) their number per frame.
+    The frames with m matches are summed together as one (frames, A, m) array (the same floats).
     """
-    A, K = ALPHAS.size, per_frame.size
+    A = ALPHAS.size
+    out = np.zeros((per_frame.size, A))
     first = np.cumsum(per_frame) - per_frame
-    frame = np.repeat(np.arange(K), per_frame)
-    passing = np.bincount(frame * (A + 1) + level, minlength=K * (A + 1)).reshape(K, A + 1)
-    passing = passing[:, ::-1].cumsum(axis=1)[:, ::-1][:, 1:]  # (K, A): a frame's matches passing alpha a
-    starts = np.concatenate([[0], np.cumsum(passing.ravel())])  # segments frame by frame, alpha by alpha
-    a_idx, q_idx = np.nonzero(np.arange(A)[:, None] < level[None, :])  # alpha by alpha, then match
-    f = frame[q_idx]
-    earlier = (passing.cumsum(axis=0) - passing)[f, a_idx]  # entries of alpha a in the frames before f
-    alpha_first = np.cumsum(passing.sum(axis=0)) - passing.sum(axis=0)
-    rank = np.arange(a_idx.size) - alpha_first[a_idx] - earlier  # the match's rank in its segment
-    dest = starts[f * A + a_idx] + rank
-    pos, val = np.empty(a_idx.size, dtype=np.int64), np.empty(a_idx.size)
-    pos[dest], val[dest] = q_idx - first[f], s[q_idx]
-    return _pairwise_sums(pos, val, starts, np.repeat(per_frame, A)).reshape(K, A)
+    for m in np.unique(per_frame[per_frame > 0]).tolist():
+        group = np.flatnonzero(per_frame == m)
+        at = first[group][:, None] + np.arange(m)  # (frames, m)
+        counts = level[at][:, None, :] > np.arange(A)[None, :, None]  # (frames, A, m)
+        out[group] = (counts * s[at][:, None, :]).sum(axis=2)
+    return out
 
 
 def _global_alignment(e: _Entries, n_i, n_j) -> np.ndarray:
     """A_ij = C_ij / (n_i + n_j - C_ij) with C the similarity-normalised co-occurrence (module notes).
 
-    Per frame, the share S / (column sum + row sum - S) (0 where that is <= eps) with numpy's sums
-    of the frame's matrix (column sums row by row, row sums pairwise: :func:`_pairwise_sums`), added
-    into C frame by frame (``bincount`` adds in order), so the floats of the per-frame loop.
+    Per frame, the share S / (column sum + row sum - S) (0 where that is <= eps) with numpy's sums of
+    the frame's matrix, added into C frame by frame (``bincount`` adds in order): the floats of a
+    loop over the frames. numpy sums a matrix's columns row by row, but a one-column matrix's
+    column as a row (pairwise: :func:`~nllbench.measures._pairwise.segment_sums`).
     """
-    col_sum = np.bincount(e.column, weights=e.s, minlength=e.cols_t.size)
-    row_sum = _pairwise_sums(e.col, e.s, e.row_first, np.repeat(e.m, e.n))
+    nz = np.flatnonzero(e.s)  # zeros add nothing
+    col_sum = np.bincount(e.column[nz], weights=e.s[nz], minlength=e.cols_t.size)
+    row_sum = segment_sums(e.s, e.row_first[:-1], np.repeat(e.m, e.n))
+    lone = np.flatnonzero(e.m == 1)  # frames of one column: numpy sums it as a row
+    col_sum[(np.cumsum(e.m) - e.m)[lone]] = segment_sums(e.s, e.first[lone], e.n[lone])
     denom = col_sum[e.column] + row_sum[e.row] - e.s
     share = np.divide(e.s, denom, out=np.zeros_like(e.s), where=denom > _EPS)
     C = np.bincount(e.g * n_j.size + e.t, weights=share, minlength=n_i.size * n_j.size)
@@ -322,7 +325,7 @@ def _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold) -> HOTARes
 
     def weighted(ratio):  # mean over true positives of a per-pair ratio
         values = (pair_tp * ratio)[a_idx, u_idx]
-        return _pairwise_sums(pairs[u_idx], values, starts, lengths) / per_tp
+        return pairwise_sums(pairs[u_idx], values, starts, lengths) / per_tp
 
     assa = weighted(pair_tp / np.maximum(1, union))
     ass_re = weighted(pair_tp / np.maximum(1, n_i[gi][None, :]))
@@ -351,63 +354,3 @@ def _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold) -> HOTARes
         ALPHAS.copy(),
         threshold,
     )
-
-
-@nb.njit(cache=True)
-def _pairwise_sums(pos, val, starts, lengths):
-    """numpy's sum (pairwise summation) of vectors given by their non-zero entries: (S,).
-
-    Vector ``k`` has length ``lengths[k]`` and the entries ``val[starts[k]:starts[k + 1]]`` (finite,
-    >= 0) at the increasing positions ``pos[starts[k]:starts[k + 1]]``, zeros elsewhere. Zeros add
-    nothing (x + 0.0 is x), so following numpy's recursion (``pairwise_sum`` of numpy's
-    ``loops_utils.h.src``: halves rounded down to a multiple of 8 above 128 entries, 8 running sums
-    within, one running sum below 8) over the blocks that hold entries gives its float exactly.
-    The recursion runs on an explicit stack (numba's cache does not load recursive functions).
-    """
-    out = np.zeros(lengths.size)
-    acc = np.zeros(8)
-    node = np.zeros((64, 5), dtype=np.int64)  # per depth: start, length, first and end entry, stage
-    left = np.zeros(64)  # per depth: the left half's sum
-    for k in range(lengths.size):
-        node[0] = (0, lengths[k], starts[k], starts[k + 1], 0)
-        depth = 1
-        result = 0.0
-        while depth:
-            lo, n, k0, k1, stage = node[depth - 1]
-            half = n // 2 - (n // 2) % 8  # the left half, a multiple of 8
-            mid = k0 + np.searchsorted(pos[k0:k1], lo + half)
-            if stage == 0 and (k0 == k1 or n <= 128):
-                result = _pairwise_leaf(pos, val, k0, k1, lo, n, acc)
-                depth -= 1
-            elif stage == 0:
-                node[depth - 1, 4] = 1
-                node[depth] = (lo, half, k0, mid, 0)
-                depth += 1
-            elif stage == 1:
-                left[depth - 1] = result
-                node[depth - 1, 4] = 2
-                node[depth] = (lo + half, n - half, mid, k1, 0)
-                depth += 1
-            else:
-                result = left[depth - 1] + result
-                depth -= 1
-        out[k] = 0.0 + result
-    return out
-
-
-@nb.njit(cache=True)
-def _pairwise_leaf(pos, val, k0, k1, lo, n, acc):
-    """numpy's sum of n <= 128 entries from ``lo`` of a vector whose non-zeros there are ``k0:k1``."""
-    res = 0.0
-    k = k0
-    if n >= 8 and k0 < k1:
-        acc[:] = 0.0
-        cut = lo + n - n % 8
-        while k < k1 and pos[k] < cut:
-            acc[(pos[k] - lo) % 8] += val[k]
-            k += 1
-        res = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
-    while k < k1:
-        res += val[k]
-        k += 1
-    return res
