@@ -138,8 +138,8 @@ def hota_similarity(similarities, truth_ids, estimate_ids) -> HOTAResult:
     Examples
     --------
     >>> r = hota_similarity([[[0.5]]], [[1]], [[7]])
-    >>> r.deta, r.assa
-    (0.5, 0.5)
+    >>> r.deta, r.assa  # matched at the 10 alphas 0.05 .. 0.5 of 19
+    (0.5263157894736842, 0.5263157894736842)
     """
     if not len(similarities) == len(truth_ids) == len(estimate_ids):
         raise ValueError(
