@@ -49,7 +49,7 @@ def pairwise_sums(pos, val, starts, lengths) -> np.ndarray:
     >>> x = np.zeros(300)
     >>> x[[3, 150, 299]] = [0.1, 0.2, 0.3]
     >>> at = np.array([3, 150, 299])
-    >>> pairwise_sums(at, x[at], np.array([0, 3]), np.array([300]))[0] == x.sum() != 0.1 + 0.2 + 0.3
+    >>> bool(pairwise_sums(at, x[at], np.array([0, 3]), np.array([300]))[0] == x.sum() != 0.1 + 0.2 + 0.3)
     True
     """
     pos, val = np.asarray(pos, dtype=np.int64), np.asarray(val, dtype=float)
