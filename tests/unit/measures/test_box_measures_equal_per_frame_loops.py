@@ -14,8 +14,8 @@ from nllbench.measures.tracks.hota import _entries, _global_alignment, hota, hot
 
 def random_sequence(seed: int, frames: int = 25, n_gt: int = 30, n_est: int = 60):
     """Per-frame similarities in [0, 1] (some exactly 0, some on a 1/20 grid: ties) with distinct
-    identities, with frames of every awkward shape: empty, one column of many rows, one row, and
-    rows longer than numpy's 128-entry summation block."""
+    identities, with frames of every awkward shape: empty, one column of many rows, one row, rows
+    longer than numpy's 128-entry summation block, and many matches."""
     rng = np.random.default_rng(seed)
     sims, gt, est = [], [], []
     for k in range(frames):
@@ -27,6 +27,8 @@ def random_sequence(seed: int, frames: int = 25, n_gt: int = 30, n_est: int = 60
             n, m = 1, rng.integers(0, n_est)
         elif kind == 3 and seed % 2:
             n, m = rng.integers(1, 4), rng.integers(130, 200)
+        elif kind == 4:
+            n, m = rng.integers(9, n_gt), rng.integers(9, 40)  # 8 and more matches: numpy's 8 running sums
         g = rng.choice(n_gt, n, replace=False)
         t = rng.choice(max(n_est, m), m, replace=False)
         S = rng.random((n, m)) * (rng.random((n, m)) < 0.5)
