@@ -15,7 +15,7 @@ is written once; each round then runs, as separate processes, in turn:
   at ``SRC`` (``PYTHONPATH=SRC``, e.g. ``src`` of a checkout of an earlier
   commit), to time a change in the same rounds; its paired ratio to
   ``default`` and whether their output files are equal byte for byte are
-  printed.
+  printed; ``baseline-classic``: ``classic`` run by it, with its paired ratio.
 
 CPU seconds are each child's user + system time and its memory peak its
 largest resident set (``os.wait4``; with ``--jobs 2`` the largest process of
@@ -148,6 +148,8 @@ def main(argv=None) -> int:
     if args.baseline:
         base = ["env", f"PYTHONPATH={Path(args.baseline).resolve()}", *score]
         sides["baseline"] = [*base, "--output-dir", str(root / "o4"), *nll, "--jobs", "1"]
+        classic = ["--measures", "hota,clear_mot,identity"]
+        sides["baseline-classic"] = [*base, "--output-dir", str(root / "o5"), *nll, *classic]
     timed(sides["classic"])  # kernels compiled once, outside the rounds
     timed(sides["default"])
     if args.baseline:
@@ -178,9 +180,13 @@ def main(argv=None) -> int:
     if args.baseline:
         print(f"  CPU baseline / trackeval: {overhead(cpu['baseline'], cpu['trackeval'])}")
         print(f"  CPU default / baseline: {overhead(cpu['default'], cpu['baseline'])}")
+        print(f"  CPU classic / baseline-classic: {overhead(cpu['classic'], cpu['baseline-classic'])}")
         files = sorted(p.name for p in (root / "o2").iterdir())
         same = all(filecmp.cmp(root / "o2" / f, root / "o4" / f, shallow=False) for f in files)
         print(f"  output files of default and baseline byte-identical: {same} ({len(files)} files)")
+        files = sorted(p.name for p in (root / "o1").iterdir())
+        same = all(filecmp.cmp(root / "o1" / f, root / "o5" / f, shallow=False) for f in files)
+        print(f"  output files of classic and baseline-classic byte-identical: {same} ({len(files)} files)")
     return 0
 
 

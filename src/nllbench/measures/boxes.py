@@ -88,21 +88,38 @@ def box_iou(boxes1, boxes2) -> np.ndarray:
     >>> box_iou([[0, 0, 2, 2]], [[1, 0, 2, 2], [5, 5, 1, 1]])
     array([[0.33333333, 0.        ]])
     """
+    n, m = np.size(boxes1) // 4, np.size(boxes2) // 4
+    i, j = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+    return box_iou_pairs(boxes1, boxes2, i, j).reshape(n, m)
+
+
+def box_iou_pairs(boxes1, boxes2, i, j) -> np.ndarray:
+    """The IoU of the pairs ``(boxes1[i[p]], boxes2[j[p]])``: (P,), the floats of :func:`box_iou`.
+
+    Parameters
+    ----------
+    boxes1, boxes2 : (n, 4) and (m, 4) boxes ``(left, top, width, height)``
+    i, j : (P,) int
+        Indices into ``boxes1`` and ``boxes2``.
+
+    Examples
+    --------
+    >>> box_iou_pairs([[0, 0, 2, 2]], [[1, 0, 2, 2], [5, 5, 1, 1]], [0, 0], [1, 0])
+    array([0.        , 0.33333333])
+    """
     a = np.array(boxes1, dtype=float).reshape(-1, 4)
     b = np.array(boxes2, dtype=float).reshape(-1, 4)
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
     a[:, 2] = a[:, 0] + a[:, 2]
     a[:, 3] = a[:, 1] + a[:, 3]
     b[:, 2] = b[:, 0] + b[:, 2]
     b[:, 3] = b[:, 1] + b[:, 3]
-    low = np.minimum(a[:, None, :], b[None, :, :])
-    high = np.maximum(a[:, None, :], b[None, :, :])
-    inter = np.maximum(low[..., 2] - high[..., 0], 0) * np.maximum(low[..., 3] - high[..., 1], 0)
-    area1 = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
-    area2 = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
-    union = area1[:, None] + area2[None, :] - inter
-    inter[area1 <= _EPS, :] = 0
-    inter[:, area2 <= _EPS] = 0
-    inter[union <= _EPS] = 0
+    area1 = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]))[i]
+    area2 = ((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]))[j]
+    width = np.maximum(np.minimum(a[i, 2], b[j, 2]) - np.maximum(a[i, 0], b[j, 0]), 0)
+    inter = width * np.maximum(np.minimum(a[i, 3], b[j, 3]) - np.maximum(a[i, 1], b[j, 1]), 0)
+    union = area1 + area2 - inter
+    inter[(area1 <= _EPS) | (area2 <= _EPS) | (union <= _EPS)] = 0
     union[union <= _EPS] = 1
     return inter / union
 
@@ -305,6 +322,7 @@ __all__ = [
     "ALPHAS",
     "BoxMeasures",
     "box_iou",
+    "box_iou_pairs",
     "box_measures",
     "combine_sequences",
 ]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from nllbench.measures.boxes import BoxMeasures, box_iou, box_measures
+from nllbench.measures.boxes import BoxMeasures, box_iou_pairs, box_measures
 from nllbench.trackers.adapters import mot_table, read_mot_rows
 
 #: MOTChallenge's ground-truth classes (TrackEval's ``class_name_to_class_id``).
@@ -115,23 +115,21 @@ def read_mot_pair(
     g_flag = gt["conf"].to_numpy().astype(np.int64) if "conf" in gt else np.ones(len(gt), dtype=np.int64)
     g_id, t_id = gt["id"].to_numpy().astype(np.int64), tr["id"].to_numpy().astype(np.int64)
     frames = np.union1d(g_frame, t_frame)
-    g_rows, t_rows = _rows_by_frame(g_frame, frames), _rows_by_frame(t_frame, frames)
-    keep_t = np.ones(len(tr), dtype=bool)
     keep_g = (g_flag != 0) & (g_class == 1)
-    truth_ids, track_ids, sims = [], [], []
-    for gi, ti in zip(g_rows, t_rows, strict=True):
-        iou = box_iou(g_box[gi], t_box[ti])
-        if gi.size and ti.size:
-            score = iou.copy()
-            score[score < 0.5 - _EPS] = 0
-            rows, cols = linear_sum_assignment(-score)
-            ok = score[rows, cols] > _EPS
-            removed = cols[ok][np.isin(g_class[gi[rows[ok]]], DISTRACTORS)]
-            keep_t[ti[removed]] = False
-        kt, kg = keep_t[ti], keep_g[gi]
-        truth_ids.append(g_id[gi[kg]])
-        track_ids.append(t_id[ti[kt]])
-        sims.append(iou[np.ix_(kg, kt)])
+    g_rows, n = _rows_by_frame(g_frame, frames)
+    t_rows, m = _rows_by_frame(t_frame, frames)
+    pair_g, pair_t, first = _frame_pairs(g_rows, n, t_rows, m)
+    iou = box_iou_pairs(g_box, t_box, pair_g, pair_t)  # every frame's (n_k, m_k) IoU, row by row
+    keep_t = _kept_tracks(iou, pair_g, pair_t, first, n, m, g_class, len(tr))
+    kg, kt = keep_g[g_rows], keep_t[t_rows]  # frame by frame
+    K = frames.size
+    n = np.bincount(np.repeat(np.arange(K), n)[kg], minlength=K)  # the rows kept per frame
+    m = np.bincount(np.repeat(np.arange(K), m)[kt], minlength=K)
+    g_rows, t_rows = g_rows[kg], t_rows[kt]
+    truth_ids = np.split(g_id[g_rows], np.cumsum(n)[:-1])
+    track_ids = np.split(t_id[t_rows], np.cumsum(m)[:-1])
+    kept = np.split(iou[keep_g[pair_g] & keep_t[pair_t]], np.cumsum(n * m)[:-1])
+    sims = [values.reshape(a, b) for values, a, b in zip(kept, n.tolist(), m.tolist(), strict=True)]
     t_table = mot_table(
         _subset(tr, keep_t), tracks, kind="tracks", conf=conf, box_std_fraction=box_std_fraction
     )
@@ -188,11 +186,45 @@ def fit_constant_existence_boxes(pair: MOTPair, frames=None):
     return ConstantExistence(matched / rows, rows, matched, 0.5, matching="iou")
 
 
-def _rows_by_frame(frame: np.ndarray, frames: np.ndarray) -> list[np.ndarray]:
-    """The row indices of each of ``frames``, in file order."""
+def _rows_by_frame(frame: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The row indices frame by frame of ``frames`` (each in file order), and their number per frame."""
     order = np.argsort(frame, kind="stable")
     cuts = np.searchsorted(frame[order], frames, side="right")
-    return np.split(order, cuts[:-1]) if frames.size else []
+    return order, np.diff(np.concatenate([[0], cuts])).astype(np.int64)
+
+
+def _frame_pairs(g_rows, n, t_rows, m) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every frame's (truth row, tracker row) pairs, row by row of its (n_k, m_k) matrix: (P,) and (P,),
+    and each frame's first pair (then P): (K + 1,)."""
+    first = np.concatenate([[0], np.cumsum(n * m)])
+    per_row = np.repeat(m, n)  # each truth row's pairs
+    row = np.repeat(np.arange(g_rows.size), per_row)
+    col = np.arange(first[-1]) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    t_first = np.repeat(np.cumsum(m) - m, n * m)
+    return g_rows[row], t_rows[t_first + col], first
+
+
+def _kept_tracks(iou, pair_g, pair_t, first, n, m, g_class, rows: int) -> np.ndarray:
+    """(rows,) bool: the tracker rows kept, all but those matched to distractor-class truth (module notes).
+
+    Only frames where a distractor box has a candidate (IoU >= 0.5 - eps) are matched: elsewhere no match
+    with a distractor counts (its score is 0), so no row is removed.
+    """
+    keep = np.ones(rows, dtype=bool)
+    distractor = np.isin(g_class, DISTRACTORS)
+    candidate = (iou >= 0.5 - _EPS) & distractor[pair_g]
+    frame = np.repeat(np.arange(n.size), n * m)
+    for k in np.flatnonzero(np.bincount(frame[candidate], minlength=n.size)).tolist():
+        lo, hi = first[k], first[k + 1]
+        score = iou[lo:hi].reshape(n[k], m[k]).copy()
+        score[score < 0.5 - _EPS] = 0
+        rows_k, cols = linear_sum_assignment(-score)
+        ok = score[rows_k, cols] > _EPS
+        g_of = pair_g[lo:hi].reshape(n[k], m[k])[:, 0]
+        t_of = pair_t[lo:hi].reshape(n[k], m[k])[0]
+        removed = cols[ok][distractor[g_of[rows_k[ok]]]]
+        keep[t_of[removed]] = False
+    return keep
 
 
 def _subset(raw, keep: np.ndarray):

@@ -552,7 +552,13 @@ def _trackeval_sim_pairs(sim, oid, hid, previous: dict, threshold: float) -> lis
 
 
 def _check_unique(ids: np.ndarray, name: str, frame: int) -> None:
-    if np.unique(ids).size != ids.size:
+    if ids.size < 2:
+        return
+    if ids.dtype.kind in "iu":  # sorted neighbours (cheaper than np.unique for a frame's few)
+        ordered = np.sort(ids)
+        if (ordered[1:] == ordered[:-1]).any():
+            raise ValueError(f"{name}: frame {frame}: expected distinct identities, got {ids.tolist()}")
+    elif np.unique(ids).size != ids.size:
         raise ValueError(f"{name}: frame {frame}: expected distinct identities, got {ids.tolist()}")
 
 
@@ -629,12 +635,23 @@ def identity_similarity(similarities, truth_ids, estimate_ids, threshold: float 
     for k, (o, h) in enumerate(zip(oids, hids, strict=True)):
         _check_unique(o, "truth_ids", k)
         _check_unique(h, "estimate_ids", k)
-    o_all = np.unique(np.concatenate([*oids, np.empty(0, dtype=np.int64)]))
-    h_all = np.unique(np.concatenate([*hids, np.empty(0, dtype=np.int64)]))
-    gain = np.zeros((o_all.size, h_all.size))
-    for S, o, h in zip(similarities, oids, hids, strict=True):
-        i, j = np.nonzero(np.asarray(S, dtype=float).reshape(o.size, h.size) >= threshold)
-        np.add.at(gain, (np.searchsorted(o_all, o[i]), np.searchsorted(h_all, h[j])), 1.0)
+    n = np.array([o.size for o in oids], dtype=np.int64)
+    m = np.array([h.size for h in hids], dtype=np.int64)
+    o_cat = np.concatenate([*oids, np.empty(0, dtype=np.int64)])
+    h_cat = np.concatenate([*hids, np.empty(0, dtype=np.int64)])
+    o_all, o_of = np.unique(o_cat, return_inverse=True)
+    h_all, h_of = np.unique(h_cat, return_inverse=True)
+    flat = [
+        np.asarray(S, dtype=float).reshape(a, b).ravel() for S, a, b in zip(similarities, n, m, strict=True)
+    ]
+    hit = np.flatnonzero(np.concatenate([*flat, np.empty(0)]) >= threshold)  # every frame's (n_k, m_k)
+    row_m = np.repeat(m, n)
+    row = np.searchsorted(np.cumsum(row_m), hit, side="right")  # the entry's row among every frame's
+    col = hit - (np.cumsum(row_m) - row_m)[row] + np.repeat(np.cumsum(m) - m, n)[row]
+    pairs = np.bincount(
+        o_of.reshape(-1)[row] * h_all.size + h_of.reshape(-1)[col], minlength=o_all.size * h_all.size
+    )
+    gain = pairs.reshape(o_all.size, h_all.size).astype(float)
     n_obj = sum(o.size for o in oids)
     n_pred = sum(h.size for h in hids)
     return _identity_result(gain, n_obj, n_pred)

@@ -36,11 +36,13 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench.engine import validate as v
+from nllbench.measures._pairwise import pairwise_sums, segment_sums
 from nllbench.measures._sequences import distances, labelled_sequence, sequence_factors
 
 #: The 19 localisation thresholds 0.05, 0.10, ..., 0.95 (as an arange, like the reference).
 ALPHAS = np.arange(0.05, 0.99, 0.05)
 _EPS = np.finfo(float).eps
+_NONE = np.empty(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,8 @@ def hota_similarity(similarities, truth_ids, estimate_ids) -> HOTAResult:
     Examples
     --------
     >>> r = hota_similarity([[[0.5]]], [[1]], [[7]])
-    >>> r.deta, r.assa
-    (0.5, 0.5)
+    >>> r.deta, r.assa  # matched at the 10 alphas 0.05 .. 0.5 of 19
+    (0.5263157894736842, 0.5263157894736842)
     """
     if not len(similarities) == len(truth_ids) == len(estimate_ids):
         raise ValueError(
@@ -146,75 +148,188 @@ def hota_similarity(similarities, truth_ids, estimate_ids) -> HOTAResult:
         )
     gi, n_gt = _id_index(truth_ids, "truth_ids")
     tj, n_est = _id_index(estimate_ids, "estimate_ids")
-    sims = []
-    for k, S in enumerate(similarities):
-        S = np.asarray(S, dtype=float).reshape(gi[k].size, tj[k].size)
-        if S.size and not (np.all(S >= 0.0) and np.all(S <= 1.0)):
-            raise ValueError(f"similarities[{k}]: expected values in [0, 1], got {S.min()} .. {S.max()}")
-        sims.append(S)
+    sims = [
+        np.asarray(S, dtype=float).reshape(a.size, b.size)
+        for S, a, b in zip(similarities, gi, tj, strict=True)
+    ]
+    flat = np.concatenate([S.ravel() for S in sims] + [np.empty(0)])
+    bad = np.flatnonzero(~((flat >= 0.0) & (flat <= 1.0)))
+    if bad.size:
+        k = int(np.searchsorted(np.cumsum([S.size for S in sims]), bad[0], side="right"))
+        S = sims[k]
+        raise ValueError(f"similarities[{k}]: expected values in [0, 1], got {S.min()} .. {S.max()}")
     return _hota_core(sims, gi, tj, n_gt, n_est, 1.0)
 
 
 def _id_index(ids, name: str) -> tuple[list[np.ndarray], int]:
     """Per-frame indices 0..n-1 of the distinct identities (sorted), and n; identities distinct per frame."""
     frames = [np.asarray(i, dtype=np.int64).reshape(-1) for i in ids]
-    for k, lab in enumerate(frames):
-        if np.unique(lab).size != lab.size:
-            raise ValueError(f"{name}[{k}]: expected distinct identities, got {lab.tolist()}")
-    every = np.unique(np.concatenate([*frames, np.empty(0, dtype=np.int64)]))
-    return [np.searchsorted(every, lab) for lab in frames], int(every.size)
+    sizes = np.array([lab.size for lab in frames], dtype=np.int64)
+    every, index = np.unique(np.concatenate([*frames, _NONE]), return_inverse=True)
+    key = np.sort(np.repeat(np.arange(sizes.size), sizes) * max(1, every.size) + index)
+    twice = key[1:][key[1:] == key[:-1]]
+    if twice.size:
+        k = int(twice[0] // max(1, every.size))
+        raise ValueError(f"{name}[{k}]: expected distinct identities, got {frames[k].tolist()}")
+    return np.split(index.reshape(-1), np.cumsum(sizes)[:-1]) if frames else [], int(every.size)
 
 
 def _hota_core(sims, gt_index, est_index, n_gt: int, n_est: int, threshold: float) -> HOTAResult:
-    """HOTA from per-frame similarities and identity indices (:func:`hota`, :func:`hota_similarity`)."""
-    n_i = np.bincount(np.concatenate([*gt_index, np.empty(0, dtype=np.int64)]), minlength=n_gt)
-    n_j = np.bincount(np.concatenate([*est_index, np.empty(0, dtype=np.int64)]), minlength=n_est)
-    align = _global_alignment(sims, gt_index, est_index, n_i, n_j)
+    """HOTA from per-frame similarities and identity indices (:func:`hota`, :func:`hota_similarity`).
+
+    A match passes the alphas ``0 .. level - 1`` (its ``level``: how many of ``ALPHAS - eps`` it
+    reaches), so the per-alpha counts come from one level per match, and the identity pairs' |TPA|
+    are kept sparse; the float sums are numpy's pairwise sums of the dense arrays the module notes
+    define (``(A, m_k)`` per frame, ``(A, n_gt, n_est)`` for the association scores), computed from
+    their non-zero entries only (:func:`~nllbench.measures._pairwise.pairwise_sums`), so the same floats.
+    """
+    e = _entries(sims, gt_index, est_index)
+    n_i = np.bincount(e.rows_g, minlength=n_gt)
+    n_j = np.bincount(e.cols_t, minlength=n_est)
+    align = _global_alignment(e, n_i, n_j)
+    weight = align.ravel()[e.g * n_est + e.t] * e.s  # align[np.ix_(gi, tj)] * S of every frame
     A = ALPHAS.size
-    tp, fn, fp = (np.zeros(A, dtype=np.int64) for _ in range(3))
-    loc_sum = np.zeros(A)
-    pair_tp = np.zeros((A, n_gt, n_est))  # |TPA| per alpha and identity pair
-    for S, gi, tj in zip(sims, gt_index, est_index, strict=True):
-        rows, cols = (np.empty(0, dtype=np.int64),) * 2
-        if S.size:
-            rows, cols = linear_sum_assignment(align[np.ix_(gi, tj)] * S, maximize=True)
-        s = S[rows, cols]
-        counts = s[None, :] >= ALPHAS[:, None] - _EPS  # (A, matched pairs)
-        k_tp = counts.sum(axis=1)
-        tp += k_tp
-        fn += gi.size - k_tp
-        fp += tj.size - k_tp
-        loc_sum += (counts * s[None, :]).sum(axis=1)
-        a_idx, m_idx = np.nonzero(counts)
-        np.add.at(pair_tp, (a_idx, gi[rows[m_idx]], tj[cols[m_idx]]), 1.0)
-    return _scores(tp, fn, fp, loc_sum, pair_tp, n_i, n_j, threshold)
+    found = [
+        linear_sum_assignment(weight[lo:hi].reshape(n, m), maximize=True) if hi > lo else _NO_MATCH
+        for lo, hi, n, m in zip(e.first[:-1], e.first[1:], e.n, e.m, strict=True)
+    ]
+    per_frame = np.array([r.size for r, _ in found], dtype=np.int64)
+    frame = np.repeat(np.arange(e.n.size), per_frame)
+    at = e.first[frame] + np.concatenate([r * m for (r, _), m in zip(found, e.m, strict=True)] + [_NONE])
+    at = at + np.concatenate([c for _, c in found] + [_NONE])  # the matches' entries, frame by frame
+    s, g, t = e.s[at], e.g[at], e.t[at]
+    level = np.searchsorted(ALPHAS - _EPS, s, side="right")  # s >= ALPHAS[a] - eps for a < level
+    passed = np.bincount(level, minlength=A + 1)
+    tp = passed[::-1].cumsum()[::-1][1:].astype(np.int64)
+    fn = int(e.rows_g.size) - tp
+    fp = int(e.cols_t.size) - tp
+    loc_sum = _frame_loc_sums(s, level, per_frame).cumsum(axis=0)[-1] if per_frame.size else np.zeros(A)
+    key = g * n_est + t
+    pairs, pair_of = np.unique(key, return_inverse=True)
+    counted = np.bincount(level * pairs.size + pair_of, minlength=(A + 1) * pairs.size)
+    pair_tp = counted.reshape(A + 1, pairs.size)[::-1].cumsum(axis=0)[::-1][1:].astype(float)  # (A, U)
+    return _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold)
 
 
-def _global_alignment(sims, gt_index, est_index, n_i, n_j) -> np.ndarray:
-    """A_ij = C_ij / (n_i + n_j - C_ij) with C the similarity-normalised co-occurrence (module notes)."""
-    C = np.zeros((n_i.size, n_j.size))
-    for S, gi, tj in zip(sims, gt_index, est_index, strict=True):
-        if not S.size:
-            continue
-        denom = S.sum(axis=0)[None, :] + S.sum(axis=1)[:, None] - S
-        ok = denom > _EPS
-        share = np.zeros_like(S)
-        share[ok] = S[ok] / denom[ok]
-        C[np.ix_(gi, tj)] += share
+_NO_MATCH = (_NONE, _NONE)
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """Every frame's similarity matrix flattened row by row and concatenated (E entries in all).
+
+    Attributes
+    ----------
+    s : (E,) float
+        The similarities.
+    g, t : (E,) int
+        Their truth and estimate identity indices.
+    frame, col : (E,) int
+        Their frame, and their column within its matrix.
+    row, column : (E,) int
+        Their row and column among every frame's rows (sum n_k) and columns (sum m_k).
+    n, m : (K,) int
+        The frames' matrix shapes.
+    first : (K + 1,) int
+        Each frame's first entry, then E.
+    rows_g, cols_t : (sum n_k,) and (sum m_k,) int
+        The identity indices of every frame's rows and columns.
+    row_first : (sum n_k + 1,) int
+        Each row's first entry, then E.
+    """
+
+    s: np.ndarray
+    g: np.ndarray
+    t: np.ndarray
+    frame: np.ndarray
+    col: np.ndarray
+    row: np.ndarray
+    column: np.ndarray
+    n: np.ndarray
+    m: np.ndarray
+    first: np.ndarray
+    rows_g: np.ndarray
+    cols_t: np.ndarray
+    row_first: np.ndarray
+
+
+def _entries(sims, gt_index, est_index) -> _Entries:
+    """The :class:`_Entries` of per-frame (n_k, m_k) similarities with identity indices (n_k,), (m_k,)."""
+    n = np.array([gi.size for gi in gt_index], dtype=np.int64)
+    m = np.array([tj.size for tj in est_index], dtype=np.int64)
+    rows_g = np.concatenate([*gt_index, _NONE]).astype(np.int64)
+    cols_t = np.concatenate([*est_index, _NONE]).astype(np.int64)
+    s = np.concatenate([np.ravel(S) for S in sims] + [np.empty(0)]).astype(float)
+    first = np.concatenate([[0], np.cumsum(n * m)])
+    row_m = np.repeat(m, n)  # each row's length
+    row_first = np.concatenate([[0], np.cumsum(row_m)])
+    row = np.repeat(np.arange(rows_g.size), row_m)
+    col = np.arange(s.size) - row_first[row]
+    column = np.repeat(np.cumsum(m) - m, n * m) + col
+    frame = np.repeat(np.arange(n.size), n * m)
+    return _Entries(
+        s, rows_g[row], cols_t[column], frame, col, row, column, n, m, first, rows_g, cols_t, row_first
+    )
+
+
+def _frame_loc_sums(s, level, per_frame) -> np.ndarray:
+    """(K, A): each frame's ``(counts * s).sum(axis=1)`` with counts (A, m_k) the alphas its matches pass.
+
+    ``s`` and ``level`` (Q,): the matches frame by frame, ``per_frame`` (K,) their number per frame.
+    The frames with m matches are summed together as one (frames, A, m) array (the same floats).
+    """
+    A = ALPHAS.size
+    out = np.zeros((per_frame.size, A))
+    first = np.cumsum(per_frame) - per_frame
+    for m in np.unique(per_frame[per_frame > 0]).tolist():
+        group = np.flatnonzero(per_frame == m)
+        at = first[group][:, None] + np.arange(m)  # (frames, m)
+        counts = level[at][:, None, :] > np.arange(A)[None, :, None]  # (frames, A, m)
+        out[group] = (counts * s[at][:, None, :]).sum(axis=2)
+    return out
+
+
+def _global_alignment(e: _Entries, n_i, n_j) -> np.ndarray:
+    """A_ij = C_ij / (n_i + n_j - C_ij) with C the similarity-normalised co-occurrence (module notes).
+
+    Per frame, the share S / (column sum + row sum - S) (0 where that is <= eps) with numpy's sums of
+    the frame's matrix, added into C frame by frame (``bincount`` adds in order): the floats of a
+    loop over the frames. numpy sums a matrix's columns row by row, but a one-column matrix's
+    column as a row (pairwise: :func:`~nllbench.measures._pairwise.segment_sums`).
+    """
+    nz = np.flatnonzero(e.s)  # zeros add nothing
+    col_sum = np.bincount(e.column[nz], weights=e.s[nz], minlength=e.cols_t.size)
+    row_sum = segment_sums(e.s, e.row_first[:-1], np.repeat(e.m, e.n))
+    lone = np.flatnonzero(e.m == 1)  # frames of one column: numpy sums it as a row
+    col_sum[(np.cumsum(e.m) - e.m)[lone]] = segment_sums(e.s, e.first[lone], e.n[lone])
+    denom = col_sum[e.column] + row_sum[e.row] - e.s
+    share = np.divide(e.s, denom, out=np.zeros_like(e.s), where=denom > _EPS)
+    C = np.bincount(e.g * n_j.size + e.t, weights=share, minlength=n_i.size * n_j.size)
+    C = C.reshape(n_i.size, n_j.size)
     return C / (n_i[:, None] + n_j[None, :] - C)
 
 
-def _scores(tp, fn, fp, loc_sum, pair_tp, n_i, n_j, threshold) -> HOTAResult:
-    """The scores from the counts (zero-division conventions as in the module notes)."""
-    union = n_i[None, :, None] + n_j[None, None, :] - pair_tp
+def _scores(tp, fn, fp, loc_sum, pair_tp, pairs, n_i, n_j, threshold) -> HOTAResult:
+    """The scores from the counts (zero-division conventions as in the module notes).
+
+    ``pair_tp`` (A, U): |TPA| of the identity pairs ``pairs`` (U,), flat indices ``i * n_est + j``
+    (sorted) into the dense (n_gt, n_est) array of every pair, 0 elsewhere.
+    """
+    gi, tj = np.divmod(pairs, max(1, n_j.size))
+    union = (n_i[gi] + n_j[tj])[None, :] - pair_tp
     per_tp = np.maximum(1, tp)
+    at = pair_tp > 0
+    a_idx, u_idx = np.nonzero(at)
+    starts = np.concatenate([[0], np.cumsum(at.sum(axis=1))])
+    lengths = np.full(ALPHAS.size, n_i.size * n_j.size, dtype=np.int64)
 
     def weighted(ratio):  # mean over true positives of a per-pair ratio
-        return (pair_tp * ratio).sum(axis=(1, 2)) / per_tp
+        values = (pair_tp * ratio)[a_idx, u_idx]
+        return pairwise_sums(pairs[u_idx], values, starts, lengths) / per_tp
 
     assa = weighted(pair_tp / np.maximum(1, union))
-    ass_re = weighted(pair_tp / np.maximum(1, n_i[None, :, None]))
-    ass_pr = weighted(pair_tp / np.maximum(1, n_j[None, None, :]))
+    ass_re = weighted(pair_tp / np.maximum(1, n_i[gi][None, :]))
+    ass_pr = weighted(pair_tp / np.maximum(1, n_j[tj][None, :]))
     deta = tp / np.maximum(1, tp + fn + fp)
     det_re = tp / np.maximum(1, tp + fn)
     det_pr = tp / np.maximum(1, tp + fp)
