@@ -18,7 +18,7 @@ import numpy as np
 
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.declarations import STEP, MeasureDeclaration, resolve, stepwise_measures
-from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1
+from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1_sides
 from nllbench.measures.point.metrics import gospa, ospa
 
 
@@ -130,10 +130,10 @@ def theorem1_step(view: StepView) -> dict:
     scale = s.theorem_scale or scale_for_k_equal_rho(s.theorem_rho, lo.size)
     pos, truth_pos = view.states[:, list(POSITION)], view.truth[:, list(POSITION)]
     inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
-    t1 = theorem1(pos, truth_pos[inside], lo, hi, s.theorem_rho, scale)
+    lhs, rhs = theorem1_sides(pos, truth_pos[inside], lo, hi, s.theorem_rho, scale)
     return {
-        "theorem1_lhs": t1.lhs,
-        "theorem1_rhs": t1.rhs,
-        "theorem1_difference": t1.difference,
+        "theorem1_lhs": lhs,
+        "theorem1_rhs": rhs,
+        "theorem1_difference": lhs - rhs,
         "theorem1_excluded": int((~inside).sum()),
     }
