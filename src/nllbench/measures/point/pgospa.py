@@ -292,6 +292,9 @@ def _side(obj, name: str) -> _Side:
         )
     if isinstance(obj, MultiBernoulli):
         mb, members, weights = obj, None, np.ones(1)
+    elif isinstance(obj, PMBM) and obj.n_hypotheses == 1 and not obj.is_pooled:
+        # a PMB: its pool is its one hypothesis, in order (read as it is, not concatenated)
+        mb, members, weights = obj.hypotheses[0], None, obj.weights
     elif isinstance(obj, PMBM):  # the Poisson part is ignored (the authors' convention)
         mb, members, weights = obj.pool, obj.members, obj.weights
     else:

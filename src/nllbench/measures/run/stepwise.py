@@ -13,13 +13,14 @@ The step functions of GOSPA, OSPA, the counts and the Theorem 1 check are here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.declarations import STEP, MeasureDeclaration, resolve, stepwise_measures
 from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1_sides
-from nllbench.measures.point.metrics import gospa, ospa
+from nllbench.measures.point.metrics import GOSPAResult, OSPAResult, gospa_and_ospa
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,12 @@ class StepView:
     fov_low: np.ndarray
     fov_high: np.ndarray
     settings: object
+
+    @cached_property
+    def gospa_ospa(self) -> tuple[GOSPAResult, OSPAResult]:
+        """GOSPA and OSPA of the estimates at the truth on the distance columns (cut-off and order of
+        the settings), computed on first use from one assignment (:func:`gospa_and_ospa`)."""
+        return gospa_and_ospa(self.points, self.truth_points, c=self.settings.cutoff, p=self.settings.p)
 
 
 def step_values(view: StepView) -> dict[str, dict[str, float]]:
@@ -102,8 +109,7 @@ def run_values(m: MeasureDeclaration, arrays: dict[str, np.ndarray], settings) -
 
 def gospa_step(view: StepView) -> dict:
     """GOSPA (alpha = 2) of the estimates at the truth, with its terms, on the distance columns."""
-    s = view.settings
-    g = gospa(view.points, view.truth_points, c=s.cutoff, p=s.p)
+    g = view.gospa_ospa[0]
     return {
         "gospa": g.value,
         "gospa_localization": g.localization,
@@ -114,8 +120,7 @@ def gospa_step(view: StepView) -> dict:
 
 def ospa_step(view: StepView) -> dict:
     """OSPA of the estimates at the truth on the distance columns."""
-    s = view.settings
-    return {"ospa": ospa(view.points, view.truth_points, c=s.cutoff, p=s.p).value}
+    return {"ospa": view.gospa_ospa[1].value}
 
 
 def counts_step(view: StepView) -> dict:
