@@ -68,7 +68,7 @@ def nll_best_value(pmbm: PMBM, y: np.ndarray) -> float:
         mb = pmbm.hypotheses[0]
         densities, r, index = mb.densities, mb.r, np.arange(len(mb))
     log_p = pool_logpdf([densities], y)
-    n_forced = int(np.sum(log_lam == -np.inf))
+    n_forced = int(np.count_nonzero(log_lam == -np.inf))
     alive = int(np.count_nonzero(r[index] > 0))
     count = _capped_count(n, alive, n_forced)
     ((value, *_),) = mixture_murty(

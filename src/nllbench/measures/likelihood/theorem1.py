@@ -82,7 +82,7 @@ def _fov(low, high) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"high: expected the shape {lo.shape} of low, got {hi.shape}")
     v.check_finite(lo, "low")
     v.check_finite(hi, "high")
-    if np.any(hi <= lo):
+    if (hi <= lo).any():
         raise ValueError(f"high: expected every upper corner above low, got low={lo}, high={hi}")
     return lo, hi
 
@@ -216,7 +216,7 @@ def _checked(estimates, truth, low, high, rho, scale) -> tuple[_Setting, np.ndar
     if Y.size == 0:
         Y = np.empty((0, lo.size))
     Y = v.points(Y, "truth", dim=lo.size)
-    if np.any((Y < lo) | (Y > hi)):
+    if ((Y < lo) | (Y > hi)).any():
         raise ValueError("truth: expected every object inside the field of view [low, high]")
     return setting, X, Y
 

@@ -306,7 +306,7 @@ def _side(obj, name: str) -> _Side:
     if members is not None:
         members = tuple(np.asarray(m, dtype=np.int64) for m in members)
     roots = psd_sqrt(covs)
-    return _Side(mb.r, means, roots, ~np.any(roots != 0.0, axis=(1, 2)), members, weights)
+    return _Side(mb.r, means, roots, ~(roots != 0.0).any(axis=(1, 2)), members, weights)
 
 
 def single_object_moments(dens) -> tuple[np.ndarray, np.ndarray]:

@@ -134,7 +134,7 @@ def theorem1_step(view: StepView) -> dict:
     s, lo, hi = view.settings, view.fov_low, view.fov_high
     scale = s.theorem_scale or scale_for_k_equal_rho(s.theorem_rho, lo.size)
     pos, truth_pos = view.states[:, list(POSITION)], view.truth[:, list(POSITION)]
-    inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
+    inside = ((truth_pos >= lo) & (truth_pos <= hi)).all(axis=1)
     lhs, rhs = theorem1_sides(pos, truth_pos[inside], lo, hi, s.theorem_rho, scale)
     return {
         "theorem1_lhs": lhs,
