@@ -15,6 +15,7 @@ modules is the next step if it grows.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -279,6 +280,12 @@ class PPP:
     def log_intensity(self, y: np.ndarray) -> np.ndarray:
         """log lambda(y_l) for y of shape (n, d); ``-inf`` where lambda is 0."""
         n = y.shape[0]
+        if self.rates.size == 1 and not len(self.mixture) and _all_float64(self.rates, self.lows, self.highs):
+            # one box and no Gaussian part (a uniform PPP): what the stacking below gives for it
+            # (its one row plus 0.0), with log(rate / V) kept per distinct box
+            inside = ((y >= self.lows[0]) & (y <= self.highs[0])).all(axis=1)
+            logr = _box_log_rate(self.rates.tobytes(), self.lows.tobytes(), self.highs.tobytes())
+            return np.where(inside, logr, -np.inf) + 0.0
         parts = []
         if len(self.mixture):
             parts.append(self.mixture.log_weighted(y))
@@ -301,6 +308,19 @@ class PPP:
             return stacked[0] + 0.0
         with np.errstate(divide="ignore"):
             return logsumexp(stacked, axis=0)
+
+
+def _all_float64(*arrays: np.ndarray) -> bool:
+    return all(a.dtype == np.float64 for a in arrays)
+
+
+@functools.lru_cache(maxsize=64)
+def _box_log_rate(rate: bytes, low: bytes, high: bytes) -> float:
+    """log(rate / V) of one box given by the bytes of its float64 ``rates`` (1,), ``lows`` and ``highs``
+    (1, d): the arrays' own computation in :meth:`PPP.log_intensity`, once per distinct box."""
+    lows, highs = np.frombuffer(low).reshape(1, -1), np.frombuffer(high).reshape(1, -1)
+    with np.errstate(divide="ignore"):
+        return float((np.log(np.frombuffer(rate)) - log_box_volume(lows, highs))[0])
 
 
 def _set_ppp(ppp: PPP, mixture: GaussianMixture, rates, lows, highs) -> None:
