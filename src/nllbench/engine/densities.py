@@ -280,11 +280,12 @@ class PPP:
     def log_intensity(self, y: np.ndarray) -> np.ndarray:
         """log lambda(y_l) for y of shape (n, d); ``-inf`` where lambda is 0."""
         n = y.shape[0]
-        if self.rates.size == 1 and not len(self.mixture) and _all_float64(self.rates, self.lows, self.highs):
+        boxes = (self.rates, self.lows, self.highs)
+        if self.rates.size == 1 and not len(self.mixture) and all(a.dtype == np.float64 for a in boxes):
             # one box and no Gaussian part (a uniform PPP): what the stacking below gives for it
             # (its one row plus 0.0), with log(rate / V) kept per distinct box
             inside = ((y >= self.lows[0]) & (y <= self.highs[0])).all(axis=1)
-            logr = _box_log_rate(self.rates.tobytes(), self.lows.tobytes(), self.highs.tobytes())
+            logr = _box_log_rate(*(a.tobytes() for a in boxes))
             return np.where(inside, logr, -np.inf) + 0.0
         parts = []
         if len(self.mixture):
@@ -308,10 +309,6 @@ class PPP:
             return stacked[0] + 0.0
         with np.errstate(divide="ignore"):
             return logsumexp(stacked, axis=0)
-
-
-def _all_float64(*arrays: np.ndarray) -> bool:
-    return all(a.dtype == np.float64 for a in arrays)
 
 
 @functools.lru_cache(maxsize=64)
