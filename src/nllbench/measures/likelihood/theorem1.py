@@ -25,6 +25,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from nllbench.engine import validate as v
+from nllbench.engine.best_association import nll_best_value
 from nllbench.engine.densities import (
     PMBM,
     PPP,
@@ -81,7 +82,7 @@ def _fov(low, high) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"high: expected the shape {lo.shape} of low, got {hi.shape}")
     v.check_finite(lo, "low")
     v.check_finite(hi, "high")
-    if np.any(hi <= lo):
+    if (hi <= lo).any():
         raise ValueError(f"high: expected every upper corner above low, got low={lo}, high={hi}")
     return lo, hi
 
@@ -115,7 +116,12 @@ def _offset(lo: np.ndarray, hi: np.ndarray, rho: float) -> float:
 
 def scale_for_k_equal_rho(rho: float, dim: int) -> float:
     """The metric scale at which k = rho, so that the NLL offset vanishes (log(k / rho) = 0)."""
-    rho = _rho(rho)
+    return _scale_k_rho(_rho(rho), dim)
+
+
+@functools.lru_cache(maxsize=32)
+def _scale_k_rho(rho: float, dim: int) -> float:
+    """:func:`scale_for_k_equal_rho` of a validated rho, computed once per distinct (rho, dim)."""
     log_unit = float(laplace_log_normaliser(1.0, dim))  # k = scale^d * exp(log_unit)
     return math.exp((math.log(rho) - log_unit) / dim)
 
@@ -162,32 +168,10 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
     (low, high, rho, scale) and reused: a run checks every step with the
     same ones. The PMB is the one :func:`theorem1_pmb` builds.
     """
-    lo, hi = _fov(low, high)
-    setting = _setting(tuple(lo.tolist()), tuple(hi.tolist()), _rho(rho), v.positive_scalar(scale, "scale"))
-    X = np.asarray(estimates, dtype=float)
-    if X.size == 0:
-        X = np.empty((0, lo.size))
-    X = v.points(X, "estimates", dim=lo.size)
+    setting, X, Y = _checked(estimates, truth, low, high, rho, scale)
     pmb = _pmb(setting, X)
-    Y = np.asarray(truth, dtype=float)
-    if Y.size == 0:
-        Y = np.empty((0, lo.size))
-    Y = v.points(Y, "truth", dim=lo.size)
-    if np.any((Y < lo) | (Y > hi)):
-        raise ValueError("truth: expected every object inside the field of view [low, high]")
+    rhs = _rhs(setting, X, Y)
     rho, c, scale = setting.rho, setting.c, setting.scale
-    # right-hand side: min over gamma, as a rectangular assignment on
-    # min(D + log(k/rho), c) (an assigned pair never costs more than c)
-    nx, ny = X.shape[0], Y.shape[0]
-    total = c / 2.0 * abs(nx - ny)
-    if nx and ny:
-        # a distance beyond the float range is +inf, and the cost of that pair is c exactly
-        with np.errstate(over="ignore"):
-            D = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2) / scale
-        cost = np.minimum(D + setting.log_k - math.log(rho), c)
-        rows, cols = linear_sum_assignment(cost)
-        total += float(cost[rows, cols].sum())
-    rhs = setting.offset + total
     res = nll(pmb, Y, q=1)
     g = gospa(X / scale, Y / scale, c=c, p=1)
     return Theorem1Result(
@@ -203,6 +187,54 @@ def theorem1(estimates, truth, low, high, rho: float, scale: float) -> Theorem1R
         g,
         res,
     )
+
+
+def theorem1_sides(estimates, truth, low, high, rho: float, scale: float) -> tuple[float, float]:
+    """Theorem 1's ``(lhs, rhs)``: those of :func:`theorem1`, bit for bit, for a check at every step.
+
+    Same arguments and checks as :func:`theorem1`. The left-hand side is the
+    engine's Q = 1 NLL of the same PMB through
+    :func:`nllbench.engine.best_association.nll_best_value` (the value of
+    ``nb.nll(pmb, Y, q=1)``, from the same compiled Murty pass, without the
+    decomposition); the right-hand side the same rectangular assignment. The
+    GOSPA that :func:`theorem1` adds is not computed.
+    """
+    setting, X, Y = _checked(estimates, truth, low, high, rho, scale)
+    return nll_best_value(_pmb(setting, X), Y), _rhs(setting, X, Y)
+
+
+def _checked(estimates, truth, low, high, rho, scale) -> tuple[_Setting, np.ndarray, np.ndarray]:
+    """The validated setting (cached per distinct one), estimates X (m, d) and truth Y (n, d) of
+    :func:`theorem1`; ValueError naming the argument otherwise."""
+    lo, hi = _fov(low, high)
+    setting = _setting(tuple(lo.tolist()), tuple(hi.tolist()), _rho(rho), v.positive_scalar(scale, "scale"))
+    X = np.asarray(estimates, dtype=float)
+    if X.size == 0:
+        X = np.empty((0, lo.size))
+    X = v.points(X, "estimates", dim=lo.size)
+    Y = np.asarray(truth, dtype=float)
+    if Y.size == 0:
+        Y = np.empty((0, lo.size))
+    Y = v.points(Y, "truth", dim=lo.size)
+    if ((Y < lo) | (Y > hi)).any():
+        raise ValueError("truth: expected every object inside the field of view [low, high]")
+    return setting, X, Y
+
+
+def _rhs(setting: _Setting, X: np.ndarray, Y: np.ndarray) -> float:
+    """The right-hand side V (1 - rho) + min over gamma (...), as a rectangular assignment on
+    min(D + log(k / rho), c) (an assigned pair never costs more than c)."""
+    rho, c, scale = setting.rho, setting.c, setting.scale
+    nx, ny = X.shape[0], Y.shape[0]
+    total = c / 2.0 * abs(nx - ny)
+    if nx and ny:
+        # a distance beyond the float range is +inf, and the cost of that pair is c exactly
+        with np.errstate(over="ignore"):
+            D = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=2) / scale
+        cost = np.minimum(D + setting.log_k - math.log(rho), c)
+        rows, cols = linear_sum_assignment(cost)
+        total += float(cost[rows, cols].sum())
+    return setting.offset + total
 
 
 @dataclass(frozen=True)

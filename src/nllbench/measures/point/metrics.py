@@ -87,15 +87,39 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
     if alpha != 2:
         raise ValueError(f"alpha: expected 2 (the only value supported), got {alpha!r}")
     c, p, X, Y = _sets_c_p(estimates, truth, c, p)
+    return _gospa(X, Y, c, p, _assigned(X, Y, c, p))
+
+
+def gospa_and_ospa(estimates, truth, c: float = 2.0, p: float = 1.0) -> tuple[GOSPAResult, OSPAResult]:
+    """``(gospa(estimates, truth, c, p), ospa(estimates, truth, c, p))``, bit for bit, from one assignment.
+
+    Both minimise the sum of min(d, c)^p over rectangular assignments: the
+    cost matrix and its assignment are computed once and read by both.
+    """
+    c, p, X, Y = _sets_c_p(estimates, truth, c, p)
+    assigned = _assigned(X, Y, c, p)
+    return _gospa(X, Y, c, p, assigned), _ospa(X, Y, c, p, assigned)
+
+
+def _assigned(X: np.ndarray, Y: np.ndarray, c: float, p: float):
+    """(cost (nx, ny), rows, cols): the cut-off cost min(d, c)^p and its assignment; None for an empty set."""
+    if X.shape[0] == 0 or Y.shape[0] == 0:
+        return None
+    cost = _cut_power(X, Y, c, p)
+    rows, cols = linear_sum_assignment(cost)
+    return cost, rows, cols
+
+
+def _gospa(X: np.ndarray, Y: np.ndarray, c: float, p: float, assigned) -> GOSPAResult:
+    """:func:`gospa` of validated sets from their :func:`_assigned`."""
     nx, ny = X.shape[0], Y.shape[0]
     half = c**p / 2.0
-    if nx == 0 or ny == 0:
+    if assigned is None:
         missed, false = half * ny, half * nx
         return GOSPAResult(
             (missed + false) ** (1 / p), 0.0, missed, false, 0, ny, nx, p, c, np.empty((0, 2), dtype=np.int64)
         )
-    cost = _cut_power(X, Y, c, p)
-    rows, cols = linear_sum_assignment(cost)
+    _, rows, cols = assigned
     # C-contiguous: one compiled signature (a Fortran-ordered slice would compile a second)
     dist = _pair_distances(np.ascontiguousarray(X), np.ascontiguousarray(Y), rows, cols)
     real = dist < c
@@ -104,18 +128,8 @@ def gospa(estimates, truth, c: float = 2.0, p: float = 1.0, alpha: float = 2.0) 
     k = rows.size
     missed = half * (ny - k)
     false = half * (nx - k)
-    return GOSPAResult(
-        (loc + missed + false) ** (1 / p),
-        loc,
-        missed,
-        false,
-        k,
-        ny - k,
-        nx - k,
-        p,
-        c,
-        np.stack([rows, cols], axis=1),
-    )
+    pairs = np.stack([rows, cols], axis=1)
+    return GOSPAResult((loc + missed + false) ** (1 / p), loc, missed, false, k, ny - k, nx - k, p, c, pairs)
 
 
 @nb.njit(cache=True)
@@ -276,13 +290,17 @@ def ospa(estimates, truth, c: float = 2.0, p: float = 1.0) -> OSPAResult:
     cardinality difference costs c^p.
     """
     c, p, X, Y = _sets_c_p(estimates, truth, c, p)
+    return _ospa(X, Y, c, p, _assigned(X, Y, c, p))
+
+
+def _ospa(X: np.ndarray, Y: np.ndarray, c: float, p: float, assigned) -> OSPAResult:
+    """:func:`ospa` of validated sets from their :func:`_assigned`."""
     nx, ny = X.shape[0], Y.shape[0]
     if nx == 0 and ny == 0:
         return OSPAResult(0.0, 0.0, 0.0, p, c)
     loc = 0.0
-    if nx and ny:
-        cost = _cut_power(X, Y, c, p)
-        rows, cols = linear_sum_assignment(cost)
+    if assigned is not None:
+        cost, rows, cols = assigned
         loc = float(cost[rows, cols].sum())
     card = c**p * abs(nx - ny)
     return OSPAResult(((loc + card) / max(nx, ny)) ** (1 / p), loc, card, p, c)

@@ -292,6 +292,9 @@ def _side(obj, name: str) -> _Side:
         )
     if isinstance(obj, MultiBernoulli):
         mb, members, weights = obj, None, np.ones(1)
+    elif isinstance(obj, PMBM) and obj.n_hypotheses == 1 and not obj.is_pooled:
+        # a PMB: its pool is its one hypothesis, in order (read as it is, not concatenated)
+        mb, members, weights = obj.hypotheses[0], None, obj.weights
     elif isinstance(obj, PMBM):  # the Poisson part is ignored (the authors' convention)
         mb, members, weights = obj.pool, obj.members, obj.weights
     else:
@@ -303,7 +306,7 @@ def _side(obj, name: str) -> _Side:
     if members is not None:
         members = tuple(np.asarray(m, dtype=np.int64) for m in members)
     roots = psd_sqrt(covs)
-    return _Side(mb.r, means, roots, ~np.any(roots != 0.0, axis=(1, 2)), members, weights)
+    return _Side(mb.r, means, roots, ~(roots != 0.0).any(axis=(1, 2)), members, weights)
 
 
 def single_object_moments(dens) -> tuple[np.ndarray, np.ndarray]:

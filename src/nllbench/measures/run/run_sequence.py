@@ -17,12 +17,13 @@ def fresh_identities(labels: np.ndarray, fresh: int) -> tuple[np.ndarray, int]:
     component split over measurements) cannot name two tracks. ``labels`` is
     changed in place; returns it and the next unused fresh identity.
     """
-    _, first = np.unique(labels, return_index=True)
-    repeated = np.ones(labels.size, dtype=bool)
-    repeated[first] = False
-    for i in np.flatnonzero((labels < 0) | repeated):
-        labels[i] = fresh
-        fresh -= 1
+    seen = set()
+    for i, label in enumerate(labels.tolist()):  # the labels as given (before any is replaced)
+        if label < 0 or label in seen:
+            labels[i] = fresh
+            fresh -= 1
+        else:
+            seen.add(label)
     return labels, fresh
 
 

@@ -13,13 +13,14 @@ The step functions of GOSPA, OSPA, the counts and the Theorem 1 check are here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from nllbench.engine.transforms import POSITION
 from nllbench.measures.declarations import STEP, MeasureDeclaration, resolve, stepwise_measures
-from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1
-from nllbench.measures.point.metrics import gospa, ospa
+from nllbench.measures.likelihood.theorem1 import scale_for_k_equal_rho, theorem1_sides
+from nllbench.measures.point.metrics import GOSPAResult, OSPAResult, gospa_and_ospa
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,12 @@ class StepView:
     fov_low: np.ndarray
     fov_high: np.ndarray
     settings: object
+
+    @cached_property
+    def gospa_ospa(self) -> tuple[GOSPAResult, OSPAResult]:
+        """GOSPA and OSPA of the estimates at the truth on the distance columns (cut-off and order of
+        the settings), computed on first use from one assignment (:func:`gospa_and_ospa`)."""
+        return gospa_and_ospa(self.points, self.truth_points, c=self.settings.cutoff, p=self.settings.p)
 
 
 def step_values(view: StepView, clock=None) -> dict[str, dict[str, float]]:
@@ -110,8 +117,7 @@ def run_values(m: MeasureDeclaration, arrays: dict[str, np.ndarray], settings) -
 
 def gospa_step(view: StepView) -> dict:
     """GOSPA (alpha = 2) of the estimates at the truth, with its terms, on the distance columns."""
-    s = view.settings
-    g = gospa(view.points, view.truth_points, c=s.cutoff, p=s.p)
+    g = view.gospa_ospa[0]
     return {
         "gospa": g.value,
         "gospa_localization": g.localization,
@@ -122,8 +128,7 @@ def gospa_step(view: StepView) -> dict:
 
 def ospa_step(view: StepView) -> dict:
     """OSPA of the estimates at the truth on the distance columns."""
-    s = view.settings
-    return {"ospa": ospa(view.points, view.truth_points, c=s.cutoff, p=s.p).value}
+    return {"ospa": view.gospa_ospa[1].value}
 
 
 def counts_step(view: StepView) -> dict:
@@ -137,11 +142,11 @@ def theorem1_step(view: StepView) -> dict:
     s, lo, hi = view.settings, view.fov_low, view.fov_high
     scale = s.theorem_scale or scale_for_k_equal_rho(s.theorem_rho, lo.size)
     pos, truth_pos = view.states[:, list(POSITION)], view.truth[:, list(POSITION)]
-    inside = np.all((truth_pos >= lo) & (truth_pos <= hi), axis=1)
-    t1 = theorem1(pos, truth_pos[inside], lo, hi, s.theorem_rho, scale)
+    inside = ((truth_pos >= lo) & (truth_pos <= hi)).all(axis=1)
+    lhs, rhs = theorem1_sides(pos, truth_pos[inside], lo, hi, s.theorem_rho, scale)
     return {
-        "theorem1_lhs": t1.lhs,
-        "theorem1_rhs": t1.rhs,
-        "theorem1_difference": t1.difference,
+        "theorem1_lhs": lhs,
+        "theorem1_rhs": rhs,
+        "theorem1_difference": lhs - rhs,
         "theorem1_excluded": int((~inside).sum()),
     }
