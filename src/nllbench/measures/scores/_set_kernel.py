@@ -17,7 +17,6 @@ R = L L^T), so the kernel is the isotropic one in every function here.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numba as nb
@@ -50,56 +49,130 @@ def block_gram(u: np.ndarray, offsets: np.ndarray, cut2: float, grid: bool = Tru
     (n, n) float64, symmetric; the diagonal holds the self-sums
     (including the k_i terms k(x, x) = 1).
     """
+    side = math.sqrt(cut2) if grid else math.inf
+    return _gram(np.ascontiguousarray(u, dtype=np.float64), offsets.astype(np.int64), float(cut2), side)
+
+
+def energy_sums(u: np.ndarray, offsets: np.ndarray, w: np.ndarray, cut2: float):
+    """The three kernel sums of the energy score in one compiled call: (S, to_y, yy).
+
+    ``S`` (n, n) is :func:`block_gram` (u, offsets, cut2), ``to_y`` (n,)
+    :func:`cross_sums` (u, offsets, w, cut2) and ``yy`` the float
+    sum over y, y' in ``w`` of k(y, y') with every term kept
+    (:func:`cross_sums` (w, [0, m], w)[0]); the same values, bit for bit, as
+    those calls, without their Python and numpy steps.
+    """
+    return _energy_sums(u, offsets, w, float(cut2))
+
+
+@nb.njit(cache=True)
+def _energy_sums(u, offsets, w, cut2):
+    S = _gram(u, offsets, cut2, math.sqrt(cut2))
     n = offsets.shape[0] - 1
-    T = u.shape[0]
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    T, m = u.shape[0], w.shape[0]
+    wt = np.ascontiguousarray(w.T)
+    if T == 0 or m == 0:
+        to_y = np.zeros(n)
+    else:
+        to_y = _cross_kernel(np.ascontiguousarray(u.T), _owners(offsets), wt, n, cut2)
+    yy = 0.0
+    if m > 0:
+        yy = _cross_kernel(wt, np.zeros(m, dtype=np.int64), wt, 1, _S_MAX)[0]
+    return S, to_y, yy
+
+
+@nb.njit(cache=True)
+def _owners(offsets):
+    """(T,) int64: the set of each point, ``numpy.repeat(arange(n), diff(offsets))``."""
+    owner = np.empty(offsets[-1], dtype=np.int64)
+    for i in range(offsets.shape[0] - 1):
+        owner[offsets[i] : offsets[i + 1]] = i
+    return owner
+
+
+@nb.njit(cache=True)
+def _gram(u, offsets, cut2, side):
+    """:func:`block_gram` on a cell grid of side ``side`` (inf: one cell, every pair visited).
+
+    The points are ordered by cell, stably (within a cell by set, as the
+    sets are stored in set order), and the pairs summed by
+    :func:`_accumulate_pairs`; then S = acc + acc^T with the counts added
+    to its diagonal.
+    """
+    n = offsets.shape[0] - 1
+    T, d = u.shape
     acc = np.zeros((n, n))
     if T > 1:
-        if grid:
-            keys, deltas = _cell_keys(u, math.sqrt(cut2))
-        else:
-            keys, deltas = np.zeros(T, dtype=np.int64), np.empty(0, dtype=np.int64)
-        order = np.lexsort((owner, keys))  # by cell, then by set within a cell (locality in acc)
-        keys_sorted = keys[order]
-        starts = np.flatnonzero(np.concatenate([[True], keys_sorted[1:] != keys_sorted[:-1], [True]]))
-        cell_keys = keys_sorted[starts[:-1]]
-        ut = np.ascontiguousarray(u[order].T)  # (d, T): each coordinate contiguous (SIMD loops)
-        _accumulate_pairs(ut, owner[order], cell_keys, starts.astype(np.int64), deltas, cut2, acc)
+        keys, deltas = _cell_keys(u, side)
+        order = np.argsort(keys, kind="mergesort")  # stable: by cell, then by set within a cell
+        owner = _owners(offsets)
+        starts = np.empty(T + 1, dtype=np.int64)
+        C = 0
+        for t in range(T):
+            if t == 0 or keys[order[t]] != keys[order[t - 1]]:
+                starts[C] = t
+                C += 1
+        starts[C] = T
+        cell_keys = np.empty(C, dtype=np.int64)
+        for c in range(C):
+            cell_keys[c] = keys[order[starts[c]]]
+        ut = np.empty((d, T))  # (d, T): each coordinate contiguous (SIMD loops)
+        owner_sorted = np.empty(T, dtype=np.int64)
+        for t in range(T):
+            ut[:, t] = u[order[t]]
+            owner_sorted[t] = owner[order[t]]
+        _accumulate_pairs(ut, owner_sorted, cell_keys, starts[: C + 1], deltas, cut2, acc)
     out = acc + acc.T
-    out[np.diag_indices(n)] += np.diff(offsets)
+    for i in range(n):
+        out[i, i] += offsets[i + 1] - offsets[i]
     return out
 
 
-def _cell_keys(u: np.ndarray, side: float) -> tuple[np.ndarray, np.ndarray]:
+@nb.njit(cache=True)
+def _cell_keys(u, side):
     """A cell key per point on a grid of cells of side ``side``, and the positive key steps to neighbours.
 
     The grid uses up to :data:`GRID_DIMS` coordinates, those of widest
-    spread. Each index is padded by one cell on both sides so that a
-    neighbour's key is the key plus a fixed step (no wrap-around).
+    spread (ties: the lower coordinate first). Each index is padded by one
+    cell on both sides so that a neighbour's key is the key plus a fixed
+    step (no wrap-around). A coordinate whose spread is one cell (or not
+    finite, or beyond the key's range) does not prune and is left out;
+    ``side`` = inf leaves every one out (one cell).
     """
     T, d = u.shape
-    spread = u.max(axis=0) - u.min(axis=0)
-    dims = np.argsort(-spread, kind="stable")[: min(GRID_DIMS, d)]
+    lo = np.empty(d)
+    spread = np.empty(d)
+    for t in range(d):
+        lo[t] = u[:, t].min()
+        spread[t] = u[:, t].max() - lo[t]
+    dims = np.argsort(-spread, kind="mergesort")[: min(GRID_DIMS, d)]
     keys = np.zeros(T, dtype=np.int64)
-    strides = []
-    stride = 1
+    strides = np.empty(GRID_DIMS, dtype=np.int64)
+    k = 0
+    stride = np.int64(1)
     for t in dims:
-        if not np.isfinite(spread[t]):
+        if not (np.isfinite(spread[t]) and np.isfinite(side)):
             continue  # a spread beyond the float range: this coordinate does not prune
-        cells = int(spread[t] // side) + 1
-        if cells == 1 or stride * (cells + 2) > _MAX_KEY:
+        q = spread[t] // side
+        if q >= _MAX_KEY:
+            continue  # beyond the key's range
+        cells = np.int64(q) + 1
+        if cells == 1 or cells + 2 > _MAX_KEY // stride:
             continue  # a coordinate one cell wide (or beyond the key's range) does not prune
-        idx = np.floor((u[:, t] - u[:, t].min()) / side).astype(np.int64) + 1
-        keys += idx * stride
-        strides.append(stride)
+        for p in range(T):
+            keys[p] += (np.int64(np.floor((u[p, t] - lo[t]) / side)) + 1) * stride
+        strides[k] = stride
+        k += 1
         stride *= cells + 2
-    deltas = sorted(
-        {
-            sum(o * s for o, s in zip(step, strides, strict=True))
-            for step in itertools.product((-1, 0, 1), repeat=len(strides))
-        }
-    )
-    return keys, np.array([x for x in deltas if x > 0], dtype=np.int64)
+    steps = np.zeros(1, dtype=np.int64)
+    for j in range(k):  # every sum of o * strides[j] over o in (-1, 0, 1)
+        nxt = np.empty(3 * steps.shape[0], dtype=np.int64)
+        for i in range(steps.shape[0]):
+            for o in range(3):
+                nxt[3 * i + o] = steps[i] + (o - 1) * strides[j]
+        steps = nxt
+    steps = np.sort(steps)
+    return keys, steps[steps > 0]  # distinct: |a lower stride's sum| < the next stride
 
 
 # Cody and Waite's reduction x = n ln2 + r, |r| <= ln2 / 2, with ln2 split in a high part whose

@@ -36,7 +36,7 @@ from nllbench.engine.densities import (
 )
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.scores import _mean_embedding as me
-from nllbench.measures.scores._set_kernel import block_gram, cross_sums
+from nllbench.measures.scores._set_kernel import cross_sums, energy_sums
 
 #: Samples drawn from a density by :func:`energy_score` unless told otherwise.
 DEFAULT_SAMPLES = 1000
@@ -239,12 +239,12 @@ def _samples_dim(samples, truth, kernel_cov) -> int | None:
 def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, kernel_tol: float):
     """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD."""
     N = len(samples)
-    u, w = _whiten_checked(samples.points, R), _whiten_checked(y, R)
+    L_inv = _lower_inverse(np.linalg.cholesky(R))
+    u, w = _whiten_checked(samples.points, R, L_inv), _whiten_checked(y, R, L_inv)
     cut2 = UNDERFLOW_CUT2 if kernel_tol == 0 else min(2.0 * math.log(1.0 / kernel_tol), UNDERFLOW_CUT2)
-    S = block_gram(u, samples.offsets, cut2)
+    # S: the set-pair sums (block_gram), to_y (N,): the sums with the truth, yy: the truth's self-sum
+    S, to_y, yy = energy_sums(u, samples.offsets, w, cut2)
     diag = np.diag(S).copy()
-    to_y = cross_sums(u, samples.offsets, w, cut2)  # (N,)
-    yy = _self_sum(w)
     # squared distances; a negative value is rounding of a distance 0 (equal sets)
     a2 = diag + yy - 2.0 * to_y
     d2 = diag[:, None] + diag[None, :] - 2.0 * S
@@ -265,16 +265,20 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
     )
 
 
-def whiten(points: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2)."""
-    L_inv = _lower_inverse(np.linalg.cholesky(R))
+def whiten(points: np.ndarray, R: np.ndarray, L_inv: np.ndarray | None = None) -> np.ndarray:
+    """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2).
+
+    ``L_inv``: L^-1 if already computed (``_lower_inverse(cholesky(R))``).
+    """
+    if L_inv is None:
+        L_inv = _lower_inverse(np.linalg.cholesky(R))
     with np.errstate(over="ignore", invalid="ignore"):  # the callers refuse non-finite results
         return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
 
 
-def _whiten_checked(points: np.ndarray, R: np.ndarray) -> np.ndarray:
+def _whiten_checked(points: np.ndarray, R: np.ndarray, L_inv: np.ndarray | None = None) -> np.ndarray:
     """:func:`whiten`, refusing coordinates that overflow (a ValueError naming kernel_cov)."""
-    u = whiten(points, R)
+    u = whiten(points, R, L_inv)
     if not np.all(np.isfinite(u)):
         raise ValueError(
             "kernel_cov: the points in units of the kernel (L^-1 x, R = L L^T) overflow the float range; "
