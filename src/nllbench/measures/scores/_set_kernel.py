@@ -21,6 +21,8 @@ import math
 
 import numba as nb
 import numpy as np
+from numba.core import types
+from numba.extending import intrinsic
 
 #: The most coordinates the cell grid uses (3^3 - 1 = 26 neighbouring cells).
 GRID_DIMS = 3
@@ -103,8 +105,8 @@ def _gram(u, offsets, cut2, side):
     T, d = u.shape
     acc = np.zeros((n, n))
     if T > 1:
-        keys, deltas = _cell_keys(u, side)
-        order = np.argsort(keys, kind="mergesort")  # stable: by cell, then by set within a cell
+        keys, deltas, span = _cell_keys(u, side)
+        order = _stable_order(keys, span)  # by cell, then by set within a cell
         owner = _owners(offsets)
         starts = np.empty(T + 1, dtype=np.int64)
         C = 0
@@ -130,14 +132,14 @@ def _gram(u, offsets, cut2, side):
 
 @nb.njit(cache=True)
 def _cell_keys(u, side):
-    """A cell key per point on a grid of cells of side ``side``, and the positive key steps to neighbours.
+    """A cell key per point on a grid of cells of side ``side``, the positive key steps to neighbours, the key span.
 
     The grid uses up to :data:`GRID_DIMS` coordinates, those of widest
     spread (ties: the lower coordinate first). Each index is padded by one
     cell on both sides so that a neighbour's key is the key plus a fixed
     step (no wrap-around). A coordinate whose spread is one cell (or not
     finite, or beyond the key's range) does not prune and is left out;
-    ``side`` = inf leaves every one out (one cell).
+    ``side`` = inf leaves every one out (one cell). Every key is in [0, span).
     """
     T, d = u.shape
     lo = np.empty(d)
@@ -172,7 +174,25 @@ def _cell_keys(u, side):
                 nxt[3 * i + o] = steps[i] + (o - 1) * strides[j]
         steps = nxt
     steps = np.sort(steps)
-    return keys, steps[steps > 0]  # distinct: |a lower stride's sum| < the next stride
+    return keys, steps[steps > 0], stride  # steps distinct: |a lower stride's sum| < the next stride
+
+
+@nb.njit(cache=True)
+def _stable_order(keys, span):
+    """``numpy.argsort(keys, kind="stable")`` for keys in [0, span): a counting sort where span is small."""
+    T = keys.shape[0]
+    if span > 8 * T + 4096:
+        return np.argsort(keys, kind="mergesort")
+    first = np.zeros(span + 1, dtype=np.int64)
+    for t in range(T):
+        first[keys[t] + 1] += 1
+    for k in range(span):
+        first[k + 1] += first[k]
+    order = np.empty(T, dtype=np.int64)
+    for t in range(T):
+        order[first[keys[t]]] = t
+        first[keys[t]] += 1
+    return order
 
 
 # Cody and Waite's reduction x = n ln2 + r, |r| <= ln2 / 2, with ln2 split in a high part whose
@@ -197,18 +217,44 @@ def _kernel_values(ut, a, w, b0, b1, cut2, kbuf, ebuf):
     _exp_values(kbuf, b1 - b0, cut2, ebuf)
 
 
-@nb.njit(cache=True, fastmath={"contract"})
+@intrinsic
+def _fma(typingctx, x, y, z):
+    """x * y + z rounded once (LLVM's fma intrinsic: the FMA instruction where the CPU has one)."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return sig, codegen
+
+
+@nb.njit(cache=True)
 def _squared_distances(ut, a, w, b0, b1, out, o0):
-    """out[o0 + b - b0] = ||ut[:, a] - w[:, b]||^2 for b0 <= b < b1 (summed over the coordinates in order)."""
+    """out[o0 + b - b0] = ||ut[:, a] - w[:, b]||^2 for b0 <= b < b1.
+
+    Summed over the coordinates in order, each square after the first
+    added by a fused multiply-add: fma(e_t, e_t, s) (written out, so that
+    the rounding does not depend on how the compiler contracts the loop);
+    2-D in one pass.
+    """
     d = ut.shape[0]
     n = b1 - b0
+    if d == 2:
+        x0, x1 = ut[0, a], ut[1, a]
+        for b in range(n):
+            e0 = x0 - w[0, b0 + b]
+            e1 = x1 - w[1, b0 + b]
+            out[o0 + b] = _fma(e1, e1, e0 * e0)
+        return
+    x = ut[0, a]
     for b in range(n):
-        out[o0 + b] = 0.0
-    for t in range(d):
+        diff = x - w[0, b0 + b]
+        out[o0 + b] = diff * diff
+    for t in range(1, d):
         x = ut[t, a]
         for b in range(n):
             diff = x - w[t, b0 + b]
-            out[o0 + b] += diff * diff
+            out[o0 + b] = _fma(diff, diff, out[o0 + b])
 
 
 @nb.njit(cache=True, fastmath={"contract"})
@@ -285,52 +331,79 @@ def _accumulate_pairs(ut, owner, cell_keys, starts, deltas, cut2, acc):
     as one block (:func:`_block_pairs`), then added row by row in anchor
     order (:func:`_add_by_owner`): the same kernel values and the same
     additions in the same order as one row at a time, so the same sums.
+    A row with a neighbour whose points' bounding box is beyond the cut-off
+    from the anchor is skipped: its kernel values are all 0, and adding 0
+    changes no sum (the sums and the values are >= 0).
     """
     C = cell_keys.shape[0]
+    d = ut.shape[0]
     size = 0
     for c in range(C):
         size = max(size, starts[c + 1] - starts[c])
     kbuf = np.empty(max(size, _BLOCK))
     ebuf = np.empty(2 * kbuf.shape[0], dtype=np.int64)
+    rows = np.empty(size, dtype=np.int64)
+    box = np.empty((C, 2, d))  # each cell's bounding box: box[c, 0] lowest, box[c, 1] highest coordinates
+    for c in range(C):
+        for t in range(d):
+            box[c, 0, t] = ut[t, starts[c] : starts[c + 1]].min()
+            box[c, 1, t] = ut[t, starts[c] : starts[c + 1]].max()
+    far2 = cut2 * (1.0 + _FAR_MARGIN)
     for c in range(C):
         a0, a1 = starts[c], starts[c + 1]
-        _block_pairs(ut, owner, a0, a1, a0, a1, True, cut2, acc, kbuf, ebuf)  # pairs within the cell
+        _block_pairs(ut, owner, a0, a1, a0, a1, True, cut2, acc, kbuf, ebuf, rows, box[c], far2)
         for q in range(deltas.shape[0]):  # pairs with each neighbour of larger key
             target = cell_keys[c] + deltas[q]
             c2 = np.searchsorted(cell_keys, target)
             if c2 >= C or cell_keys[c2] != target:
                 continue
-            _block_pairs(ut, owner, a0, a1, starts[c2], starts[c2 + 1], False, cut2, acc, kbuf, ebuf)
+            _block_pairs(
+                ut, owner, a0, a1, starts[c2], starts[c2 + 1], False, cut2, acc, kbuf, ebuf, rows, box[c2], far2
+            )
 
 
-@nb.njit(cache=True, fastmath={"contract"})
-def _block_pairs(ut, owner, a0, a1, b0, b1, within, cut2, acc, kbuf, ebuf):
+#: A row is skipped where its anchor's squared distance to the neighbour's bounding box exceeds
+#: cut2 (1 + this): far beyond the rounding of either squared distance (a few ulps), so that every
+#: skipped pair's computed squared distance exceeds cut2 (a kernel value of 0).
+_FAR_MARGIN = 2.0**-30
+
+
+@nb.njit(cache=True)
+def _block_pairs(ut, owner, a0, a1, b0, b1, within, cut2, acc, kbuf, ebuf, rows, box, far2):
     """For a = a0 .. a1 - 1 in order: acc[owner[a], owner[b]] += k(u_a, u_b) for b in its row.
 
     Its row: b in [a + 1, a1) when ``within`` (the pairs of one cell), else
-    [b0, b1). Rows are filled into ``kbuf`` until the next would pass its
-    length, their kernel values computed in one pass, then added.
+    [b0, b1), skipped where the anchor's squared distance to ``box`` (2, d),
+    the bounding box of the points b0 .. b1 - 1, exceeds ``far2``. Rows are
+    filled into ``kbuf`` until the next would pass its length, their kernel
+    values computed in one pass, then added (``rows``: the anchors filled).
     """
     cap = kbuf.shape[0]
+    d = ut.shape[0]
     a = a0
     while a < a1:
-        first, o = a, 0
+        o, m = 0, 0
         while a < a1:  # fill rows a = first, ...
             lo = a + 1 if within else b0
             if o > 0 and o + (b1 - lo) > cap:
                 break
-            for b in range(b1 - lo):  # kbuf[o + b] = ||u_a - u_(lo + b)||^2, as _squared_distances
-                kbuf[o + b] = 0.0
-            for t in range(ut.shape[0]):
-                x = ut[t, a]
-                for b in range(b1 - lo):
-                    diff = x - ut[t, lo + b]
-                    kbuf[o + b] += diff * diff
+            if not within:
+                gap2 = 0.0
+                for t in range(d):
+                    g = max(box[0, t] - ut[t, a], ut[t, a] - box[1, t], 0.0)
+                    gap2 += g * g
+                if gap2 > far2:
+                    a += 1
+                    continue
+            _squared_distances(ut, a, ut, lo, b1, kbuf, o)  # kbuf[o + b] = ||u_a - u_(lo + b)||^2
             o += b1 - lo
+            rows[m] = a
+            m += 1
             a += 1
         _exp_values(kbuf, o, cut2, ebuf)
         o = 0
-        for r in range(first, a):  # add the rows in anchor order
+        for q in range(m):  # add the rows in anchor order
+            r = rows[q]
             lo = r + 1 if within else b0
             _add_by_owner(acc, owner[r], owner, lo, b1 - lo, kbuf[o:])
             o += b1 - lo
