@@ -83,6 +83,53 @@ def _energy_sums(u, offsets, w, cut2):
     return S, to_y, yy
 
 
+def energy_terms(S: np.ndarray, to_y: np.ndarray, yy: float, counts: np.ndarray, n_truth: int, tol: float):
+    """The element-wise arrays of the energy estimator from its kernel sums: (a, D, pair, to_truth).
+
+    With s_i = S[i, i]: a2_i = s_i + yy - 2 to_y_i and d2_ij = s_i + s_j - 2 S_ij
+    (squared distances; a negative value is rounding of a distance 0),
+    ``a`` (N,) = sqrt(max(a2, 0)), ``D`` (N, N) = sqrt(max(d2, 0)) with a 0
+    diagonal, and the moves of the distances by the kernel terms left out
+    (``proper.energy_score_of_samples``): ``pair`` (N, N) = min(sqrt(e),
+    e / sqrt(d2)), the second taken as inf where d2 <= 0, with
+    e = tol (k_i^2 + k_j^2) and a 0 diagonal, and ``to_truth`` (N,) the same
+    with e = tol (k_i^2 + 2 n k_i) and a2 (both 0 when ``tol`` = 0). Element
+    by element, each formula's operations in the order written (no fused
+    multiply-add), so each value is correctly rounded as numpy's would be.
+    """
+    return _energy_terms(S, to_y, float(yy), counts.astype(np.float64), int(n_truth), float(tol))
+
+
+@nb.njit(cache=True)
+def _energy_terms(S, to_y, yy, counts, n_truth, tol):
+    N = S.shape[0]
+    a = np.empty(N)
+    D = np.empty((N, N))
+    pair = np.zeros((N, N))
+    to_truth = np.zeros(N)
+    twice_n = 2.0 * n_truth
+    for i in range(N):
+        a2 = S[i, i] + yy - 2.0 * to_y[i]
+        a[i] = math.sqrt(a2 if a2 >= 0.0 else 0.0)
+        if tol > 0:
+            to_truth[i] = _distance_bound(tol * (counts[i] * counts[i] + twice_n * counts[i]), a2)
+        for j in range(N):
+            d2 = S[i, i] + S[j, j] - 2.0 * S[i, j]
+            D[i, j] = math.sqrt(d2 if d2 >= 0.0 else 0.0)
+            if tol > 0 and i != j:
+                pair[i, j] = _distance_bound(tol * (counts[i] * counts[i] + counts[j] * counts[j]), d2)
+        D[i, i] = 0.0
+    return a, D, pair, to_truth
+
+
+@nb.njit(cache=True)
+def _distance_bound(e, sq):
+    """min(sqrt(e), e / sqrt(sq)) (sqrt(e) where sq <= 0): how far a distance moves when sq moves by e."""
+    rel = e / math.sqrt(sq) if sq > 0 else math.inf
+    root = math.sqrt(e)
+    return root if root <= rel else rel
+
+
 @nb.njit(cache=True)
 def _owners(offsets):
     """(T,) int64: the set of each point, ``numpy.repeat(arange(n), diff(offsets))``."""
@@ -132,7 +179,7 @@ def _gram(u, offsets, cut2, side):
 
 @nb.njit(cache=True)
 def _cell_keys(u, side):
-    """A cell key per point on a grid of cells of side ``side``, the positive key steps to neighbours, the key span.
+    """Cell keys on a grid of cells of side ``side``: (key per point, positive steps to neighbours, span).
 
     The grid uses up to :data:`GRID_DIMS` coordinates, those of widest
     spread (ties: the lower coordinate first). Each index is padded by one
@@ -358,7 +405,20 @@ def _accumulate_pairs(ut, owner, cell_keys, starts, deltas, cut2, acc):
             if c2 >= C or cell_keys[c2] != target:
                 continue
             _block_pairs(
-                ut, owner, a0, a1, starts[c2], starts[c2 + 1], False, cut2, acc, kbuf, ebuf, rows, box[c2], far2
+                ut,
+                owner,
+                a0,
+                a1,
+                starts[c2],
+                starts[c2 + 1],
+                False,
+                cut2,
+                acc,
+                kbuf,
+                ebuf,
+                rows,
+                box[c2],
+                far2,
             )
 
 

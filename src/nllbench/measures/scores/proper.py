@@ -36,7 +36,7 @@ from nllbench.engine.densities import (
 )
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.scores import _mean_embedding as me
-from nllbench.measures.scores._set_kernel import cross_sums, energy_sums
+from nllbench.measures.scores._set_kernel import cross_sums, energy_sums, energy_terms
 
 #: Samples drawn from a density by :func:`energy_score` unless told otherwise.
 DEFAULT_SAMPLES = 1000
@@ -237,24 +237,33 @@ def _samples_dim(samples, truth, kernel_cov) -> int | None:
 
 
 def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, kernel_tol: float):
-    """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD."""
+    """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD.
+
+    The kernel sums come from one compiled call
+    (:func:`~nllbench.measures.scores._set_kernel.energy_sums`), the distances and
+    the bounds from another (``energy_terms``). ``truncation_bound`` bounds
+    the effect of the kernel terms below ``kernel_tol`` left out: a set pair
+    (i, j) loses at most k_i (k_i - 1) such terms of S_ii, k_j (k_j - 1) of
+    S_jj and k_i k_j of S_ij, so its squared distance moves by at most
+    e = tol (k_i^2 + k_j^2); the distance then moves by at most
+    min(sqrt(e), e / d) with d the computed distance, since
+    |sqrt(a) - sqrt(b)| = |a - b| / (sqrt(a) + sqrt(b)). The squared distance
+    to the truth (n objects) loses at most k_i (k_i - 1) terms of S_ii and
+    gains at most 2 k_i n from its cross sum: e = tol (k_i^2 + 2 k_i n). The
+    bound is the estimator applied to these moves.
+    """
     N = len(samples)
     L_inv = _lower_inverse(np.linalg.cholesky(R))
     u, w = _whiten_checked(samples.points, R, L_inv), _whiten_checked(y, R, L_inv)
     cut2 = UNDERFLOW_CUT2 if kernel_tol == 0 else min(2.0 * math.log(1.0 / kernel_tol), UNDERFLOW_CUT2)
     # S: the set-pair sums (block_gram), to_y (N,): the sums with the truth, yy: the truth's self-sum
     S, to_y, yy = energy_sums(u, samples.offsets, w, cut2)
-    diag = np.diag(S).copy()
-    # squared distances; a negative value is rounding of a distance 0 (equal sets)
-    a2 = diag + yy - 2.0 * to_y
-    d2 = diag[:, None] + diag[None, :] - 2.0 * S
-    a = np.sqrt(np.maximum(a2, 0.0))
-    D = np.sqrt(np.maximum(d2, 0.0))
-    np.fill_diagonal(D, 0.0)
+    # a (N,): distances to the truth, D (N, N): between the samples; the moves of each (docstring)
+    a, D, pair, to_truth_bound = energy_terms(S, to_y, yy, samples.counts, y.shape[0], kernel_tol)
     to_truth = float(a.mean())
     spread = float(D.sum() / (N * (N - 1)))
     value = to_truth - 0.5 * spread
-    bound = _truncation_bound(samples.counts, y.shape[0], kernel_tol, a2, d2) if kernel_tol > 0 else 0.0
+    bound = float(to_truth_bound.mean() + 0.5 * pair.sum() / (N * (N - 1))) if kernel_tol > 0 else 0.0
     return EnergyScoreResult(
         value=value,
         standard_error=_jackknife_se(a, D),
@@ -318,32 +327,6 @@ def _jackknife_se(a: np.ndarray, D: np.ndarray) -> float:
     dev = row - row.mean()  # r_i - mean(r), shifted first so that equal rows give exact zeros
     loo_dev = -2.0 * dev / ((N - 1) * (N - 2))
     return float(math.sqrt((N - 1) / N * np.sum(loo_dev**2)))
-
-
-def _truncation_bound(counts: np.ndarray, n: int, tol: float, a2: np.ndarray, d2: np.ndarray) -> float:
-    """A bound on the change of the estimate from the kernel terms below ``tol`` left out.
-
-    A set pair (i, j) loses at most k_i (k_i - 1) such terms of S_ii, k_j (k_j - 1)
-    of S_jj and k_i k_j of S_ij, so its squared distance moves by at most
-    e = tol (k_i^2 + k_j^2); the distance then moves by at most
-    min(sqrt(e), e / d) with d the computed distance, since
-    |sqrt(a) - sqrt(b)| = |a - b| / (sqrt(a) + sqrt(b)). The squared
-    distance to the truth (n objects) loses at most k_i (k_i - 1) terms of
-    S_ii and gains at most 2 k_i n from its cross sum: e = tol (k_i^2 + 2 k_i n).
-    """
-    k2 = counts.astype(float) ** 2
-    N = counts.shape[0]
-
-    def dist_bound(e, sq):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(sq > 0, e / np.sqrt(np.maximum(sq, 0.0)), np.inf)
-        return np.minimum(np.sqrt(e), rel)
-
-    e_pair = tol * (k2[:, None] + k2[None, :])
-    pair = dist_bound(e_pair, d2)
-    np.fill_diagonal(pair, 0.0)
-    to_truth = dist_bound(tol * (k2 + 2.0 * n * counts), a2)
-    return float(to_truth.mean() + 0.5 * pair.sum() / (N * (N - 1)))
 
 
 # ---------------------------------------------------------------------------
