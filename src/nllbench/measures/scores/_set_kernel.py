@@ -103,31 +103,62 @@ def energy_terms(S: np.ndarray, to_y: np.ndarray, yy: float, counts: np.ndarray,
 @nb.njit(cache=True)
 def _energy_terms(S, to_y, yy, counts, n_truth, tol):
     N = S.shape[0]
-    a = np.empty(N)
-    D = np.empty((N, N))
-    pair = np.zeros((N, N))
-    to_truth = np.zeros(N)
-    twice_n = 2.0 * n_truth
+    diag = np.empty(N)
+    k2 = np.empty(N)
     for i in range(N):
-        a2 = S[i, i] + yy - 2.0 * to_y[i]
-        a[i] = math.sqrt(a2 if a2 >= 0.0 else 0.0)
+        diag[i] = S[i, i]
+        k2[i] = counts[i] * counts[i]
+    a2 = np.empty(N)
+    for i in range(N):
+        a2[i] = diag[i] + yy - 2.0 * to_y[i]
+    a = np.sqrt(_clip_negative(a2))
+    to_truth = np.zeros(N)
+    if tol > 0:
+        e = np.empty(N)
+        for i in range(N):
+            e[i] = tol * (k2[i] + 2.0 * n_truth * counts[i])
+        _distance_bounds(e, a2, to_truth)
+    D = np.zeros((N, N))
+    pair = np.zeros((N, N))
+    d2 = np.empty(N)
+    e = np.empty(N)
+    row = np.empty(N)
+    for i in range(N - 1):  # the upper triangle row by row, in loops without branches (SIMD code)
+        m = N - 1 - i
+        for j in range(m):
+            d2[j] = diag[i] + diag[i + 1 + j] - 2.0 * S[i, i + 1 + j]
+        D[i, i + 1 :] = np.sqrt(_clip_negative(d2[:m]))
         if tol > 0:
-            to_truth[i] = _distance_bound(tol * (counts[i] * counts[i] + twice_n * counts[i]), a2)
-        for j in range(N):
-            d2 = S[i, i] + S[j, j] - 2.0 * S[i, j]
-            D[i, j] = math.sqrt(d2 if d2 >= 0.0 else 0.0)
-            if tol > 0 and i != j:
-                pair[i, j] = _distance_bound(tol * (counts[i] * counts[i] + counts[j] * counts[j]), d2)
-        D[i, i] = 0.0
+            for j in range(m):
+                e[j] = tol * (k2[i] + k2[i + 1 + j])
+            _distance_bounds(e[:m], d2[:m], row[:m])
+            pair[i, i + 1 :] = row[:m]
+    for i in range(N):  # the lower triangle: the same values (S is symmetric; a + b = b + a)
+        for j in range(i):
+            D[i, j] = D[j, i]
+            pair[i, j] = pair[j, i]
     return a, D, pair, to_truth
 
 
 @nb.njit(cache=True)
-def _distance_bound(e, sq):
-    """min(sqrt(e), e / sqrt(sq)) (sqrt(e) where sq <= 0): how far a distance moves when sq moves by e."""
-    rel = e / math.sqrt(sq) if sq > 0 else math.inf
-    root = math.sqrt(e)
-    return root if root <= rel else rel
+def _clip_negative(x):
+    """max(x, 0) element-wise (a new array)."""
+    out = np.empty_like(x)
+    for k in range(x.shape[0]):
+        out[k] = x[k] if x[k] >= 0.0 else 0.0
+    return out
+
+
+@nb.njit(cache=True)
+def _distance_bounds(e, sq, out):
+    """out = min(sqrt(e), e / sqrt(sq)), the second taken as inf where sq <= 0: how far a distance moves
+    when its square ``sq`` moves by ``e``."""
+    for k in range(e.shape[0]):
+        positive = sq[k] > 0
+        rel = e[k] / math.sqrt(sq[k] if positive else 1.0)
+        rel = rel if positive else math.inf
+        root = math.sqrt(e[k])
+        out[k] = root if root <= rel else rel
 
 
 @nb.njit(cache=True)
