@@ -242,7 +242,7 @@ def _sample_iid(c: IIDCluster, n: int, rng: np.random.Generator) -> SetSamples:
 def _sample_mb(mb: MultiBernoulli, n: int, rng: np.random.Generator) -> SetSamples:
     """``n`` sets from the multi-Bernoulli ``mb``: Bernoulli k exists when U < r_k (U uniform on [0, 1))."""
     exists = rng.random((n, len(mb))) < mb.r[None, :]  # r = 1: always (U < 1); r = 0: never
-    _, comp = np.nonzero(exists)  # row-major: the points come out grouped by set
+    comp = np.flatnonzero(exists) % max(len(mb), 1)  # row-major: the points come out grouped by set
     counts = exists.sum(axis=1).astype(np.int64)
     return SetSamples._trusted(_offsets(counts), _draws(mb.densities, comp, rng))
 
