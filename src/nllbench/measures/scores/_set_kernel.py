@@ -52,7 +52,8 @@ def block_gram(u: np.ndarray, offsets: np.ndarray, cut2: float, grid: bool = Tru
     (including the k_i terms k(x, x) = 1).
     """
     side = math.sqrt(cut2) if grid else math.inf
-    return _gram(np.ascontiguousarray(u, dtype=np.float64), offsets.astype(np.int64), float(cut2), side)
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    return _energy_sums(u, offsets.astype(np.int64), np.empty((0, u.shape[1])), float(cut2), side, 0, 0.0)[0]
 
 
 def energy_sums(u: np.ndarray, offsets: np.ndarray, w: np.ndarray, cut2: float):
@@ -64,27 +65,11 @@ def energy_sums(u: np.ndarray, offsets: np.ndarray, w: np.ndarray, cut2: float):
     (:func:`cross_sums` (w, [0, m], w)[0]); the same values, bit for bit, as
     those calls, without their Python and numpy steps.
     """
-    return _energy_sums(u, offsets, w, float(cut2))
+    return energy_parts(u, offsets, w, cut2, w.shape[0], 0.0)[:3]
 
 
-@nb.njit(cache=True)
-def _energy_sums(u, offsets, w, cut2):
-    S = _gram(u, offsets, cut2, math.sqrt(cut2))
-    n = offsets.shape[0] - 1
-    T, m = u.shape[0], w.shape[0]
-    wt = np.ascontiguousarray(w.T)
-    if T == 0 or m == 0:
-        to_y = np.zeros(n)
-    else:
-        to_y = _cross_kernel(np.ascontiguousarray(u.T), _owners(offsets), wt, n, cut2)
-    yy = 0.0
-    if m > 0:
-        yy = _cross_kernel(wt, np.zeros(m, dtype=np.int64), wt, 1, _S_MAX)[0]
-    return S, to_y, yy
-
-
-def energy_terms(S: np.ndarray, to_y: np.ndarray, yy: float, counts: np.ndarray, n_truth: int, tol: float):
-    """The element-wise arrays of the energy estimator from its kernel sums: (a, D, pair, to_truth).
+def energy_parts(u: np.ndarray, offsets: np.ndarray, w: np.ndarray, cut2: float, n_truth: int, tol: float):
+    """:func:`energy_sums` and the element-wise arrays of the estimator: (S, to_y, yy, a, D, pair, to_truth).
 
     With s_i = S[i, i]: a2_i = s_i + yy - 2 to_y_i and d2_ij = s_i + s_j - 2 S_ij
     (squared distances; a negative value is rounding of a distance 0),
@@ -93,84 +78,96 @@ def energy_terms(S: np.ndarray, to_y: np.ndarray, yy: float, counts: np.ndarray,
     (``proper.energy_score_of_samples``): ``pair`` (N, N) = min(sqrt(e),
     e / sqrt(d2)), the second taken as inf where d2 <= 0, with
     e = tol (k_i^2 + k_j^2) and a 0 diagonal, and ``to_truth`` (N,) the same
-    with e = tol (k_i^2 + 2 n k_i) and a2 (both 0 when ``tol`` = 0). Element
-    by element, each formula's operations in the order written (no fused
+    with e = tol (k_i^2 + 2 n k_i) and a2 (both 0 when ``tol`` = 0), for
+    sets of k_i points and a truth of n = ``n_truth``. Element by element,
+    each formula's operations in the order written (no fused
     multiply-add), so each value is correctly rounded as numpy's would be.
     """
-    return _energy_terms(S, to_y, float(yy), counts.astype(np.float64), int(n_truth), float(tol))
+    return _energy_sums(u, offsets, w, float(cut2), math.sqrt(cut2), int(n_truth), float(tol))
 
 
 @nb.njit(cache=True)
+def _energy_sums(u, offsets, w, cut2, side, n_truth, tol):
+    """(S, to_y, yy) on a cell grid of side ``side`` (:func:`_gram`), then :func:`_energy_terms`."""
+    S = _gram(u, offsets, cut2, side)
+    n = offsets.shape[0] - 1
+    T, m = u.shape[0], w.shape[0]
+    wt = _transposed(w)
+    if T == 0 or m == 0:
+        to_y = np.zeros(n)
+    else:
+        to_y = _cross_kernel(_transposed(u), _owners(offsets), wt, n, cut2)
+    yy = 0.0
+    if m > 0:
+        yy = _cross_kernel(wt, np.zeros(m, dtype=np.int64), wt, 1, _S_MAX)[0]
+    counts = np.empty(n)
+    for i in range(n):
+        counts[i] = offsets[i + 1] - offsets[i]
+    a, D, pair, to_truth = _energy_terms(S, to_y, yy, counts, n_truth, tol)
+    return S, to_y, yy, a, D, pair, to_truth
+
+
+@nb.njit(cache=True, inline="always")
 def _energy_terms(S, to_y, yy, counts, n_truth, tol):
+    """(a, D, pair, to_truth) of :func:`energy_parts` from the sums, in loops without branches (SIMD code)."""
     N = S.shape[0]
-    diag = np.empty(N)
-    k2 = np.empty(N)
-    for i in range(N):
-        diag[i] = S[i, i]
-        k2[i] = counts[i] * counts[i]
-    a2 = np.empty(N)
-    for i in range(N):
-        a2[i] = diag[i] + yy - 2.0 * to_y[i]
-    a = np.sqrt(_clip_negative(a2))
+    a = np.empty(N)
     to_truth = np.zeros(N)
-    if tol > 0:
-        e = np.empty(N)
-        for i in range(N):
-            e[i] = tol * (k2[i] + 2.0 * n_truth * counts[i])
-        _distance_bounds(e, a2, to_truth)
+    for i in range(N):
+        a2 = S[i, i] + yy - 2.0 * to_y[i]
+        a[i] = math.sqrt(a2 if a2 >= 0.0 else 0.0)
+        if tol > 0:
+            to_truth[i] = _distance_bound(tol * (counts[i] * counts[i] + 2.0 * n_truth * counts[i]), a2)
     D = np.zeros((N, N))
     pair = np.zeros((N, N))
-    d2 = np.empty(N)
-    e = np.empty(N)
-    row = np.empty(N)
-    for i in range(N - 1):  # the upper triangle row by row, in loops without branches (SIMD code)
-        m = N - 1 - i
-        for j in range(m):
-            d2[j] = diag[i] + diag[i + 1 + j] - 2.0 * S[i, i + 1 + j]
-        D[i, i + 1 :] = np.sqrt(_clip_negative(d2[:m]))
+    for i in range(N):  # the upper triangle; the lower one holds the same values (S is symmetric)
+        for j in range(i + 1, N):
+            d2 = S[i, i] + S[j, j] - 2.0 * S[i, j]
+            D[i, j] = math.sqrt(d2 if d2 >= 0.0 else 0.0)
         if tol > 0:
-            for j in range(m):
-                e[j] = tol * (k2[i] + k2[i + 1 + j])
-            _distance_bounds(e[:m], d2[:m], row[:m])
-            pair[i, i + 1 :] = row[:m]
-    for i in range(N):  # the lower triangle: the same values (S is symmetric; a + b = b + a)
+            for j in range(i + 1, N):
+                d2 = S[i, i] + S[j, j] - 2.0 * S[i, j]
+                pair[i, j] = _distance_bound(tol * (counts[i] * counts[i] + counts[j] * counts[j]), d2)
+    for i in range(N):
         for j in range(i):
             D[i, j] = D[j, i]
             pair[i, j] = pair[j, i]
     return a, D, pair, to_truth
 
 
-@nb.njit(cache=True)
-def _clip_negative(x):
-    """max(x, 0) element-wise (a new array)."""
-    out = np.empty_like(x)
-    for k in range(x.shape[0]):
-        out[k] = x[k] if x[k] >= 0.0 else 0.0
-    return out
+@nb.njit(cache=True, inline="always")
+def _distance_bound(e, sq):
+    """min(sqrt(e), e / sqrt(sq)), the second taken as inf where sq <= 0: how far a distance moves when its
+    square ``sq`` moves by ``e``."""
+    positive = sq > 0
+    rel = e / math.sqrt(sq if positive else 1.0)
+    rel = rel if positive else math.inf
+    root = math.sqrt(e)
+    return root if root <= rel else rel
 
 
-@nb.njit(cache=True)
-def _distance_bounds(e, sq, out):
-    """out = min(sqrt(e), e / sqrt(sq)), the second taken as inf where sq <= 0: how far a distance moves
-    when its square ``sq`` moves by ``e``."""
-    for k in range(e.shape[0]):
-        positive = sq[k] > 0
-        rel = e[k] / math.sqrt(sq[k] if positive else 1.0)
-        rel = rel if positive else math.inf
-        root = math.sqrt(e[k])
-        out[k] = root if root <= rel else rel
-
-
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _owners(offsets):
     """(T,) int64: the set of each point, ``numpy.repeat(arange(n), diff(offsets))``."""
     owner = np.empty(offsets[-1], dtype=np.int64)
     for i in range(offsets.shape[0] - 1):
-        owner[offsets[i] : offsets[i + 1]] = i
+        for t in range(offsets[i], offsets[i + 1]):
+            owner[t] = i
     return owner
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def _transposed(x):
+    """(d, T) C-contiguous copy of ``x`` (T, d): each coordinate contiguous (SIMD loops)."""
+    T, d = x.shape
+    out = np.empty((d, T))
+    for p in range(T):
+        for t in range(d):
+            out[t, p] = x[p, t]
+    return out
+
+
+@nb.njit(cache=True, inline="always")
 def _gram(u, offsets, cut2, side):
     """:func:`block_gram` on a cell grid of side ``side`` (inf: one cell, every pair visited).
 
@@ -198,17 +195,20 @@ def _gram(u, offsets, cut2, side):
             cell_keys[c] = keys[order[starts[c]]]
         ut = np.empty((d, T))  # (d, T): each coordinate contiguous (SIMD loops)
         owner_sorted = np.empty(T, dtype=np.int64)
-        for t in range(T):
-            ut[:, t] = u[order[t]]
-            owner_sorted[t] = owner[order[t]]
+        for p in range(T):
+            for t in range(d):
+                ut[t, p] = u[order[p], t]
+            owner_sorted[p] = owner[order[p]]
         _accumulate_pairs(ut, owner_sorted, cell_keys, starts[: C + 1], deltas, cut2, acc)
-    out = acc + acc.T
+    out = np.empty((n, n))
     for i in range(n):
+        for j in range(n):
+            out[i, j] = acc[i, j] + acc[j, i]
         out[i, i] += offsets[i + 1] - offsets[i]
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _cell_keys(u, side):
     """Cell keys on a grid of cells of side ``side``: (key per point, positive steps to neighbours, span).
 
@@ -223,9 +223,11 @@ def _cell_keys(u, side):
     lo = np.empty(d)
     spread = np.empty(d)
     for t in range(d):
-        lo[t] = u[:, t].min()
-        spread[t] = u[:, t].max() - lo[t]
-    dims = np.argsort(-spread, kind="mergesort")[: min(GRID_DIMS, d)]
+        lo[t], hi = u[0, t], u[0, t]
+        for p in range(1, T):
+            lo[t], hi = min(lo[t], u[p, t]), max(hi, u[p, t])
+        spread[t] = hi - lo[t]
+    dims = _stable_order_desc(spread)[: min(GRID_DIMS, d)]
     keys = np.zeros(T, dtype=np.int64)
     strides = np.empty(GRID_DIMS, dtype=np.int64)
     k = 0
@@ -251,16 +253,21 @@ def _cell_keys(u, side):
             for o in range(3):
                 nxt[3 * i + o] = steps[i] + (o - 1) * strides[j]
         steps = nxt
-    steps = np.sort(steps)
-    return keys, steps[steps > 0], stride  # steps distinct: |a lower stride's sum| < the next stride
+    for i in range(1, steps.shape[0]):  # ascending (insertion sort: at most 27 steps)
+        j = i
+        while j > 0 and steps[j - 1] > steps[j]:
+            steps[j - 1], steps[j] = steps[j], steps[j - 1]
+            j -= 1
+    half = steps.shape[0] // 2  # steps distinct (|a lower stride's sum| < the next stride), 0 in the middle
+    return keys, steps[half + 1 :].copy(), stride
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _stable_order(keys, span):
     """``numpy.argsort(keys, kind="stable")`` for keys in [0, span): a counting sort where span is small."""
     T = keys.shape[0]
     if span > 8 * T + 4096:
-        return np.argsort(keys, kind="mergesort")
+        return _merge_order(keys)
     first = np.zeros(span + 1, dtype=np.int64)
     for t in range(T):
         first[keys[t] + 1] += 1
@@ -270,6 +277,41 @@ def _stable_order(keys, span):
     for t in range(T):
         order[first[keys[t]]] = t
         first[keys[t]] += 1
+    return order
+
+
+@nb.njit(cache=True, inline="always")
+def _stable_order_desc(x):
+    """Indices that sort the short array ``x`` in decreasing order, ties in index order (insertion sort)."""
+    order = np.arange(x.shape[0])
+    for k in range(1, x.shape[0]):
+        j = k
+        while j > 0 and x[order[j - 1]] < x[order[j]]:
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+    return order
+
+
+@nb.njit(cache=True, inline="always")
+def _merge_order(keys):
+    """``numpy.argsort(keys, kind="stable")``: a bottom-up merge sort of the indices."""
+    T = keys.shape[0]
+    order = np.arange(T)
+    other = np.empty(T, dtype=np.int64)
+    width = 1
+    while width < T:
+        for lo in range(0, T, 2 * width):
+            mid, hi = min(lo + width, T), min(lo + 2 * width, T)
+            i, j = lo, mid
+            for k in range(lo, hi):  # the left run's element first on ties: stable
+                if i < mid and (j >= hi or keys[order[i]] <= keys[order[j]]):
+                    other[k] = order[i]
+                    i += 1
+                else:
+                    other[k] = order[j]
+                    j += 1
+        order, other = other, order
+        width *= 2
     return order
 
 
@@ -424,8 +466,10 @@ def _accumulate_pairs(ut, owner, cell_keys, starts, deltas, cut2, acc):
     box = np.empty((C, 2, d))  # each cell's bounding box: box[c, 0] lowest, box[c, 1] highest coordinates
     for c in range(C):
         for t in range(d):
-            box[c, 0, t] = ut[t, starts[c] : starts[c + 1]].min()
-            box[c, 1, t] = ut[t, starts[c] : starts[c + 1]].max()
+            box[c, 0, t], box[c, 1, t] = ut[t, starts[c]], ut[t, starts[c]]
+            for p in range(starts[c] + 1, starts[c + 1]):
+                box[c, 0, t] = min(box[c, 0, t], ut[t, p])
+                box[c, 1, t] = max(box[c, 1, t], ut[t, p])
     far2 = cut2 * (1.0 + _FAR_MARGIN)
     for c in range(C):
         a0, a1 = starts[c], starts[c + 1]

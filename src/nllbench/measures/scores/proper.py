@@ -36,7 +36,7 @@ from nllbench.engine.densities import (
 )
 from nllbench.engine.sampling import SetSamples, sample
 from nllbench.measures.scores import _mean_embedding as me
-from nllbench.measures.scores._set_kernel import cross_sums, energy_sums, energy_terms
+from nllbench.measures.scores._set_kernel import cross_sums, energy_parts
 
 #: Samples drawn from a density by :func:`energy_score` unless told otherwise.
 DEFAULT_SAMPLES = 1000
@@ -239,9 +239,8 @@ def _samples_dim(samples, truth, kernel_cov) -> int | None:
 def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, kernel_tol: float):
     """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD.
 
-    The kernel sums come from one compiled call
-    (:func:`~nllbench.measures.scores._set_kernel.energy_sums`), the distances and
-    the bounds from another (``energy_terms``). ``truncation_bound`` bounds
+    The kernel sums, the distances and the bounds come from one compiled call
+    (:func:`~nllbench.measures.scores._set_kernel.energy_parts`). ``truncation_bound`` bounds
     the effect of the kernel terms below ``kernel_tol`` left out: a set pair
     (i, j) loses at most k_i (k_i - 1) such terms of S_ii, k_j (k_j - 1) of
     S_jj and k_i k_j of S_ij, so its squared distance moves by at most
@@ -256,10 +255,11 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
     L_inv = _lower_inverse(np.linalg.cholesky(R))
     u, w = _whiten_checked(samples.points, R, L_inv), _whiten_checked(y, R, L_inv)
     cut2 = UNDERFLOW_CUT2 if kernel_tol == 0 else min(2.0 * math.log(1.0 / kernel_tol), UNDERFLOW_CUT2)
-    # S: the set-pair sums (block_gram), to_y (N,): the sums with the truth, yy: the truth's self-sum
-    S, to_y, yy = energy_sums(u, samples.offsets, w, cut2)
+    # S: the set-pair sums (block_gram), to_y (N,): the sums with the truth, yy: the truth's self-sum;
     # a (N,): distances to the truth, D (N, N): between the samples; the moves of each (docstring)
-    a, D, pair, to_truth_bound = energy_terms(S, to_y, yy, samples.counts, y.shape[0], kernel_tol)
+    S, to_y, yy, a, D, pair, to_truth_bound = energy_parts(
+        u, samples.offsets, w, cut2, y.shape[0], kernel_tol
+    )
     to_truth = float(a.mean())
     spread = float(D.sum() / (N * (N - 1)))
     value = to_truth - 0.5 * spread
