@@ -10,9 +10,17 @@ R = L L^T), so the kernel is the isotropic one in every function here.
   up to three coordinates (the ones of widest spread): two points closer
   than the cut-off lie in the same or in adjacent cells, because a
   projection on some coordinates never lengthens a distance. So the work
-  is the number of point pairs in adjacent cells, not T^2 / 2.
+  is the number of point pairs in adjacent cells, not T^2 / 2; a point's
+  row with a neighbouring cell is skipped where the point is beyond the
+  cut-off from that cell's bounding box.
 * :func:`cross_sums` returns sum over x in set i and y in Y of k(x, y)
   (dense: T x n).
+* :func:`energy_parts` (and :func:`energy_sums`) computes what the energy
+  score needs per step in one compiled call: S, the sums with the truth,
+  the truth's self-sum, and the distances and truncation bounds.
+
+Every sum is taken in one documented order (``_accumulate_pairs``), so the
+values do not depend on which zero terms are skipped.
 """
 
 from __future__ import annotations
