@@ -242,7 +242,7 @@ def _sample_iid(c: IIDCluster, n: int, rng: np.random.Generator) -> SetSamples:
 def _sample_mb(mb: MultiBernoulli, n: int, rng: np.random.Generator) -> SetSamples:
     """``n`` sets from the multi-Bernoulli ``mb``: Bernoulli k exists when U < r_k (U uniform on [0, 1))."""
     exists = rng.random((n, len(mb))) < mb.r[None, :]  # r = 1: always (U < 1); r = 0: never
-    _, comp = np.nonzero(exists)  # row-major: the points come out grouped by set
+    comp = np.flatnonzero(exists) % max(len(mb), 1)  # row-major: the points come out grouped by set
     counts = exists.sum(axis=1).astype(np.int64)
     return SetSamples._trusted(_offsets(counts), _draws(mb.densities, comp, rng))
 
@@ -254,8 +254,16 @@ def _sample_pmbm(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
     holds the Bernoullis of its hypothesis h_i (:attr:`PMBM.members`), in order,
     and Bernoulli j of it exists when U < r_j, one uniform U per (set,
     Bernoulli) in set order. With one hypothesis this is the draw of
-    :func:`_sample_mb`, number for number.
+    :func:`_sample_mb`, number for number, and is made by it (no pool built).
     """
+    if pmbm.n_hypotheses == 1:
+        mb = pmbm.hypothesis(0)
+        expected = float(mb.r.sum()) + (0.0 if pmbm.ppp is None else pmbm.ppp.total_rate)
+        _check_expected(n * expected, n, f"a {pmbm.family} of mean cardinality {expected:.6g}")
+        parts = [(np.arange(n), _sample_mb(mb, n, rng))]
+        if pmbm.ppp is not None:
+            parts.append((np.arange(n), _sample_ppp(pmbm.ppp, n, rng)))
+        return _unite(parts, n, pmbm.dim)
     try:
         pool = pmbm.pool
     except TypeError:  # hypotheses of different single-object families: no shared pool

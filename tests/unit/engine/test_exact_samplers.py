@@ -200,6 +200,31 @@ def test_one_hypothesis_draws_the_multi_bernoulli_stream_number_for_number():
     assert np.array_equal(got.offsets, want.offsets) and np.array_equal(got.points, want.points)
 
 
+def test_one_hypothesis_pooled_or_not_draws_the_pooled_stream_number_for_number():
+    # the pooled draw restated: one uniform per (set, member) in set order, then the Gaussians' normals
+    _, hyp1, ppp = _two_hypotheses()
+    pool = nb.MultiBernoulli.gaussian(
+        [0.9, 0.4, 1.0, 0.5], [[0.0, 0.0], [5.0, 5.0], [5.0, 5.0], [9.0, 0.0]], np.tile(np.eye(2), (4, 1, 1))
+    )
+    members = np.array([2, 0, 3])
+    n = 200
+    rng = np.random.default_rng(8)
+    member = np.tile(members, n)
+    exists = rng.random(member.shape[0]) < pool.r[member]
+    comp = member[exists]
+    counts = np.bincount(np.repeat(np.arange(n), 3)[exists], minlength=n)
+    z = rng.standard_normal((comp.shape[0], 2))
+    g = pool.densities
+    points = g.means[comp] + np.einsum("tij,tj->ti", g._chol[comp], z)
+    mb = sampling.SetSamples(np.concatenate([[0], np.cumsum(counts)]), points)
+    want = sampling._unite([(np.arange(n), mb), (np.arange(n), sampling._sample_ppp(ppp, n, rng))], n, 2)
+    for density in (nb.PMBM.pooled(ppp, pool, [members], [1.0]), nb.PMB(ppp, pool.subset(members))):
+        got = nb.sample(density, n, seed=8)
+        assert np.array_equal(got.offsets, want.offsets) and np.array_equal(got.points, want.points)
+    empty = nb.sample(nb.PMB(None, pool.subset(np.array([], dtype=int))), 5, seed=1)
+    assert empty.points.shape == (0, 2) and np.array_equal(empty.offsets, np.zeros(6))
+
+
 def test_hypotheses_of_different_single_object_families_are_sampled_one_by_one():
     gauss = nb.MultiBernoulli.gaussian([1.0], [[0.0, 0.0]], np.eye(2)[None])
     lap = nb.MultiBernoulli.laplace([1.0, 1.0], [[50.0, 0.0], [60.0, 0.0]], 1.0)

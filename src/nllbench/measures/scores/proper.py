@@ -44,7 +44,7 @@ from nllbench.measures.scores._intensity import (
     intensity_parts,
     kernel_constants,
 )
-from nllbench.measures.scores._set_kernel import block_gram, cross_sums
+from nllbench.measures.scores._set_kernel import cross_sums, energy_parts
 
 #: Samples drawn from a density by :func:`energy_score` unless told otherwise.
 DEFAULT_SAMPLES = 1000
@@ -245,24 +245,33 @@ def _samples_dim(samples, truth, kernel_cov) -> int | None:
 
 
 def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, kernel_tol: float):
-    """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD."""
+    """The estimator of :func:`energy_score` on validated input: N >= 2 sets, truth (n, d), R (d, d) SPD.
+
+    The kernel sums, the distances and the bounds come from one compiled call
+    (:func:`~nllbench.measures.scores._set_kernel.energy_parts`). ``truncation_bound`` bounds
+    the effect of the kernel terms below ``kernel_tol`` left out: a set pair
+    (i, j) loses at most k_i (k_i - 1) such terms of S_ii, k_j (k_j - 1) of
+    S_jj and k_i k_j of S_ij, so its squared distance moves by at most
+    e = tol (k_i^2 + k_j^2); the distance then moves by at most
+    min(sqrt(e), e / d) with d the computed distance, since
+    |sqrt(a) - sqrt(b)| = |a - b| / (sqrt(a) + sqrt(b)). The squared distance
+    to the truth (n objects) loses at most k_i (k_i - 1) terms of S_ii and
+    gains at most 2 k_i n from its cross sum: e = tol (k_i^2 + 2 k_i n). The
+    bound is the estimator applied to these moves.
+    """
     N = len(samples)
-    u, w = _whiten_checked(samples.points, R), _whiten_checked(y, R)
+    L_inv = _kernel_inverse(R)
+    u, w = _whiten_checked(samples.points, R, L_inv), _whiten_checked(y, R, L_inv)
     cut2 = UNDERFLOW_CUT2 if kernel_tol == 0 else min(2.0 * math.log(1.0 / kernel_tol), UNDERFLOW_CUT2)
-    S = block_gram(u, samples.offsets, cut2)
-    diag = np.diag(S).copy()
-    to_y = cross_sums(u, samples.offsets, w, cut2)  # (N,)
-    yy = _self_sum(w)
-    # squared distances; a negative value is rounding of a distance 0 (equal sets)
-    a2 = diag + yy - 2.0 * to_y
-    d2 = diag[:, None] + diag[None, :] - 2.0 * S
-    a = np.sqrt(np.maximum(a2, 0.0))
-    D = np.sqrt(np.maximum(d2, 0.0))
-    np.fill_diagonal(D, 0.0)
+    # S: the set-pair sums (block_gram), to_y (N,): the sums with the truth, yy: the truth's self-sum;
+    # a (N,): distances to the truth, D (N, N): between the samples; the moves of each (docstring)
+    S, to_y, yy, a, D, pair, to_truth_bound = energy_parts(
+        u, samples.offsets, w, cut2, y.shape[0], kernel_tol
+    )
     to_truth = float(a.mean())
     spread = float(D.sum() / (N * (N - 1)))
     value = to_truth - 0.5 * spread
-    bound = _truncation_bound(samples.counts, y.shape[0], kernel_tol, a2, d2) if kernel_tol > 0 else 0.0
+    bound = float(to_truth_bound.mean() + 0.5 * pair.sum() / (N * (N - 1))) if kernel_tol > 0 else 0.0
     return EnergyScoreResult(
         value=value,
         standard_error=_jackknife_se(a, D),
@@ -273,16 +282,20 @@ def energy_score_of_samples(samples: SetSamples, y: np.ndarray, R: np.ndarray, k
     )
 
 
-def whiten(points: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2)."""
-    L_inv = _inverse_factor(R.tobytes(), R.shape[0]) if R.dtype == np.float64 else _inverse_factor_of(R)
+def whiten(points: np.ndarray, R: np.ndarray, L_inv: np.ndarray | None = None) -> np.ndarray:
+    """L^-1 x for each row x of ``points`` (T, d), R = L L^T: k_R becomes exp(-||u - v||^2 / 2).
+
+    ``L_inv``: L^-1 if already computed (:func:`_kernel_inverse`).
+    """
+    if L_inv is None:
+        L_inv = _kernel_inverse(R)
     with np.errstate(over="ignore", invalid="ignore"):  # the callers refuse non-finite results
         return np.ascontiguousarray(points @ L_inv.T, dtype=np.float64)
 
 
-def _whiten_checked(points: np.ndarray, R: np.ndarray) -> np.ndarray:
+def _whiten_checked(points: np.ndarray, R: np.ndarray, L_inv: np.ndarray | None = None) -> np.ndarray:
     """:func:`whiten`, refusing coordinates that overflow (a ValueError naming kernel_cov)."""
-    u = whiten(points, R)
+    u = whiten(points, R, L_inv)
     if not np.all(np.isfinite(u)):
         raise ValueError(
             "kernel_cov: the points in units of the kernel (L^-1 x, R = L L^T) overflow the float range; "
@@ -292,6 +305,11 @@ def _whiten_checked(points: np.ndarray, R: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
+def _kernel_inverse(R: np.ndarray) -> np.ndarray:
+    """L^-1 of R = L L^T: for float64 R once per distinct R (:func:`_inverse_factor`)."""
+    return _inverse_factor(R.tobytes(), R.shape[0]) if R.dtype == np.float64 else _inverse_factor_of(R)
+
+
 def _inverse_factor(key: bytes, d: int) -> np.ndarray:
     """:func:`_inverse_factor_of` the float64 (d, d) R of bytes ``key``, once per distinct R (read-only)."""
     L_inv = _inverse_factor_of(np.frombuffer(key, dtype=np.float64).reshape(d, d))
@@ -335,32 +353,6 @@ def _jackknife_se(a: np.ndarray, D: np.ndarray) -> float:
     dev = row - row.mean()  # r_i - mean(r), shifted first so that equal rows give exact zeros
     loo_dev = -2.0 * dev / ((N - 1) * (N - 2))
     return float(math.sqrt((N - 1) / N * np.sum(loo_dev**2)))
-
-
-def _truncation_bound(counts: np.ndarray, n: int, tol: float, a2: np.ndarray, d2: np.ndarray) -> float:
-    """A bound on the change of the estimate from the kernel terms below ``tol`` left out.
-
-    A set pair (i, j) loses at most k_i (k_i - 1) such terms of S_ii, k_j (k_j - 1)
-    of S_jj and k_i k_j of S_ij, so its squared distance moves by at most
-    e = tol (k_i^2 + k_j^2); the distance then moves by at most
-    min(sqrt(e), e / d) with d the computed distance, since
-    |sqrt(a) - sqrt(b)| = |a - b| / (sqrt(a) + sqrt(b)). The squared
-    distance to the truth (n objects) loses at most k_i (k_i - 1) terms of
-    S_ii and gains at most 2 k_i n from its cross sum: e = tol (k_i^2 + 2 k_i n).
-    """
-    k2 = counts.astype(float) ** 2
-    N = counts.shape[0]
-
-    def dist_bound(e, sq):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(sq > 0, e / np.sqrt(np.maximum(sq, 0.0)), np.inf)
-        return np.minimum(np.sqrt(e), rel)
-
-    e_pair = tol * (k2[:, None] + k2[None, :])
-    pair = dist_bound(e_pair, d2)
-    np.fill_diagonal(pair, 0.0)
-    to_truth = dist_bound(tol * (k2 + 2.0 * n * counts), a2)
-    return float(to_truth.mean() + 0.5 * pair.sum() / (N * (N - 1)))
 
 
 # ---------------------------------------------------------------------------
