@@ -304,12 +304,12 @@ def _whiten_checked(points: np.ndarray, R: np.ndarray, L_inv: np.ndarray | None 
     return u
 
 
-@functools.lru_cache(maxsize=16)
 def _kernel_inverse(R: np.ndarray) -> np.ndarray:
     """L^-1 of R = L L^T: for float64 R once per distinct R (:func:`_inverse_factor`)."""
     return _inverse_factor(R.tobytes(), R.shape[0]) if R.dtype == np.float64 else _inverse_factor_of(R)
 
 
+@functools.lru_cache(maxsize=16)
 def _inverse_factor(key: bytes, d: int) -> np.ndarray:
     """:func:`_inverse_factor_of` the float64 (d, d) R of bytes ``key``, once per distinct R (read-only)."""
     L_inv = _inverse_factor_of(np.frombuffer(key, dtype=np.float64).reshape(d, d))
