@@ -107,7 +107,12 @@ class CalibrationCounts:
     def __add__(self, other: CalibrationCounts) -> CalibrationCounts:
         if not isinstance(other, CalibrationCounts):
             return NotImplemented
-        return CalibrationCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        a, b = self.__dict__, other.__dict__
+        # every field the sum of the two (the order of the fields' additions is immaterial); built
+        # without the frozen __init__'s per-field setattr: a run pools its steps' counts with this
+        out = object.__new__(CalibrationCounts)
+        out.__dict__.update({name: a[name] + b[name] for name in _COUNT_FIELDS})
+        return out
 
     @property
     def bernoullis(self) -> int:
@@ -163,6 +168,9 @@ class CalibrationCounts:
         return self.card_log_score_sum / self.card_steps if self.card_steps else None
 
 
+_COUNT_FIELDS = tuple(f.name for f in fields(CalibrationCounts))
+
+
 @dataclass(frozen=True)
 class CardinalityScore:
     """The cardinality panel of one step.
@@ -187,8 +195,7 @@ def cardinality_score(density, n: int, level: float = CARDINALITY_LEVEL) -> Card
         log_pmf, mean = _log_cardinality_pmbm(density, n)
     cdf = np.cumsum(np.exp(log_pmf))
     # (a cdf that should reach 0.05 exactly may round just below it)
-    lo = int(np.searchsorted(cdf, (1 - level) / 2 - 1e-12))
-    hi = int(np.searchsorted(cdf, (1 + level) / 2 - 1e-12))
+    lo, hi = (int(i) for i in np.searchsorted(cdf, [(1 - level) / 2 - 1e-12, (1 + level) / 2 - 1e-12]))
     log_p = float(log_pmf[n]) if n < log_pmf.size else -math.inf
     return CardinalityScore(mean, lo, hi, bool(lo <= n <= hi), -log_p + 0.0)
 
@@ -366,7 +373,8 @@ def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
     same numbers as NumPy's ``logaddexp`` on whole rows, so the same values
     bit for bit (``tests/unit/measures/test_fast_routes_equal_old_routes.py``).
     """
-    log_r, log_1mr = _log(r), _log(1.0 - r)
+    with np.errstate(divide="ignore"):
+        log_r, log_1mr = np.log(r), np.log(1.0 - r)
     return _poisson_binomial_kernel(np.ascontiguousarray(log_r), np.ascontiguousarray(log_1mr))
 
 
