@@ -107,7 +107,12 @@ class CalibrationCounts:
     def __add__(self, other: CalibrationCounts) -> CalibrationCounts:
         if not isinstance(other, CalibrationCounts):
             return NotImplemented
-        return CalibrationCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        a, b = self.__dict__, other.__dict__
+        # every field the sum of the two (the order of the fields' additions is immaterial); built
+        # without the frozen __init__'s per-field setattr: a run pools its steps' counts with this
+        out = object.__new__(CalibrationCounts)
+        out.__dict__.update({name: a[name] + b[name] for name in _COUNT_FIELDS})
+        return out
 
     @property
     def bernoullis(self) -> int:
@@ -163,6 +168,9 @@ class CalibrationCounts:
         return self.card_log_score_sum / self.card_steps if self.card_steps else None
 
 
+_COUNT_FIELDS = tuple(f.name for f in fields(CalibrationCounts))
+
+
 @dataclass(frozen=True)
 class CardinalityScore:
     """The cardinality panel of one step.
@@ -187,8 +195,7 @@ def cardinality_score(density, n: int, level: float = CARDINALITY_LEVEL) -> Card
         log_pmf, mean = _log_cardinality_pmbm(density, n)
     cdf = np.cumsum(np.exp(log_pmf))
     # (a cdf that should reach 0.05 exactly may round just below it)
-    lo = int(np.searchsorted(cdf, (1 - level) / 2 - 1e-12))
-    hi = int(np.searchsorted(cdf, (1 + level) / 2 - 1e-12))
+    lo, hi = (int(i) for i in np.searchsorted(cdf, [(1 - level) / 2 - 1e-12, (1 + level) / 2 - 1e-12]))
     log_p = float(log_pmf[n]) if n < log_pmf.size else -math.inf
     return CardinalityScore(mean, lo, hi, bool(lo <= n <= hi), -log_p + 0.0)
 
@@ -220,12 +227,71 @@ def _log_cardinality_pmbm(density, n: int) -> tuple[np.ndarray, float]:
     # Poisson tail: P(N_ppp > lam + 12 sqrt(lam) + 40) < 1e-15 for every lam
     K = max(n, M + int(lam + 12 * math.sqrt(lam) + 40))
     log_pb = _log_poisson_binomial(r)  # (H, M + 1)
-    # log P(N = k) = logsumexp_i log PB(i) + log Pois(k - i)
-    pois = _shifted_log_poisson(lam, M, K)  # (M + 1, K + 1)
     # the PPP is shared by the hypotheses: mix their Poisson-binomials first, then convolve once
-    keep = log_w > -np.inf
-    log_pb_mix = _logsumexp_rows(log_pb[keep] + log_w[keep, None])  # (M + 1,)
-    return _logsumexp_rows(log_pb_mix[:, None] + pois), mean
+    if log_w.size == 1 and log_w[0] > -np.inf:  # one hypothesis: the one-row logsumexp below (x + 0.0)
+        log_pb_mix = log_pb[0] + log_w[0] + 0.0
+    else:
+        keep = log_w > -np.inf
+        log_pb_mix = _logsumexp_rows(log_pb[keep] + log_w[keep, None])  # (M + 1,)
+    # log P(N = k) = logsumexp_i log PB(i) + log Pois(k - i)
+    return _log_convolution(log_pb_mix, lam, M, K), mean
+
+
+def _log_convolution(log_pb_mix: np.ndarray, lam: float, M: int, K: int) -> np.ndarray:
+    """``_logsumexp_rows(log_pb_mix[:, None] + _shifted_log_poisson(lam, M, K))``, (K + 1,), bit for bit.
+
+    Where every column's largest term is finite (a PPP of positive rate, no r = 1), the kernel
+    :func:`_convolution_terms` forms the terms, their column maxima a_max, the counts m of terms equal
+    to them and the exponents ``a - a_max`` (-inf for the maxima) in one pass; NumPy then takes
+    ``log1p(sum(exp(.)) / m) + log(m) + a_max`` as :func:`_logsumexp_rows` does (the same ``exp``,
+    ``log1p`` and ``log`` on the same numbers, column sums over the rows in order; s / m where
+    s = 0 is the 0 that ``_logsumexp_rows`` keeps, and nothing is infinite). Otherwise the table route.
+    """
+    if (M + 1) * (K + 1) <= 1 << 16:  # (the sizes whose table would be kept)
+        t, a_max, m, finite = _convolution_terms(log_pb_mix, _kept_log_poisson_row(lam, K))
+        if finite:
+            return np.log1p(np.sum(np.exp(t), axis=0) / m) + np.log(m) + a_max
+    return _logsumexp_rows(log_pb_mix[:, None] + _shifted_log_poisson(lam, M, K))
+
+
+@nb.njit(cache=True)
+def _convolution_terms(log_pb, log_pois):
+    """For a[i, k] = log_pb[i] + log_pois[k - i] (-inf for k < i), (M + 1,) and (K + 1,):
+    ``(a - a_max)`` with -inf at the maxima (M + 1, K + 1), a_max (K + 1,), m (K + 1,) float, and
+    whether every a_max is finite and no term NaN (else the other outputs are not to be used)."""
+    M1, K1 = log_pb.shape[0], log_pois.shape[0]
+    t = np.empty((M1, K1))
+    a_max = np.empty(K1)
+    m = np.empty(K1)
+    for k in range(K1):
+        best = -np.inf
+        for i in range(M1):
+            x = log_pb[i] + (log_pois[k - i] if i <= k else -np.inf)
+            if x != x:
+                return t, a_max, m, False
+            if x > best:
+                best = x
+            t[i, k] = x
+        if not (best > -np.inf and best < np.inf):
+            return t, a_max, m, False
+        count = 0.0
+        for i in range(M1):
+            if t[i, k] == best:
+                count += 1.0
+                t[i, k] = -np.inf
+            else:
+                t[i, k] = t[i, k] - best
+        a_max[k] = best
+        m[k] = count
+    return t, a_max, m, True
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_log_poisson_row(lam: float, K: int) -> np.ndarray:
+    """log Pois(j; lam) at j = 0..K (row 0 of :func:`_shifted_log_poisson`), read-only, kept."""
+    row = _log_poisson_row(lam, K)
+    row.setflags(write=False)
+    return row
 
 
 def _shifted_log_poisson(lam: float, M: int, K: int) -> np.ndarray:
@@ -244,11 +310,15 @@ def _kept_log_poisson(lam: float, M: int, K: int) -> np.ndarray:
     return _shifted_log_poisson_of(lam, M, K)
 
 
-def _shifted_log_poisson_of(lam: float, M: int, K: int) -> np.ndarray:
+def _log_poisson_row(lam: float, K: int) -> np.ndarray:
+    """log Pois(j; lam) at j = 0..K (log 1[j = 0] for lam = 0)."""
     j = np.arange(K + 1)
-    log_pois = j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
+    return j * math.log(lam) - lam - gammaln(j + 1) if lam > 0 else _log((j == 0).astype(float))
+
+
+def _shifted_log_poisson_of(lam: float, M: int, K: int) -> np.ndarray:
     below, index = _convolution_index(M, K)
-    pois = np.where(below, -np.inf, log_pois[index])
+    pois = np.where(below, -np.inf, _log_poisson_row(lam, K)[index])
     pois.setflags(write=False)
     return pois
 
@@ -303,7 +373,8 @@ def _log_poisson_binomial(r: np.ndarray) -> np.ndarray:
     same numbers as NumPy's ``logaddexp`` on whole rows, so the same values
     bit for bit (``tests/unit/measures/test_fast_routes_equal_old_routes.py``).
     """
-    log_r, log_1mr = _log(r), _log(1.0 - r)
+    with np.errstate(divide="ignore"):
+        log_r, log_1mr = np.log(r), np.log(1.0 - r)
     return _poisson_binomial_kernel(np.ascontiguousarray(log_r), np.ascontiguousarray(log_1mr))
 
 

@@ -526,9 +526,10 @@ def cardinality_cdf_sf(density, n: int = 0) -> tuple[np.ndarray, np.ndarray]:
     # N = B + M with B ~ q and M ~ Poisson: F(k) = sum_b q_b F_P(k - b), S(k) = sum_b q_b S_P(k - b),
     # where F_P(j) = 0 and S_P(j) = 1 for j < 0
     cdf = np.convolve(q, cdf_p)[: K + 1]
-    q_tail = _upper_tail(np.concatenate([q, np.zeros(max(K + 1 - q.shape[0], 0))]))[: K + 1]
-    sf = np.convolve(q, sf_p)[: K + 1] + q_tail
-    return np.minimum(cdf, 1.0), np.minimum(sf, 1.0)
+    sf = np.convolve(q, sf_p)[: K + 1]
+    # + P(B > k), 0 from k = len(q) - 1 on (q has len(q) <= K + 1 entries: K >= len(q) - 1 + kp)
+    sf[: q.shape[0]] += _upper_tail(q)
+    return np.minimum(cdf, 1.0, out=cdf), np.minimum(sf, 1.0, out=sf)
 
 
 def _poisson_cdf_sf(rate: float, K: int) -> tuple[np.ndarray, np.ndarray]:
