@@ -8,7 +8,10 @@ Bernoullis' ``log p_k(y_l)`` from :func:`nllbench.engine.association.pool_logpdf
 the PPP's ``log lambda(y_l)`` and integral, the same capped association
 count), so the value is that pass's own, and leaves out what the value does
 not need: the argument checks of :func:`nllbench.engine.nll.nll`, the
-association problem rebuilt in Python and the eq. (11) decomposition.
+association problem rebuilt in Python, the eq. (11) decomposition, and the
+second-best association that ``nb.nll`` ranks for its bounds (the pass ranks
+the best alone: the first of a longer ranking is the same assignment and cost,
+:func:`nllbench.engine._pruned.ranked`).
 
 ``laplace_pmb_best_value(ppp, rho, centers, scale, y)`` is the same value for
 the PMB of a PPP and Laplace Bernoullis with one existence probability and one
@@ -134,6 +137,7 @@ def _murty_value(log_p, r, index, log_lam, total_rate, log_w) -> float:
         np.array([count], dtype=np.int64),
         np.array([count_assignments_log(n, alive, n_forced)]),
         [_Q],
+        rank=_Q,  # the value alone: the best assignment, without ranking the next (the same bits)
     )
     return value
 

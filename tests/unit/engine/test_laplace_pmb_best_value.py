@@ -69,3 +69,16 @@ def test_truth_outside_the_box_and_extreme_ppp_rates():
     _check(huge, 0.5, [[0.5, 0.5]], 1.0, [[0.5, 0.5]])
     inf_rate = PPP.gaussian([1e308, 1e308], np.zeros((2, 1)), np.ones((2, 1, 1)))  # Lambda overflows
     assert laplace_pmb_best_value(inf_rate, 0.5, np.zeros((1, 1)), 1.0, np.zeros((1, 1))) == math.inf
+
+
+@pytest.mark.parametrize("k", [3, 7])
+def test_blocks_of_tied_associations_give_the_plain_routes_bits(k):
+    # k identical Bernoullis and k identical objects: k! associations of equal cost (7! = 5040 passes
+    # the ranking's tie limit of 4096), and a near-tie: one object moved by an ulp
+    ppp = PPP.uniform(1.0, [-4, -4], [4, 4])
+    centres = np.zeros((k, 2))
+    same = np.tile([[0.5, 0.25]], (k, 1))
+    _check(ppp, 0.5, centres, 1.0, same)
+    near = same.copy()
+    near[0, 0] = np.nextafter(0.5, 1.0)
+    _check(ppp, 0.5, centres, 1.0, near)
