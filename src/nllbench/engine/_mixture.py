@@ -237,7 +237,7 @@ def _sum_for_budget(q, costs, found, rest, base, rows, log_w, log_counts):
     return value, lower, exact, total, best_h, best_pos
 
 
-def mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, log_counts, qs):
+def mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, log_counts, qs, rank=None):
     """Per-hypothesis Murty NLL of a mixture for every budget in ``qs``.
 
     Parameters
@@ -259,13 +259,18 @@ def mixture_murty(log_p, r, index, starts, log_lam, total_rate, log_w, counts, l
     log_counts : (H,) float
         Their uncapped logs (:func:`nllbench.engine.assignment.count_assignments_log`).
     qs : list of int
+    rank : int, optional
+        Assignments to rank per hypothesis, at least ``max(qs)``; default ``max(qs) + 1`` (the
+        one more bounds the unlisted rest). ``max(qs)`` suffices for the values alone: the first
+        q of a longer ranking are the ranking for q (:func:`nllbench.engine._pruned.ranked`), so
+        the values are the same bits; the bounds, exactness and counts need the default.
 
     Returns
     -------
     list of (value, lower, exact, n_terms, best_h, best_cols, base_best) per q;
     ``best_h`` is -1 when no association has non-zero likelihood.
     """
-    qrank = max(qs) + 1
+    qrank = max(qs) + 1 if rank is None else rank
     qrank = int(min(qrank, max(int(np.max(counts, initial=1)), 1)))
     costs, cols, found, rest, base, rows = _rank_all(
         np.ascontiguousarray(log_p),

@@ -96,7 +96,7 @@ def step_bernoullis(base, truth_pts: np.ndarray, cov_scale: float, c: float, p: 
     dens = base if cov_scale == 1.0 else scale_covariances(base, cov_scale)
     r = pgospa(truth_pts, dens, c=c, p=p)
     terms = np.array([r.value, r.localization, r.existence_mismatch, r.missed, r.false])
-    best = dens if isinstance(dens, MultiBernoulli) else dens.hypothesis(int(np.argmax(dens.weights)))
+    best = dens if isinstance(dens, MultiBernoulli) else dens.hypothesis(int(dens.weights.argmax()))
     e = truth_pts.shape[1]
     if len(best) == 0:
         empty = np.empty(0)

@@ -141,12 +141,23 @@ def theorem1_step(view: StepView) -> dict:
     (the truth outside it, where the theorem's PPP is zero, is left out and counted)."""
     s, lo, hi = view.settings, view.fov_low, view.fov_high
     scale = s.theorem_scale or scale_for_k_equal_rho(s.theorem_rho, lo.size)
-    pos, truth_pos = view.states[:, list(POSITION)], view.truth[:, list(POSITION)]
+    pos, truth_pos = view.states[:, _POSITION_COLUMNS], view.truth[:, _POSITION_COLUMNS]
     inside = ((truth_pos >= lo) & (truth_pos <= hi)).all(axis=1)
-    lhs, rhs = theorem1_sides(pos, truth_pos[inside], lo, hi, s.theorem_rho, scale)
+    n_inside = int(np.count_nonzero(inside))
+    if n_inside < truth_pos.shape[0]:
+        truth_pos = truth_pos[inside]
+    lhs, rhs = theorem1_sides(pos, truth_pos, lo, hi, s.theorem_rho, scale)
     return {
         "theorem1_lhs": lhs,
         "theorem1_rhs": rhs,
         "theorem1_difference": lhs - rhs,
-        "theorem1_excluded": int((~inside).sum()),
+        "theorem1_excluded": inside.size - n_inside,
     }
+
+
+#: The position columns as a slice where they are consecutive (a view: no copy at every step), else a list.
+_POSITION_COLUMNS = (
+    slice(POSITION[0], POSITION[-1] + 1)
+    if list(POSITION) == list(range(POSITION[0], POSITION[-1] + 1))
+    else list(POSITION)
+)
