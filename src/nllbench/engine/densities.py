@@ -270,9 +270,9 @@ class PPP:
     def dim(self) -> int:
         return self.mixture.dim
 
-    @property
+    @cached_property
     def total_rate(self) -> float:
-        """The integral of lambda over the whole space (expected number of objects)."""
+        """The integral of lambda over the whole space (expected number of objects), once per PPP."""
         # an overflow to +inf is the right value: exp(-Lambda) is then 0 and so is every likelihood
         with np.errstate(over="ignore"):
             return float(self.weights.sum() + self.rates.sum())
