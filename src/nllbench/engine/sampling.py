@@ -355,7 +355,7 @@ def _unite_sets(parts: list[SetSamples], n: int) -> SetSamples:
     """
     if len(parts) == 1:
         return parts[0]
-    counts = [np.diff(s.offsets) for s in parts]
+    counts = [s.offsets[1:] - s.offsets[:-1] for s in parts]
     total = counts[0].copy()
     for c in counts[1:]:
         total += c
