@@ -100,18 +100,28 @@ class HelpFormatter(argparse.HelpFormatter):
 def _with_formatter(parser: argparse.ArgumentParser) -> None:
     """Give ``parser`` and every subcommand parser below it :class:`HelpFormatter`."""
     parser.formatter_class = HelpFormatter
+    if getattr(parser, "deferred", False):  # its arguments, added later, hold no subcommand
+        return
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in action.choices.values():
                 _with_formatter(child)
 
 
+class _VersionAction(argparse._VersionAction):
+    """``--version``: the installed package's version, looked up only when asked for."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from importlib.metadata import version
+
+        self.version = f"nllbench {version('nllbench')}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``nllbench`` parser: one builder per command family; ``--version``; defaults in ``--help``."""
-    from importlib.metadata import version
-
     p = argparse.ArgumentParser(prog="nllbench", description=DESCRIPTION)
-    p.add_argument("--version", action="version", version=f"nllbench {version('nllbench')}")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for family in (data, evaluate, tables, report, paper, score, audit, identity, warmup):
         family.add_parsers(sub)

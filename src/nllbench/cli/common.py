@@ -287,6 +287,48 @@ def add_batch_io(parser: argparse.ArgumentParser, output: str, output_dir: str) 
     parser.add_argument("--provenance", help="JSON object stored in the files (e.g. the config slice)")
 
 
+class DeferredParser(argparse.ArgumentParser):
+    """A command's parser whose arguments are added when it is first used (:func:`add_deferred_parser`).
+
+    Any read of its actions (parsing it, its help, a walk over its options)
+    adds them first, so it behaves as the parser built at once; a command
+    whose options come from modules that other commands do not need (the
+    filter's settings classes) costs nothing until it is chosen.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._pending = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def _actions(self) -> list:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending(self)
+        return self.__dict__["_actions"]
+
+    @_actions.setter
+    def _actions(self, value: list) -> None:
+        self.__dict__["_actions"] = value
+
+    @property
+    def deferred(self) -> bool:
+        """Whether its arguments are still to be added."""
+        return self._pending is not None
+
+
+def add_deferred_parser(sub, name: str, add_arguments, **kwargs) -> DeferredParser:
+    """``sub.add_parser(name, **kwargs)``, with ``add_arguments(parser)`` run on the parser's first use."""
+    parser_class = sub._parser_class
+    sub._parser_class = DeferredParser
+    try:
+        parser = sub.add_parser(name, **kwargs)
+    finally:
+        sub._parser_class = parser_class
+    parser._pending = add_arguments
+    return parser
+
+
 def add_settings_option(parser: argparse.ArgumentParser, *recorded: str) -> None:
     """``--settings``: a JSON object of this command's options (the workflow's config slice).
 

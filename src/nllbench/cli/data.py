@@ -12,6 +12,7 @@ from nllbench.cli.common import (
     PROBABILITY,
     Progress,
     add_batch_io,
+    add_deferred_parser,
     add_settings_option,
     batch_mode,
     check_text_file,
@@ -262,10 +263,16 @@ def _add_simulate_parser(sub) -> None:
 
 
 def _add_filter_parser(sub) -> None:
+    # its options come from the filters' settings classes: imported only when 'filter' is parsed
+    add_deferred_parser(
+        sub, "filter", _add_filter_arguments, help="run a reference filter on a scenario file"
+    )
+
+
+def _add_filter_arguments(flt: argparse.ArgumentParser) -> None:
     from nllbench.filters import PHDSettings, PMBMSettings
     from nllbench.settings import FilterRunSettings
 
-    flt = sub.add_parser("filter", help="run a reference filter on a scenario file")
     flt.add_argument("scenario_file", nargs="?", help="NetCDF scenario file from 'nllbench simulate'")
     flt.add_argument(
         "--filter",

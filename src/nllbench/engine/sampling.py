@@ -215,20 +215,47 @@ def _check_expected(expected: float, n: int, what: str) -> None:
 
 def _sample_ppp(ppp: PPP, n: int, rng: np.random.Generator) -> SetSamples:
     """``n`` sets from the Poisson process ``ppp``."""
-    rates = np.concatenate([ppp.weights, ppp.rates])
     total = ppp.total_rate
     _check_expected(n * total, n, f"a PPP of rate {total:.6g}")
     counts = rng.poisson(total, size=n) if total > 0 else np.zeros(n, dtype=np.int64)
     n_points = int(counts.sum())
-    comp = rng.choice(rates.shape[0], size=n_points, p=rates / total) if n_points else np.empty(0, int)
-    points = np.empty((n_points, ppp.dim))
     J = len(ppp.mixture)
-    gauss = comp < J
-    if np.any(gauss):
-        points[gauss] = _gaussian_draws(ppp.gaussians, comp[gauss], rng)
-    if np.any(~gauss):
-        points[~gauss] = _box_draws(ppp.lows, ppp.highs, comp[~gauss] - J, rng)
+    if n_points:
+        comp = _choice(np.concatenate([ppp.weights, ppp.rates]) / total, n_points, rng)
+    else:
+        comp = np.empty(0, int)
+    if not n_points:
+        points = np.empty((0, ppp.dim))
+    elif not ppp.rates.size:  # Gaussians only
+        points = _gaussian_draws(ppp.gaussians, comp, rng)
+    elif not J:  # boxes only (e.g. a uniform PPP)
+        points = _box_draws(ppp.lows, ppp.highs, comp, rng)
+    else:
+        points = np.empty((n_points, ppp.dim))
+        gauss = comp < J
+        if np.any(gauss):
+            points[gauss] = _gaussian_draws(ppp.gaussians, comp[gauss], rng)
+        if np.any(~gauss):
+            points[~gauss] = _box_draws(ppp.lows, ppp.highs, comp[~gauss] - J, rng)
     return SetSamples._trusted(_offsets(counts), points)
+
+
+def _choice(p: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``rng.choice(p.shape[0], size=size, p=p)`` for valid probabilities ``p`` (K,), number for number.
+
+    numpy's choice with ``p`` draws ``rng.random(size)`` and searches the
+    normalised cumulative sum of ``p`` (``side="right"``); this does the same
+    without its checks of ``p`` (a fraction of the cost per step), and with one
+    component (``p == [1.0]``) only advances the stream by those ``size``
+    uniforms, every index being 0. ``tests/unit/engine`` checks it against numpy's
+    choice, index for index and in the state the stream is left in.
+    """
+    if p.shape[0] == 1:
+        rng.random(size)
+        return np.zeros(size, dtype=np.int64)
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return cdf.searchsorted(rng.random(size), side="right").astype(np.int64, copy=False)
 
 
 def _sample_iid(c: IIDCluster, n: int, rng: np.random.Generator) -> SetSamples:
@@ -260,10 +287,10 @@ def _sample_pmbm(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
         mb = pmbm.hypothesis(0)
         expected = float(mb.r.sum()) + (0.0 if pmbm.ppp is None else pmbm.ppp.total_rate)
         _check_expected(n * expected, n, f"a {pmbm.family} of mean cardinality {expected:.6g}")
-        parts = [(np.arange(n), _sample_mb(mb, n, rng))]
+        parts = [_sample_mb(mb, n, rng)]
         if pmbm.ppp is not None:
-            parts.append((np.arange(n), _sample_ppp(pmbm.ppp, n, rng)))
-        return _unite(parts, n, pmbm.dim)
+            parts.append(_sample_ppp(pmbm.ppp, n, rng))
+        return _unite_sets(parts, n)
     try:
         pool = pmbm.pool
     except TypeError:  # hypotheses of different single-object families: no shared pool
@@ -285,10 +312,10 @@ def _sample_pmbm(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
     comp = member[exists]
     counts = np.bincount(np.repeat(np.arange(n), held)[exists], minlength=n).astype(np.int64)
     points = _draws(pool.densities, comp, rng)
-    parts = [(np.arange(n), SetSamples._trusted(_offsets(counts), points))]
+    parts = [SetSamples._trusted(_offsets(counts), points)]
     if pmbm.ppp is not None:
-        parts.append((np.arange(n), _sample_ppp(pmbm.ppp, n, rng)))
-    return _unite(parts, n, pmbm.dim)
+        parts.append(_sample_ppp(pmbm.ppp, n, rng))
+    return _unite_sets(parts, n)
 
 
 def _sample_pmbm_by_hypothesis(pmbm: PMBM, n: int, rng: np.random.Generator) -> SetSamples:
@@ -316,7 +343,34 @@ def _unite(parts: list[tuple[np.ndarray, SetSamples]], n: int, dim: int) -> SetS
     points = np.concatenate([s.points for _, s in parts])
     order = np.argsort(owner, kind="stable")
     counts = np.bincount(owner, minlength=n).astype(np.int64)
-    return SetSamples._trusted(_offsets(counts), points[order])
+    return SetSamples._trusted(_offsets(counts), np.take(points, order, axis=0))
+
+
+def _unite_sets(parts: list[SetSamples], n: int) -> SetSamples:
+    """:func:`_unite` of parts of ``n`` sets each (``rows`` = 0..n-1 for every part), point for point.
+
+    Set i holds set i of part 0, then set i of part 1, ...: the order the
+    stable sort of :func:`_unite` gives. Each point's place in the result
+    follows from the offsets (integer arithmetic, no sort).
+    """
+    if len(parts) == 1:
+        return parts[0]
+    counts = [s.offsets[1:] - s.offsets[:-1] for s in parts]
+    total = counts[0].copy()
+    for c in counts[1:]:
+        total += c
+    offsets = _offsets(total)
+    dest = []  # where each point of each part goes in the result
+    before = np.zeros(n, dtype=np.int64)  # points of set i in the parts already placed
+    for s, c in zip(parts, counts, strict=True):
+        shift = offsets[:-1] + before - s.offsets[:-1]  # how far set i's points move
+        dest.append(np.arange(s.points.shape[0]) + np.repeat(shift, c))
+        before += c
+    order = np.empty(int(offsets[-1]), dtype=np.int64)
+    order[np.concatenate(dest)] = np.arange(order.shape[0])
+    # np.take, not fancy indexing: the same rows at a tenth of the cost on (T, d) arrays
+    points = np.take(np.concatenate([s.points for s in parts]), order, axis=0)
+    return SetSamples._trusted(offsets, points)
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -337,7 +391,26 @@ def _draws(densities, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def _gaussian_draws(g: Gaussians, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One draw from member ``comp[t]`` of ``g`` per t: ``m + L z``, z standard normal. Shape (T, d)."""
     z = rng.standard_normal((comp.shape[0], g.dim))
-    return g.means[comp] + np.einsum("tij,tj->ti", g._chol[comp], z)
+    return _affine(g.means, g._chol, comp, z)
+
+
+def _affine(means: np.ndarray, chol: np.ndarray, which: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``means[which[t]] + chol[which[t]] @ z[t]`` per t, shape (T, d), as ``numpy.einsum`` rounds it.
+
+    In 1-D and 2-D the product is spelled out, ``(0 + L_i0 z_0) + L_i1 z_1``,
+    each product rounded and then summed in that order: what einsum's
+    ``"tij,tj->ti"`` computes there, bit for bit (``tests/unit/engine``
+    checks it), at a fraction of its cost on a few thousand small matrices.
+    In more dimensions einsum itself (its sums are ordered differently).
+    """
+    d = z.shape[1]
+    if d > 2:
+        return np.take(means, which, axis=0) + np.einsum("tij,tj->ti", np.take(chol, which, axis=0), z)
+    lc = np.take(chol, which, axis=0)  # np.take: fancy indexing costs ten times more on (T, d, d)
+    acc = 0.0 + lc[:, :, 0] * z[:, 0:1]
+    if d == 2:
+        acc += lc[:, :, 1] * z[:, 1:2]
+    return np.take(means, which, axis=0) + acc
 
 
 def _mixture_draws(gm: GaussianMixtures, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -359,7 +432,7 @@ def _mixture_draws(gm: GaussianMixtures, comp: np.ndarray, rng: np.random.Genera
         which = np.minimum(np.searchsorted(cum, target, side="right"), last)
         which = np.maximum(which, gm.offsets[comp])
     g = gm.components
-    return g.means[which] + np.einsum("tij,tj->ti", g._chol[which], z)
+    return _affine(g.means, g._chol, which, z)
 
 
 def _laplace_draws(lap: Laplaces, comp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -384,5 +457,5 @@ def _box_draws(lows: np.ndarray, highs: np.ndarray, box: np.ndarray, rng: np.ran
     (a point of the closed box, which the PPP's intensity covers).
     """
     u = rng.random((box.shape[0], lows.shape[1]))
-    lo, hi = lows[box], highs[box]
+    lo, hi = np.take(lows, box, axis=0), np.take(highs, box, axis=0)
     return np.minimum(np.maximum((1.0 - u) * lo + u * hi, lo), hi)

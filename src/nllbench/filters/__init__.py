@@ -5,128 +5,59 @@
 list of posterior densities (``nb.PPP``, ``nb.IIDCluster`` or ``nb.PMBM``).
 ``run_filter_full`` also returns the point estimates when they are extracted
 at update time (before pruning and merging, as in the reference MATLAB code).
+
+The names below are imported from their modules on first use (a
+module-level ``__getattr__``, PEP 562, as :mod:`nllbench` does): importing
+:mod:`nllbench.filters.estimates`, which the evaluation needs, loads no filter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from importlib import import_module as _import_module
 
-import numpy as np
-
-from nllbench.filters.estimates import (
-    DEFAULT_EXISTENCE_THRESHOLD,
-    DEFAULT_RULES,
-    INTENSITY_RULES,
-    MIXTURE_RULES,
-    Estimates,
-    estimate,
-)
-from nllbench.filters.phd import PHDSettings, run_cphd, run_phd
-from nllbench.filters.pmbm import PMBMSettings, estimate_state, run_pmbm
-from nllbench.filters.tpmb import run_tpmb, run_tpmb_final
-from nllbench.filters.tpmbm import TRAJECTORY_VARIANTS, TPMBMState, run_tpmbm, run_tpmbm_final
-from nllbench.simulation.models import Model
-
-FILTERS = ("phd", "cphd", "pmbm", "pmb", "mbm", "mbm01")
-
-#: Filters whose posterior is a density over sets of trajectories (nllbench.filters.tpmbm):
-#: one trajectory posterior per run, scored by the exact trajectory NLL.
-TRAJECTORY_FILTERS = TRAJECTORY_VARIANTS
-
-#: The existence threshold of each trajectory filter's point estimate (the published code's
-#: ``existence_estimation_threshold1``: 0.4 in TPMBM_all_filter.m, 0.5 in TPMB_all_filter.m).
-TRAJECTORY_ESTIMATE_THRESHOLD = {"tpmbm": 0.4, "tpmb": 0.5}
-
-
-def run_trajectory_final(
-    name: str,
-    measurements: Sequence[np.ndarray],
-    model: Model,
-    settings: PMBMSettings = PMBMSettings(),
-    progress: Callable[[int], None] | None = None,
-) -> TPMBMState:
-    """The last state of trajectory filter ``name`` (one of :data:`TRAJECTORY_FILTERS`) on ``measurements``.
-
-    ``state.to_density(model)`` is the posterior over the set of all trajectories of the run.
-    """
-    runners = {"tpmbm": run_tpmbm_final, "tpmb": run_tpmb_final}
-    if name not in TRAJECTORY_FILTERS:
-        raise ValueError(f"filter: expected one of {TRAJECTORY_FILTERS}, got {name!r}")
-    return runners[name](measurements, model, settings, progress)
+#: The module (under nllbench.filters) of each exported name.
+_SOURCES = {
+    "estimates": (
+        "DEFAULT_EXISTENCE_THRESHOLD",
+        "DEFAULT_RULES",
+        "INTENSITY_RULES",
+        "MIXTURE_RULES",
+        "Estimates",
+        "estimate",
+    ),
+    "phd": ("PHDSettings", "run_cphd", "run_phd"),
+    "pmbm": ("PMBMSettings", "estimate_state", "run_pmbm"),
+    "runner": (
+        "ESTIMATE_AT",
+        "FILTERS",
+        "TRAJECTORY_ESTIMATE_THRESHOLD",
+        "TRAJECTORY_FILTERS",
+        "FilterRun",
+        "run_filter",
+        "run_filter_full",
+        "run_trajectory_final",
+    ),
+    "tpmb": ("run_tpmb", "run_tpmb_final"),
+    "tpmbm": ("TRAJECTORY_VARIANTS", "TPMBMState", "run_tpmbm", "run_tpmbm_final"),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+_SUBMODULES = ("estimates", "gaussian", "loop", "phd", "pmbm", "runner", "tpmb", "tpmbm")
 
 
-#: When point estimates are extracted: from the stored posterior (at evaluation)
-#: or at update time, after the correction and before pruning and merging.
-ESTIMATE_AT = ("posterior", "update")
+def __getattr__(name: str):
+    """An exported name or a submodule, imported on first use and kept (PEP 562)."""
+    if name in _SUBMODULES:
+        return _import_module(f"{__name__}.{name}")  # the import sets the attribute
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later reads skip this function
+    return value
 
 
-@dataclass(frozen=True)
-class FilterRun:
-    """A filter run: posteriors (one density per step) and, if extracted at update time, estimates.
-
-    estimates : list of :class:`nllbench.filters.estimates.Estimates` (one per step) or None.
-    estimator : the rule that produced them ('' when there are none).
-    """
-
-    posteriors: list
-    estimates: list[Estimates] | None = None
-    estimator: str = ""
-
-
-def run_filter(name: str, measurements: Sequence[np.ndarray], model: Model, **options) -> list:
-    """Run filter ``name`` and return one posterior density per step.
-
-    ``options`` are :func:`run_filter_full`'s keyword arguments
-    (``max_cardinality``, ``phd_settings``, ``pmbm_settings``, ``progress``, ...).
-    """
-    return run_filter_full(name, measurements, model, **options).posteriors
-
-
-def run_filter_full(
-    name: str,
-    measurements: Sequence[np.ndarray],
-    model: Model,
-    *,
-    max_cardinality: int | None = None,
-    phd_settings: PHDSettings = PHDSettings(),
-    pmbm_settings: PMBMSettings = PMBMSettings(),
-    progress: Callable[[int], None] | None = None,
-    estimate_at: str = "posterior",
-    estimator: str | None = None,
-    existence_threshold: float = DEFAULT_EXISTENCE_THRESHOLD,
-) -> FilterRun:
-    """Run filter ``name``; with ``estimate_at="update"`` also extract estimates by ``estimator``.
-
-    ``estimator`` None means the filter's default rule (:data:`DEFAULT_RULES`);
-    ``existence_threshold`` is the ``best_hypothesis`` rule's threshold.
-    """
-    if name not in FILTERS:
-        raise ValueError(f"filter: expected one of {FILTERS}, got {name!r}")
-    if estimate_at not in ESTIMATE_AT:
-        raise ValueError(f"estimate_at: expected one of {ESTIMATE_AT}, got {estimate_at!r}")
-    rule = DEFAULT_RULES[name] if estimator is None else estimator
-    at_update = estimate_at == "update"
-    if estimator is not None and not at_update:
-        raise ValueError("estimator: only used with estimate_at='update' (else the evaluation chooses it)")
-    allowed = INTENSITY_RULES if name in ("phd", "cphd") else MIXTURE_RULES
-    if rule not in allowed:  # checked before a long run, not after it
-        raise ValueError(f"estimator: expected one of {allowed} for the {name} filter, got {rule!r}")
-    if name == "phd":
-        extract = (lambda s: estimate(s.to_ppp(), existence_threshold, rule)) if at_update else None
-        steps = run_phd(measurements, model, phd_settings, progress, extract)
-        posts = [s.to_ppp() for s in steps.states]
-    elif name == "cphd":
-        if max_cardinality is None:
-            raise ValueError("max_cardinality: the CPHD filter needs a cardinality bound")
-        extract = (lambda s: estimate(s.to_iid_cluster(), existence_threshold, rule)) if at_update else None
-        steps = run_cphd(measurements, model, max_cardinality, phd_settings, progress, extract)
-        posts = [s.to_iid_cluster() for s in steps.states]
-    else:
-        extract = (lambda s: estimate_state(s, rule, existence_threshold)) if at_update else None
-        steps = run_pmbm(measurements, model, name, pmbm_settings, progress, extract)
-        posts = [s.to_density(with_ppp=name in ("pmbm", "pmb")) for s in steps.states]
-    return FilterRun(posts, steps.estimates, rule if at_update else "")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF) | set(_SUBMODULES))
 
 
 __all__ = [
