@@ -22,25 +22,13 @@ import sys
 
 import numpy as np
 import pytest
+from support.fresh_imports import modules_after
 from support.paths import ROOT
 
 import nllbench as nb
 from nllbench.measures.evaluate import EvaluationSettings
 
 SRC = ROOT / "src"
-
-
-def modules_after(code: str) -> set[str]:
-    """The top-level packages imported by ``code`` in a fresh interpreter (this tree's nllbench)."""
-    probe = code + "\nimport sys, json\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-    )
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +45,7 @@ def run(tmp_path_factory):
 
 
 def test_import_nllbench_loads_no_numerical_library():
-    loaded = modules_after("import nllbench")
+    loaded = modules_after("import nllbench", top_level=True)
     assert not loaded & {"numpy", "scipy", "numba", "xarray", "pandas", "pyarrow", "matplotlib", "torch"}
 
 
@@ -73,7 +61,9 @@ def test_public_names_import_on_first_use():
 
 def test_evaluate_imports_neither_xarray_nor_pandas(run):
     args = [str(run / "pmbm.nc"), str(run / "scenario.nc"), "-o", str(run / "lean_m.nc")]
-    loaded = modules_after(f"from nllbench.cli import main\nassert main(['evaluate', *{args!r}]) == 0")
+    loaded = modules_after(
+        f"from nllbench.cli import main\nassert main(['evaluate', *{args!r}]) == 0", top_level=True
+    )
     assert "netCDF4" in loaded and "numba" in loaded  # it did read and evaluate
     assert not loaded & {"xarray", "pandas", "pyarrow", "matplotlib", "seaborn", "snakemake", "scipy.stats"}
 

@@ -10,17 +10,11 @@ options it always held.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-from support.paths import ROOT
+from support.fresh_imports import modules_after
 
 from nllbench.cli import build_parser
 from nllbench.cli.common import DeferredParser
 
-SRC = ROOT / "src"
 FILTER_MODULES = {
     "nllbench.filters.phd",
     "nllbench.filters.pmbm",
@@ -31,20 +25,8 @@ FILTER_MODULES = {
 }
 
 
-def _modules_after(code: str) -> set[str]:
-    probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-    )
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
 def test_parsing_a_score_command_loads_no_filter_module():
-    loaded = _modules_after(
+    loaded = modules_after(
         "from nllbench.cli import parse\n"
         "parse(['score', '--tracks-dir', 'r', '--scenario-dir', 'g', '--output-dir', 'o'])\n"
         "import nllbench.measures.run.evaluate, nllbench.trackers.score_runs"
@@ -54,7 +36,7 @@ def test_parsing_a_score_command_loads_no_filter_module():
 
 
 def test_the_filter_parser_once_used_holds_its_options_and_imports_the_filters():
-    loaded = _modules_after(
+    loaded = modules_after(
         "from nllbench.cli import build_parser\n"
         "import argparse\n"
         "p = build_parser()\n"
