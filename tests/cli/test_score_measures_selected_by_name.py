@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from support.mot_files import write_mot
 
 import nllbench as nb
 from nllbench.cli import main
@@ -26,14 +27,9 @@ TRACKS = [
 NLL_ARGS = ("--mot-conf", "r", "--mot-box-std-fraction", "0.5", "--q", "1", "10")
 
 
-def _write(path, rows):
-    path.write_text("".join(",".join(f"{v:g}" for v in r) + ",-1,-1,-1\n" for r in rows))
-    return path
-
-
 @pytest.fixture
 def files(tmp_path):
-    return _write(tmp_path / "tracks.txt", TRACKS), _write(tmp_path / "gt.txt", GT)
+    return write_mot(tmp_path / "tracks.txt", TRACKS), write_mot(tmp_path / "gt.txt", GT)
 
 
 def _scored(tmp_path, files, name, *extra):

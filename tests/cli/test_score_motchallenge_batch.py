@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from support.mot_files import write_mot
 
 import nllbench as nb
 from nllbench.cli import main
@@ -28,20 +29,14 @@ OPTIONS = ["--mot-conf", "r", "--mot-box-std-fraction", "0.5", "--undetected-rat
 OPTIONS += ["--fov", "0", "0", "50", "50", "--frames", "union", "--q", "1", "10"]
 
 
-def _write(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(",".join(f"{v:g}" for v in r) + ",-1,-1,-1\n" for r in rows))
-    return path
-
-
 @pytest.fixture
 def dirs(tmp_path):
     """Results <SEQ>.txt; ground truth flat (A.txt) and in MOTChallenge's layout (B/gt/gt.txt)."""
     res, gt = tmp_path / "res", tmp_path / "gt"
-    _write(res / "SEQ-A.txt", TR_A)
-    _write(res / "SEQ-B.txt", TR_B)
-    _write(gt / "SEQ-A.txt", GT_A)
-    _write(gt / "SEQ-B" / "gt" / "gt.txt", GT_B)
+    write_mot(res / "SEQ-A.txt", TR_A)
+    write_mot(res / "SEQ-B.txt", TR_B)
+    write_mot(gt / "SEQ-A.txt", GT_A)
+    write_mot(gt / "SEQ-B" / "gt" / "gt.txt", GT_B)
     return res, gt
 
 
@@ -80,7 +75,7 @@ def test_mot_batch_scores_each_sequence_as_its_one_run_command(dirs, tmp_path):
 def test_mot_batch_refuses_a_missing_or_doubled_ground_truth_and_mixed_files(dirs, tmp_path):
     res, gt = dirs
     args = ["score", "--tracks-dir", str(res), "--scenario-dir", str(gt), "--output-dir", str(tmp_path / "m")]
-    _write(gt / "SEQ-A" / "gt" / "gt.txt", GT_A)
+    write_mot(gt / "SEQ-A" / "gt" / "gt.txt", GT_A)
     assert main([*args, *OPTIONS]) == 2
     assert not (tmp_path / "m").exists()
     with pytest.raises(ValueError, match=r"sequence SEQ-A: expected one ground truth, got both"):
@@ -89,7 +84,7 @@ def test_mot_batch_refuses_a_missing_or_doubled_ground_truth_and_mixed_files(dir
     (gt / "SEQ-A" / "gt" / "gt.txt").unlink()
     with pytest.raises(ValueError, match=r"sequence SEQ-A: no ground truth, looked for .*SEQ-A.txt and"):
         batch_items(_args(args))
-    _write(gt / "SEQ-A.txt", GT_A)
+    write_mot(gt / "SEQ-A.txt", GT_A)
     pd.DataFrame({"frame": [0], "x": [0.0], "y": [0.0]}).to_csv(res / "seed1.csv", index=False)
     with pytest.raises(
         ValueError, match="expected one kind of tracks file, got MOTChallenge .txt files and seed"

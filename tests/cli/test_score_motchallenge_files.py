@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from support.mot_files import write_mot
 
 import nllbench as nb
 from nllbench.cli import main
@@ -27,14 +28,9 @@ TRACKS = [
 ]
 
 
-def _write(path, rows):
-    path.write_text("".join(",".join(f"{v:g}" for v in r) + ",-1,-1,-1\n" for r in rows))
-    return path
-
-
 @pytest.fixture
 def files(tmp_path):
-    return _write(tmp_path / "tracks.txt", TRACKS), _write(tmp_path / "gt.txt", GT)
+    return write_mot(tmp_path / "tracks.txt", TRACKS), write_mot(tmp_path / "gt.txt", GT)
 
 
 def _run(tmp_path, *args, name="m"):
@@ -76,7 +72,7 @@ def test_mot_conf_score_needs_a_calibration_and_ignore_needs_existence(tmp_path,
 
 def test_a_constant_conf_column_is_absent(tmp_path, files):
     tracks, gt = files
-    _write(tracks, [(*r[:6], -1) for r in TRACKS])
+    write_mot(tracks, [(*r[:6], -1) for r in TRACKS])
     with pytest.warns(UserWarning, match="constant"):
         table = read_motchallenge(tracks)
     assert "score" not in table.columns

@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 import pytest
+from support.mot_files import write_mot
 
 from nllbench.cli import main
 from nllbench.measures.selection import MEASURE_NAMES
@@ -27,17 +28,12 @@ PARTS = ["read_cpu_seconds", "density_cpu_seconds", "estimate_cpu_seconds", *MEA
 PARTS += ["rest_cpu_seconds"]
 
 
-def _write(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(",".join(f"{v:g}" for v in r) + ",-1,-1,-1\n" for r in rows))
-
-
 @pytest.fixture
 def dirs(tmp_path):
     res, gt = tmp_path / "res", tmp_path / "gt"
     for name, tracks, truth in (("SEQ-A", TR_A, GT_A), ("SEQ-B", TR_B, GT_B)):
-        _write(res / f"{name}.txt", tracks)
-        _write(gt / f"{name}.txt", truth)
+        write_mot(res / f"{name}.txt", tracks)
+        write_mot(gt / f"{name}.txt", truth)
     return res, gt
 
 

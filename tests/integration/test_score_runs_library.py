@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from support.mot_files import write_mot
 
 from nllbench.cli import main
 from nllbench.measures.evaluate import EvaluationSettings
@@ -31,18 +32,12 @@ GT_B = [(1, 1, 5, 5, 4, 4, 1), (2, 1, 6, 5, 4, 4, 1), (3, 1, 7, 5, 4, 4, 1)]
 TR_B = [(1, 3, 5.2, 5.1, 4, 4, 0.7), (3, 3, 7.5, 4.8, 4, 4, 0.4), (3, 4, 40, 40, 4, 4, 0.1)]
 
 
-def _write(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(",".join(f"{v:g}" for v in r) + ",-1,-1,-1\n" for r in rows))
-    return path
-
-
 @pytest.fixture
 def dirs(tmp_path):
     res, gt = tmp_path / "res", tmp_path / "gt"
     for name, tracks, truth in (("SEQ-A", TR_A, GT_A), ("SEQ-B", TR_B, GT_B)):
-        _write(res / f"{name}.txt", tracks)
-        _write(gt / f"{name}.txt", truth)
+        write_mot(res / f"{name}.txt", tracks)
+        write_mot(gt / f"{name}.txt", truth)
     return res, gt
 
 
